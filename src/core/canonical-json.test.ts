@@ -1,0 +1,106 @@
+import { fc, test } from '@fast-check/vitest';
+import { describe, expect, it } from 'vitest';
+import { canonicalize } from './canonical-json.js';
+import { digest } from './digest.js';
+import { EnvHarnessError } from './errors.js';
+
+describe('canonicalize (RFC 8785)', () => {
+  it('matches the RFC 8785 section 3.2.2 sample byte for byte', () => {
+    const input = JSON.parse(
+      '{"numbers":[333333333.33333329,1E30,4.50,2e-3,0.000000000000000000000000001],' +
+        '"string":"\\u20ac$\\u000F\\u000aA\'\\u0042\\u0022\\u005c\\\\\\"\\/","literals":[null,true,false]}',
+    );
+    expect(canonicalize(input)).toBe(
+      '{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],' +
+        '"string":"€$\\u000f\\nA\'B\\"\\\\\\\\\\"/"}',
+    );
+  });
+
+  it('sorts keys by UTF-16 code units as in RFC 8785 section 3.2.3', () => {
+    const input = {
+      '\u20ac': 'Euro Sign',
+      '\r': 'Carriage Return',
+      '\ufb33': 'Hebrew Letter Dalet With Dagesh',
+      '1': 'One',
+      '\ud83d\ude00': 'Emoji: Grinning Face',
+      '\u0080': 'Control',
+      '\u00f6': 'Latin Small Letter O With Diaeresis',
+    };
+    const keys = Object.keys(JSON.parse(canonicalize(input)) as object);
+    // JSON.parse re-orders the integer-like key, so read the order from the text instead.
+    expect(keys).toContain('1');
+    const text = canonicalize(input);
+    const order = ['\r', '1', '\u0080', '\u00f6', '\u20ac', '\ud83d\ude00', '\ufb33'].map((k) => text.indexOf(JSON.stringify(k)));
+    expect(order).toEqual([...order].sort((a, b) => a - b));
+  });
+
+  it('serialises the RFC 8785 appendix B number samples', () => {
+    const cases: Array<[number, string]> = [
+      [0, '0'],
+      [-0, '0'],
+      [5e-324, '5e-324'],
+      [1.7976931348623157e308, '1.7976931348623157e+308'],
+      [-1.7976931348623157e308, '-1.7976931348623157e+308'],
+      [9007199254740992, '9007199254740992'],
+      [-9007199254740992, '-9007199254740992'],
+      [295147905179352830000, '295147905179352830000'],
+      [1e21, '1e+21'],
+      [9.999999999999997e22, '9.999999999999997e+22'],
+      [1e23, '1e+23'],
+      [0.000001, '0.000001'],
+      [1e-7, '1e-7'],
+      [333333333.3333332, '333333333.3333332'],
+    ];
+    for (const [value, text] of cases) expect(canonicalize(value)).toBe(text);
+  });
+
+  it('puts integer-like keys in code-unit order, not V8 insertion order', () => {
+    expect(canonicalize({ b: 1, '10': 2, '2': 3, a: 4 })).toBe('{"10":2,"2":3,"a":4,"b":1}');
+  });
+
+  it('rejects values with no canonical form, naming where they are', () => {
+    for (const bad of [{ a: [1, NaN] }, { a: Infinity }, { a: 1n }, { s: 'x\ud800y' }]) {
+      try {
+        canonicalize(bad);
+        expect.unreachable();
+      } catch (error) {
+        expect(error).toBeInstanceOf(EnvHarnessError);
+        expect((error as EnvHarnessError).details?.pointer).toMatch(/^\/(a|s)/);
+      }
+    }
+  });
+
+  it('drops undefined object members and writes undefined array items as null, like JSON', () => {
+    expect(canonicalize({ a: undefined, b: [undefined, 1] })).toBe('{"b":[null,1]}');
+  });
+
+  const json = fc.jsonValue({ maxDepth: 4 });
+
+  test.prop([json])('parses back to an equal value and is a fixed point', (value) => {
+    const text = canonicalize(value);
+    expect(canonicalize(JSON.parse(text))).toBe(text);
+  });
+
+  test.prop([fc.dictionary(fc.string(), json, { maxKeys: 12 }), fc.integer()])(
+    'does not depend on key insertion order',
+    (record, seed) => {
+      const keys = Object.keys(record);
+      // A seeded rotation and reversal of the insertion order.
+      const shift = keys.length === 0 ? 0 : Math.abs(seed) % keys.length;
+      const reordered: Record<string, unknown> = {};
+      for (const key of [...keys.slice(shift), ...keys.slice(0, shift)].reverse()) reordered[key] = record[key];
+      expect(canonicalize(reordered)).toBe(canonicalize(record));
+      expect(digest(reordered)).toBe(digest(record));
+    },
+  );
+
+  test.prop([fc.double({ noNaN: true, noDefaultInfinity: true })])('writes every finite double as ECMAScript does', (x) => {
+    expect(canonicalize(x)).toBe(Object.is(x, -0) ? '0' : String(x));
+    expect(JSON.parse(canonicalize(x))).toBe(Object.is(x, -0) ? 0 : x);
+  });
+
+  test.prop([fc.string({ unit: 'binary' })])('escapes unicode strings so they read back unchanged', (s) => {
+    fc.pre(!/[\ud800-\udfff]/.test(s) || s.isWellFormed());
+    expect(JSON.parse(canonicalize(s))).toBe(s);
+  });
+});

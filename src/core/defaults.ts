@@ -1,0 +1,32 @@
+/** Every default value of EnvHarness, in one place. */
+import type { Budget } from './episode.js';
+
+export const GENERATOR_VERSION = 'envharness-generator/1';
+
+export const DEFAULT_STORE_FILE = '.envharness/envharness.db';
+export const DEFAULT_LOCKFILE = 'envharness.lock.json';
+
+export const DEFAULT_BUDGET: Required<Pick<Budget, 'steps' | 'consecutiveErrors'>> = {
+  steps: 30,
+  consecutiveErrors: 10,
+};
+
+export const DEFAULT_GATES = {
+  schema: true,
+  exact_duplicate: true,
+  near_duplicate: true,
+  oracle: true,
+  non_trivial: true,
+  leakage: true,
+} as const;
+
+/** Jaccard similarity over MinHash signatures at or above which two tasks are near duplicates. */
+export const DEFAULT_NEAR_DUPLICATE_THRESHOLD = 0.9;
+export const MINHASH_PERMUTATIONS = 64;
+export const SHINGLE_SIZE = 3;
+
+/** Share of each batch sent to human review. */
+export const DEFAULT_REVIEW_SHARE = 0;
+
+/** Batches at or above this size are generated in worker threads. */
+export const WORKER_THRESHOLD = 5_000;

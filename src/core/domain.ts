@@ -1,0 +1,104 @@
+/** The domain contract: a simulated world with state, tools, policy, a simulated user and templates. */
+import type { ZodType } from 'zod';
+import type { Action, Feedback, Observation, Severity, ToolOutcome } from './episode.js';
+import type { JsonObject, JsonValue } from './json.js';
+import type { Rng } from './rng.js';
+import type { Task, Template } from './template.js';
+
+/** What a tool run may use besides the state. */
+export interface ToolContext {
+  /** Seeded per (episode seed, call index): tools that need randomness use this, never Math.random. */
+  rng: Rng;
+  task: Task;
+}
+
+/** A tool as authored with `defineTool`. */
+export interface Tool<S = unknown, A = JsonObject> {
+  name: string;
+  description: string;
+  effect: 'read' | 'write';
+  args: ZodType<A>;
+  run(state: S, args: A, ctx: ToolContext): ToolOutcome;
+}
+
+/** One recorded step as policy rules and acceptance checks see it. */
+export interface TraceEntry {
+  step: number;
+  action: Action;
+  observation: Observation;
+  /** Whether the tool ran and succeeded (tool actions only). */
+  ok?: boolean;
+  /** For message actions: the simulated user's reply. */
+  userReply?: UserTurn;
+}
+
+export interface PolicyContext<S> {
+  state: S;
+  trace: readonly TraceEntry[];
+  task: Task;
+}
+
+/**
+ * A machine-checked policy rule, evaluated before a tool action runs. A violation returns a message;
+ * `block` rules also stop the tool from running (the action is refused and state is unchanged).
+ */
+export interface PolicyRule<S = unknown> {
+  id: string;
+  description: string;
+  severity: Severity;
+  block?: boolean;
+  check(action: Action & { type: 'tool' }, ctx: PolicyContext<S>): string | undefined;
+}
+
+/** The simulated user's turn. */
+export interface UserTurn {
+  text: string;
+  /** The user explicitly confirmed the action just proposed. */
+  confirms?: boolean;
+  /** The user considers the conversation over. */
+  done?: boolean;
+}
+
+/** A deterministic simulated user holding the task's hidden goal. */
+export interface SimulatedUser {
+  /** The user's first message. */
+  opening(): string;
+  respond(agentText: string, ctx: { trace: readonly TraceEntry[] }): UserTurn;
+  /** Recorded exchanges for replay (LLM users record prompts and completions). */
+  record?(): JsonValue;
+}
+
+/** A domain-specific acceptance check beyond final state / outputs / ordering. */
+export interface AcceptanceCheck<S = unknown> {
+  id: string;
+  check(ctx: PolicyContext<S> & { referenceState: S }): string | undefined;
+}
+
+/**
+ * A domain. State is whatever the domain likes, but it must support cheap forks: `createState` may
+ * be slow (it builds a world), `fork` must be O(1) or O(changes), and `hashState` must be stable.
+ */
+export interface Domain<S = unknown> {
+  name: string;
+  version: number;
+  description?: string;
+  /** Builds the world for a task's `initialState`. May be cached by the runtime per distinct input. */
+  createState(initialState: JsonValue): S;
+  /** A working copy whose changes do not touch `state` (copy-on-write or journaled). */
+  fork(state: S): S;
+  /** Stable digest of the whole state. */
+  hashState(state: S): string;
+  /** JSON export of the whole state (for inspection, export and interoperability). */
+  exportState(state: S): JsonValue;
+  tools: readonly Tool<S, any>[];
+  policy?: { text: string; rules: readonly PolicyRule<S>[] };
+  acceptance?: readonly AcceptanceCheck<S>[];
+  /** The simulated user for a task, when the task has one. */
+  createUser?(task: Task, rng: Rng): SimulatedUser;
+  templates: readonly Template<any>[];
+  /** Normalisation for required-output matching (default: lower-case, strip commas). */
+  normalizeOutput?(text: string): string;
+}
+
+/** Feedback producers a domain may add per step. */
+export type DomainFeedback = (ctx: { action: Action; trace: readonly TraceEntry[] }) => Feedback[];
