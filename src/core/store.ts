@@ -17,6 +17,18 @@ export interface StoredTask extends Task {
   seq: number;
 }
 
+/** The columns of a task the pool and the curriculum need, without its content. */
+export interface TaskIndexEntry {
+  id: string;
+  seq: number;
+  template: string;
+  domain: string;
+  taskType: string;
+  level: number;
+  split: Split;
+  status: TaskStatus;
+}
+
 export interface TaskFilter {
   split?: Split;
   status?: TaskStatus;
@@ -77,6 +89,8 @@ export interface Store {
   findExistingTaskIds(ids: readonly string[]): Promise<Set<string>>;
   listTasks(filter?: TaskFilter): Promise<StoredTask[]>;
   countTasks(filter?: TaskFilter): Promise<number>;
+  /** The index columns of matching tasks in seq order: cheap enough to load a million-task pool. */
+  listTaskIndex(filter?: TaskFilter): Promise<TaskIndexEntry[]>;
   /** Imports tasks as they are (snapshot import, tau-bench import); ids must match content. */
   putTasks(tasks: readonly StoredTask[]): Promise<void>;
 

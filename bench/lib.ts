@@ -1,0 +1,83 @@
+/** Shared helpers for `npm run bench`: timing with medians, and the section shape each bench returns. */
+import { performance } from 'node:perf_hooks';
+
+export interface BenchRow {
+  [column: string]: string | number;
+}
+
+/** One section of BENCHMARKS.md. */
+export interface BenchSection {
+  title: string;
+  /** What was measured and how, in a sentence or two. */
+  description: string;
+  rows: BenchRow[];
+  notes?: string[];
+}
+
+export interface Measurement {
+  /** Median operations per second over the runs. */
+  opsPerSec: number;
+  /** Median nanoseconds per operation. */
+  nsPerOp: number;
+  runs: number[];
+}
+
+/**
+ * Runs `fn(n)` (which must do n operations) repeatedly: calibrates n so one run takes about
+ * `targetMs`, then reports the median of `runs` runs.
+ */
+export function measure(fn: (n: number) => void, options: { runs?: number; targetMs?: number; minOps?: number } = {}): Measurement {
+  const runs = options.runs ?? 5;
+  const targetMs = options.targetMs ?? 200;
+  let n = options.minOps ?? 1;
+  // Calibrate (also warms up the JIT).
+  for (;;) {
+    const t0 = performance.now();
+    fn(n);
+    const dt = performance.now() - t0;
+    if (dt >= targetMs / 4 || n >= 1e9) {
+      n = Math.max(1, Math.round((n * targetMs) / Math.max(dt, 0.001)));
+      break;
+    }
+    n *= 4;
+  }
+  const rates: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    fn(n);
+    const dt = performance.now() - t0;
+    rates.push((n * 1000) / dt);
+  }
+  const opsPerSec = median(rates);
+  return { opsPerSec, nsPerOp: 1e9 / opsPerSec, runs: rates };
+}
+
+/** Async variant of `measure` for work that awaits. */
+export async function measureAsync(
+  fn: (n: number) => Promise<void>,
+  options: { runs?: number; n: number },
+): Promise<Measurement> {
+  const runs = options.runs ?? 5;
+  await fn(Math.max(1, Math.floor(options.n / 10)));
+  const rates: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    await fn(options.n);
+    rates.push((options.n * 1000) / (performance.now() - t0));
+  }
+  const opsPerSec = median(rates);
+  return { opsPerSec, nsPerOp: 1e9 / opsPerSec, runs: rates };
+}
+
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** Formats a rate or duration for a table cell. */
+export function fmt(value: number, digits = 3): string {
+  if (value >= 1e6) return `${(value / 1e6).toPrecision(digits)}M`;
+  if (value >= 1e3) return `${(value / 1e3).toPrecision(digits)}k`;
+  return value.toPrecision(digits);
+}
