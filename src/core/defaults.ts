@@ -30,3 +30,6 @@ export const DEFAULT_REVIEW_SHARE = 0;
 
 /** Batches at or above this size are generated in worker threads. */
 export const WORKER_THRESHOLD = 5_000;
+
+/** How long a SQLite writer waits for the write lock before failing. */
+export const DEFAULT_SQLITE_BUSY_TIMEOUT_MS = 5_000;

@@ -70,7 +70,11 @@ export interface LogFilter {
 
 /**
  * Every method is atomic. Writes that return have been committed (durable across a process crash).
- * Implementations throw EnvHarnessError('STORE_FAILED') for I/O failures and never partially apply a call.
+ * Implementations throw EnvHarnessError('STORE_FAILED') for I/O failures and STORE_CONFLICT for writes
+ * that contradict what is stored (duplicate step, task or event); they never partially apply a call.
+ * Saving an identical batch again is a no-op; saving an episode, run or snapshot again updates it in
+ * place and keeps its seq; `countTasks(f)` equals `listTasks(f).length` (limit and afterSeq included);
+ * a review may be decided again: the audit trail keeps both and the latest applies.
  */
 export interface Store {
   readonly kind: string;
@@ -102,8 +106,12 @@ export interface Store {
   saveEpisode(episode: EpisodeRecord): Promise<void>;
   getEpisode(id: string): Promise<EpisodeRecord | undefined>;
   listEpisodes(filter?: { runId?: string; taskId?: string; limit?: number }): Promise<EpisodeRecord[]>;
-  /** Appends transitions in one transaction (group commit). A duplicate (episode, step) is refused. */
-  appendTransitions(transitions: readonly Transition[]): Promise<void>;
+  /**
+   * Appends transitions, and saves the given episode records, in one transaction (group commit), so a
+   * step counter never disagrees with its transitions. A duplicate (episode, step) is refused with
+   * STORE_CONFLICT and nothing of the call is written.
+   */
+  appendTransitions(transitions: readonly Transition[], options?: { episodes?: readonly EpisodeRecord[] }): Promise<void>;
   listTransitions(episodeId: string): Promise<Transition[]>;
 
   saveSnapshot(snapshot: Snapshot): Promise<void>;

@@ -1,0 +1,314 @@
+/** Retail domain benchmarks: reset (fork) cost against world size, tool steps, hashing, gold replay vs tau-bench. */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { canonicalize, sha256, type JsonObject, type Tool } from '../src/core/index.js';
+import { canonicalJson } from '../src/domains/retail/canonical.js';
+import {
+  applyTauBenchActions,
+  createRetailDomain,
+  digestRetailExport,
+  exportRetailState,
+  generateRetailWorld,
+  loadTauBenchTasks,
+  loadTauBenchWorld,
+  NO_CONTEXT,
+  toolsByName,
+  type RetailState,
+  type RetailWorld,
+} from '../src/domains/retail/index.js';
+import { fmt, measure, median, type BenchSection } from './lib.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const dataDir = process.env.TAU_BENCH_DATA ?? path.resolve(here, '../../shared/data/tau-bench-retail');
+
+/** tau-bench retail on this machine (research/perf-anchors.md, section 2.1). */
+const TAU = { goldSteps: 14_000, readSteps: 45_000, episodes: 4.6, resetMs: 37, hashMs: 81, deepcopyMs: 40 };
+
+export async function run(): Promise<BenchSection[]> {
+  if (!existsSync(dataDir)) {
+    return [{ title: 'Retail domain', description: `skipped: tau-bench data not found at ${dataDir} (set TAU_BENCH_DATA)`, rows: [] }];
+  }
+  const t0 = performance.now();
+  const tauWorld = loadTauBenchWorld(dataDir);
+  const loadMs = performance.now() - t0;
+  const t1 = performance.now();
+  void tauWorld.digest;
+  const firstDigestMs = performance.now() - t1;
+
+  const retail = createRetailDomain({ worlds: [tauWorld] });
+  const base = retail.createState({ world: 'tau-bench', digest: tauWorld.digest });
+  const tasks = loadTauBenchTasks(dataDir, 'train');
+  const tools = new Map<string, Tool<RetailState, any>>(retail.tools.map((t) => [t.name, t]));
+
+  return [
+    worldSection(loadMs, firstDigestMs),
+    forkSection(retail, tauWorld),
+    toolSection(retail, base, tasks, tools),
+    hashSection(retail, base, tasks),
+    replaySection(retail, base, tasks),
+  ];
+}
+
+function worldSection(loadMs: number, firstDigestMs: number): BenchSection {
+  const rows = [
+    { workload: "load tau-bench's world (read + parse + validate + freeze)", here: `${loadMs.toFixed(1)} ms`, 'tau-bench': `${TAU.resetMs} ms per reset (load_data 15.5 ms)` },
+    { workload: 'first digest of a world (canonical JSON of every record, once)', here: `${firstDigestMs.toFixed(1)} ms`, 'tau-bench': '-' },
+  ];
+  for (const size of [
+    { users: 500, orders: 1000, products: 50 },
+    { users: 5000, orders: 10_000, products: 120 },
+  ]) {
+    const times: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const t = performance.now();
+      generateRetailWorld({ seed: 100 + i, ...size });
+      times.push(performance.now() - t);
+    }
+    rows.push({
+      workload: `generate a world: ${size.users} users, ${size.orders} orders, ${size.products} products`,
+      here: `${median(times).toFixed(1)} ms`,
+      'tau-bench': 'no generator',
+    });
+  }
+  return {
+    title: 'Retail: worlds',
+    description: "One-time costs per world: loading tau-bench's files, the first full digest, and generating a world (median of 3 seeds).",
+    rows,
+  };
+}
+
+function forkSection(retail: ReturnType<typeof createRetailDomain>, tauWorld: RetailWorld): BenchSection {
+  const worlds: Array<[string, RetailWorld]> = [
+    ['tau-bench (500 users / 1,000 orders)', tauWorld],
+    ['generated 500 / 1,000', generateRetailWorld({ seed: 1 })],
+    ['generated 5,000 / 10,000', generateRetailWorld({ seed: 1, users: 5000, orders: 10_000, products: 120 })],
+  ];
+  const rows = worlds.map(([name, world]) => {
+    retail.addWorld(world);
+    const initial = retail.createState(world.source === 'generated' ? world.params! : { world: world.source, digest: world.digest });
+    const fresh = measure((n) => {
+      for (let i = 0; i < n; i++) retail.fork(initial);
+    });
+    // A state with a few changes (what a mid-episode snapshot looks like).
+    const changed = retail.fork(initial);
+    const order = Object.values(world.data.orders).find((o) => o.status === 'pending')!;
+    tools(retail).get('cancel_pending_order')!.run(changed, { order_id: order.order_id, reason: 'no longer needed' }, NO_CONTEXT);
+    tools(retail).get('modify_user_address')!.run(
+      changed,
+      { user_id: order.user_id, address1: '1 A St', address2: '', city: 'X', state: 'CA', country: 'USA', zip: '90001' },
+      NO_CONTEXT,
+    );
+    const dirty = measure((n) => {
+      for (let i = 0; i < n; i++) retail.fork(changed);
+    });
+    return {
+      world: name,
+      'fork of the initial state': `${fmt(fresh.nsPerOp)} ns`,
+      'fork after 2 writes (2 records changed)': `${fmt(dirty.nsPerOp)} ns`,
+      'forks/s': fmt(fresh.opsPerSec),
+    };
+  });
+  return {
+    title: 'Retail: reset (fork) cost against world size',
+    description:
+      "`retail.fork(state)`: a new overlay over the shared, frozen world, O(changed records). tau-bench's reset reloads the JSON files (37 ms here); a deep copy of its DB costs 40 ms.",
+    rows,
+    notes: [`fork should be flat in world size: compare the 1,000- and 10,000-order rows. tau-bench reset: ${TAU.resetMs} ms.`],
+  };
+}
+
+function tools(retail: ReturnType<typeof createRetailDomain>): Map<string, Tool<RetailState, any>> {
+  return new Map(retail.tools.map((t) => [t.name, t]));
+}
+
+function toolSection(
+  retail: ReturnType<typeof createRetailDomain>,
+  base: RetailState,
+  tasks: ReturnType<typeof loadTauBenchTasks>,
+  byName: Map<string, Tool<RetailState, any>>,
+): BenchSection {
+  const episodes = tasks.map((t) => t.actions.filter((a) => a.name !== 'respond'));
+  const steps = episodes.reduce((n, e) => n + e.length, 0);
+  const parsed = episodes.map((actions) => actions.map((a) => ({ tool: byName.get(a.name)!, args: byName.get(a.name)!.args.parse(a.kwargs) })));
+
+  // Warm up the tools and their schemas (JIT) before timing: the first passes are several times slower.
+  for (let round = 0; round < 10; round++) {
+    for (const actions of episodes) {
+      const state = retail.fork(base);
+      for (const action of actions) {
+        const tool = byName.get(action.name)!;
+        const args = tool.args.safeParse(action.kwargs);
+        if (args.success) tool.run(state, args.data, NO_CONTEXT);
+      }
+    }
+  }
+
+  // Gold mix: each task's actions on a fresh fork (writes cannot be repeated on one state).
+  const goldValidated = measure((n) => {
+    let done = 0;
+    for (let e = 0; done < n; e = (e + 1) % episodes.length) {
+      const state = retail.fork(base);
+      for (const action of episodes[e]!) {
+        const tool = byName.get(action.name)!;
+        const args = tool.args.safeParse(action.kwargs);
+        if (args.success) tool.run(state, args.data, NO_CONTEXT);
+        done++;
+      }
+    }
+  });
+  const goldRaw = measure((n) => {
+    let done = 0;
+    for (let e = 0; done < n; e = (e + 1) % parsed.length) {
+      const state = retail.fork(base);
+      for (const { tool, args } of parsed[e]!) {
+        tool.run(state, args, NO_CONTEXT);
+        done++;
+      }
+    }
+  });
+
+  // Read-only mix over the ids the gold tasks touch.
+  const orderIds = [...new Set(episodes.flat().map((a) => a.kwargs['order_id'] as string))];
+  const reads: Array<{ tool: Tool<RetailState, any>; args: JsonObject }> = [];
+  for (const orderId of orderIds) {
+    const order = base.world.data.orders[orderId]!;
+    reads.push({ tool: byName.get('get_order_details')!, args: { order_id: orderId } });
+    reads.push({ tool: byName.get('get_user_details')!, args: { user_id: order.user_id } });
+    reads.push({ tool: byName.get('get_product_details')!, args: { product_id: order.items[0]!.product_id } });
+  }
+  const state = retail.fork(base);
+  const readValidated = measure((n) => {
+    for (let i = 0; i < n; i++) {
+      const { tool, args } = reads[i % reads.length]!;
+      const parsedArgs = tool.args.safeParse(args);
+      if (parsedArgs.success) tool.run(state, parsedArgs.data, NO_CONTEXT);
+    }
+  });
+  const readRaw = measure((n) => {
+    for (let i = 0; i < n; i++) {
+      const { tool, args } = reads[i % reads.length]!;
+      tool.run(state, args, NO_CONTEXT);
+    }
+  });
+  const findByEmail = byName.get('find_user_id_by_email')!;
+  const emails = Object.values(base.world.data.users).map((u) => ({ email: u.email.toUpperCase() }));
+  const lookups = measure((n) => {
+    for (let i = 0; i < n; i++) findByEmail.run(state, emails[i % emails.length]!, NO_CONTEXT);
+  });
+
+  const row = (workload: string, m: { opsPerSec: number; nsPerOp: number }, peer: number | undefined) => ({
+    workload,
+    'steps/s': fmt(m.opsPerSec),
+    'per step': `${fmt(m.nsPerOp / 1000)} µs`,
+    'tau-bench steps/s': peer === undefined ? '-' : fmt(peer),
+    ratio: peer === undefined ? '-' : `${(m.opsPerSec / peer).toFixed(0)}x`,
+  });
+  return {
+    title: 'Retail: tool steps',
+    description: `The gold actions of tau-bench's 500 train tasks (${steps} calls, all writes: cancel, modify, return, exchange), each task on a fresh fork; and read-only get_order/user/product_details over the records those tasks touch. "with args check" validates the arguments with the tool's zod schema first, as the runtime does.`,
+    rows: [
+      row('gold mix, with args check (incl. the fork per task)', goldValidated, TAU.goldSteps),
+      row('gold mix, tool only (pre-validated args)', goldRaw, TAU.goldSteps),
+      row('read-only details, with args check', readValidated, TAU.readSteps),
+      row('read-only details, tool only', readRaw, TAU.readSteps),
+      row('find_user_id_by_email (indexed)', lookups, undefined),
+    ],
+    notes: ['Targets: gold mix >= 140k steps/s (10x tau-bench), read-only >= 250k steps/s (5x).'],
+  };
+}
+
+function hashSection(retail: ReturnType<typeof createRetailDomain>, base: RetailState, tasks: ReturnType<typeof loadTauBenchTasks>): BenchSection {
+  // States after each train task's gold actions.
+  const replayed = tasks.map((t) => {
+    const s = retail.fork(base);
+    applyTauBenchActions(s, t.actions, retail.tools);
+    return s;
+  });
+  // Cold incremental hash: each round replays afresh, so the changed records (made by the tools,
+  // sharing their unchanged parts with the world) have not been serialised yet.
+  const coldRuns: number[] = [];
+  for (let r = 0; r < 5; r++) {
+    const states = tasks.map((t) => {
+      const s = retail.fork(base);
+      applyTauBenchActions(s, t.actions, retail.tools);
+      return s;
+    });
+    const t = performance.now();
+    for (const s of states) retail.hashState(s);
+    coldRuns.push(((performance.now() - t) * 1000) / states.length);
+  }
+  const warm = measure((n) => {
+    for (let i = 0; i < n; i++) {
+      const s = replayed[i % replayed.length]!;
+      s.hash = undefined;
+      retail.hashState(s);
+    }
+  });
+  const full = measure(
+    (n) => {
+      for (let i = 0; i < n; i++) digestRetailExport(replayed[i % replayed.length]!);
+    },
+    { runs: 5, targetMs: 300 },
+  );
+  const fastGeneric = measure(
+    (n) => {
+      for (let i = 0; i < n; i++) sha256(canonicalJson(exportRetailState(replayed[i % replayed.length]!)));
+    },
+    { runs: 3, targetMs: 300 },
+  );
+  const coreGeneric = measure(
+    (n) => {
+      for (let i = 0; i < n; i++) sha256(canonicalize(exportRetailState(replayed[i % replayed.length]!)));
+    },
+    { runs: 3, targetMs: 300 },
+  );
+  return {
+    title: 'Retail: state hashing',
+    description:
+      "`hashState` is incremental: sha256 over the world's digest and the canonical JSON of the changed records only. The full digest (tau-bench's: sha256 of the canonical JSON of the whole DB) reuses each unchanged record's memoised canonical JSON. States: after the gold actions of each train task.",
+    rows: [
+      { workload: 'hashState, first call after writes (changed records serialised)', time: `${fmt(median(coldRuns))} µs`, 'tau-bench': `${TAU.hashMs} ms (whole-DB hash)` },
+      { workload: 'hashState, records already serialised', time: `${fmt(warm.nsPerOp / 1000)} µs`, 'tau-bench': '-' },
+      { workload: 'full export digest (digestRetailExport, memoised records)', time: `${fmt(full.nsPerOp / 1e6)} ms`, 'tau-bench': `${TAU.hashMs} ms` },
+      { workload: 'full export + fast canonical JSON + sha256 (nothing memoised)', time: `${fmt(fastGeneric.nsPerOp / 1e6)} ms`, 'tau-bench': `${TAU.hashMs} ms` },
+      { workload: "full export + core's canonicalize + sha256", time: `${fmt(coreGeneric.nsPerOp / 1e6)} ms`, 'tau-bench': `${TAU.hashMs} ms` },
+    ],
+    notes: ['Target: a full-state digest <= 10 ms for this 1.3 MB DB.'],
+  };
+}
+
+function replaySection(retail: ReturnType<typeof createRetailDomain>, base: RetailState, tasks: ReturnType<typeof loadTauBenchTasks>): BenchSection {
+  // The reference hash is computed once per task (as a task's cached gold state would be).
+  const byName = toolsByName(retail.tools);
+  const goldHashes = tasks.map((t) => {
+    const s = retail.fork(base);
+    applyTauBenchActions(s, t.actions, byName);
+    return retail.hashState(s);
+  });
+  let failures = 0;
+  const episodes = measure((n) => {
+    for (let i = 0; i < n; i++) {
+      const k = i % tasks.length;
+      const state = retail.fork(base);
+      applyTauBenchActions(state, tasks[k]!.actions, byName);
+      if (retail.hashState(state) !== goldHashes[k]) failures++;
+    }
+  });
+  return {
+    title: 'Retail: gold replay of the tau-bench train split',
+    description:
+      "Per episode: fork the initial state, run the task's gold actions through the tools (args checked), hash the final state incrementally and compare with the task's gold hash. tau-bench reloads its DB, replays and hashes the whole DB twice per episode.",
+    rows: [
+      {
+        workload: '500 train tasks, round robin',
+        'episodes/s': fmt(episodes.opsPerSec),
+        'per episode': `${fmt(episodes.nsPerOp / 1000)} µs`,
+        'tau-bench episodes/s': TAU.episodes,
+        ratio: `${fmt(episodes.opsPerSec / TAU.episodes)}x`,
+        'reward 1': failures === 0 ? 'all' : `${failures} failed`,
+      },
+    ],
+  };
+}

@@ -1,0 +1,31 @@
+/** Opens the harness the CLI works on: the store from --store, built-in domains, declarative template files. */
+import { readFileSync } from 'node:fs';
+import { createHarness, EnvHarnessError, loadDeclarativeTemplates, type Harness, type RegisteredTemplate } from '../index.js';
+import { builtinDomains } from '../builtins.js';
+import type { GlobalOptions } from './main.js';
+
+export async function openHarness(globals: GlobalOptions): Promise<Harness> {
+  const templates: RegisteredTemplate<any>[] = [];
+  for (const file of globals.templates) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (error) {
+      throw new EnvHarnessError('CONFIG_INVALID', `cannot read template file ${file}: ${(error as Error).message}`, { cause: error });
+    }
+    templates.push(...loadDeclarativeTemplates(text, file.endsWith('.json') ? 'json' : 'yaml'));
+  }
+  const harness = await createHarness({ store: globals.store, domains: builtinDomains(), templates });
+  await harness.initialize();
+  return harness;
+}
+
+/** Opens the harness, runs `fn`, and always closes it. */
+export async function withHarness<T>(globals: GlobalOptions, fn: (harness: Harness) => Promise<T>): Promise<T> {
+  const harness = await openHarness(globals);
+  try {
+    return await fn(harness);
+  } finally {
+    await harness.close();
+  }
+}

@@ -1,0 +1,260 @@
+/** generateBatch: candidates from weighted templates, through the gates, into a versioned batch with its manifest. */
+import { availableParallelism } from 'node:os';
+import { z } from 'zod';
+import {
+  DEFAULT_NEAR_DUPLICATE_THRESHOLD,
+  DEFAULT_REVIEW_SHARE,
+  EnvHarnessError,
+  GATE_NAMES,
+  GENERATOR_VERSION,
+  MINHASH_PERMUTATIONS,
+  SPLITS,
+  WORKER_THRESHOLD,
+} from '../core/index.js';
+import type { Batch, BatchManifest, BatchRequest, GenerationLogEntry, LevelSpec, RegisteredTemplate, Task } from '../core/index.js';
+import { createCandidatePlan, instantiateCandidates, levelsDeclared } from './candidates.js';
+import type { CandidateChunk, CandidatePlan } from './candidates.js';
+import { createGateRunner } from './gates.js';
+import type { GateCandidate, GateHooks } from './gates.js';
+import { fastDigest } from './hashing.js';
+import type { MinHashIndex } from './minhash.js';
+import type { TemplateRegistry } from './registry.js';
+import { startCandidateWorkers, workersCanLoad } from './workers.js';
+import type { CandidateWorkers } from './workers.js';
+
+/** What `generateBatch` needs besides the request. */
+export interface GenerateBatchDeps {
+  registry: TemplateRegistry;
+  /** Simulator-backed gates (oracle replay, non-triviality); absent hooks are recorded as off. */
+  hooks?: GateHooks;
+  /** Ids already stored: a set, or a lookup called with each chunk's candidate ids (e.g. `store.findExistingTaskIds`). */
+  existingIds?: ReadonlySet<string> | ((ids: readonly string[]) => ReadonlySet<string> | Promise<ReadonlySet<string>>);
+  /** Signatures of the existing pool, for near duplicates across batches. */
+  poolIndex?: MinHashIndex;
+  /** Ids and signatures of the regression set, for the leakage gate of dynamic and heldout batches. */
+  regressionIndex?: MinHashIndex;
+  /** Worker threads; default: 1 below WORKER_THRESHOLD candidates, else the available cores. */
+  workers?: number;
+  /** Modules (absolute paths or package specifiers) exporting `templates`, loaded by workers. */
+  templateModules?: string[];
+  onProgress?: (done: number, total: number) => void;
+}
+
+/** A generated batch plus the ids of the accepted tasks sent to human review. */
+export type GeneratedBatch = Batch & { review: string[] };
+
+const requestSchema = z.strictObject({
+  templates: z
+    .array(z.strictObject({ id: z.string(), weight: z.number().positive().finite().optional() }))
+    .min(1, { error: 'name at least one template' }),
+  levels: z.array(z.number().int().min(1)).min(1, { error: 'name at least one level' }),
+  count: z.number().int().min(0),
+  seed: z.number().int().refine(Number.isSafeInteger, { error: 'seed must be a safe integer' }),
+  split: z.enum(SPLITS as [string, ...string[]]),
+  gates: z.partialRecord(z.enum(GATE_NAMES), z.boolean()).optional(),
+  nearDuplicateThreshold: z.number().gt(0).max(1).optional(),
+  reviewShare: z.number().min(0).max(1).optional(),
+  labels: z.record(z.string(), z.string()).optional(),
+});
+
+const MAIN_THREAD_CHUNK = 2_048;
+
+/**
+ * Generates a batch: candidate i picks its template by weight and then its level uniformly among the
+ * requested levels that template declares, both with `createRng([seed, 'template', i])`; it is
+ * instantiated (in workers for large batches) and passes the gates in index order. The result is byte-identical for any worker count, timezone or locale.
+ * @example
+ * const batch = await generateBatch({ templates: [{ id: 'math/add' }], levels: [1, 2], count: 1000,
+ *   seed: 42, split: 'dynamic' }, { registry });
+ */
+export async function generateBatch(request: BatchRequest, deps: GenerateBatchDeps): Promise<GeneratedBatch> {
+  const checked = requestSchema.safeParse(request);
+  if (!checked.success) {
+    const issue = checked.error.issues[0]!;
+    const pointer = issue.path.map((k) => `/${String(k)}`).join('');
+    throw new EnvHarnessError('PARAMS_INVALID', `invalid batch request at ${pointer || '/'}: ${issue.message.replace(/^Invalid input: /, '')}`, {
+      details: { pointer },
+    });
+  }
+  const templates = resolveTemplates(request, deps.registry);
+  const weights = request.templates.map((t) => t.weight ?? 1);
+  const levels = [...request.levels];
+  const threshold = request.nearDuplicateThreshold ?? DEFAULT_NEAR_DUPLICATE_THRESHOLD;
+  const reviewShare = request.reviewShare ?? DEFAULT_REVIEW_SHARE;
+  const runner = createGateRunner({
+    gates: request.gates,
+    split: request.split,
+    nearDuplicateThreshold: threshold,
+    hooks: deps.hooks,
+    poolIndex: deps.poolIndex,
+    regressionIndex: deps.regressionIndex,
+    template: (id) => templates.find((t) => t.id === id),
+  });
+  const plan: CandidatePlan = createCandidatePlan({
+    seed: request.seed,
+    templates,
+    weights,
+    levels,
+    signatures: runner.enabled.near_duplicate || runner.enabled.leakage,
+  });
+
+  const count = request.count;
+  const modules = deps.templateModules ?? [];
+  const threads = chooseThreads(deps.workers, count, templates, modules);
+  const chunkSize = threads > 1 ? Math.min(4_096, Math.max(256, Math.ceil(count / (threads * 8)))) : MAIN_THREAD_CHUNK;
+  const ranges: Array<[number, number]> = [];
+  for (let start = 0; start < count; start += chunkSize) ranges.push([start, Math.min(count, start + chunkSize)]);
+
+  const tasks: Task[] = [];
+  const log: GenerationLogEntry[] = [];
+  let workers: CandidateWorkers | undefined;
+  try {
+    let pending: Array<Promise<CandidateChunk>> = [];
+    if (threads > 1) {
+      workers = startCandidateWorkers(plan, modules, threads);
+      pending = ranges.map(([start, end]) => workers!.run(start, end));
+      // Failures are rethrown in order below; this only stops "unhandled rejection" noise meanwhile.
+      for (const p of pending) p.catch(() => undefined);
+    }
+    for (let k = 0; k < ranges.length; k++) {
+      const [start, end] = ranges[k]!;
+      const chunk = threads > 1 ? await pending[k]! : instantiateCandidates(plan, start, end);
+      const stored = await lookupStored(deps.existingIds, chunk);
+      gateChunk(chunk, stored, runner, tasks, log);
+      deps.onProgress?.(end, count);
+    }
+  } finally {
+    await workers?.close();
+  }
+
+  const acceptedIds = tasks.map((t) => t.id);
+  const byType: Record<string, number> = {};
+  const byLevel: Record<string, number> = {};
+  for (const task of tasks) {
+    byType[task.taskType] = (byType[task.taskType] ?? 0) + 1;
+    byLevel[String(task.level)] = (byLevel[String(task.level)] ?? 0) + 1;
+  }
+  const parameterRanges: Record<string, Record<string, LevelSpec>> = {};
+  const distinctLevels = [...new Set(levels)].sort((a, b) => a - b);
+  for (const template of templates) {
+    parameterRanges[template.id] = Object.fromEntries(
+      levelsDeclared(template, distinctLevels).map((level) => [String(level), template.levels[level - 1]!]),
+    );
+  }
+  const body: Omit<BatchManifest, 'id'> = {
+    generatorVersion: GENERATOR_VERSION,
+    templates: templates.map((t, i) => ({ id: t.id, version: t.version, sourceDigest: t.sourceDigest, weight: weights[i]!, taskType: t.taskType })),
+    seed: request.seed,
+    split: request.split,
+    levels,
+    parameterRanges,
+    requested: count,
+    accepted: tasks.length,
+    rejected: count - tasks.length,
+    gates: runner.results(),
+    nearDuplicateThreshold: threshold,
+    reviewShare,
+    digest: fastDigest(acceptedIds),
+    labels: { ...(request.labels ?? {}) },
+    counts: { byType: sortKeys(byType), byLevel: sortKeys(byLevel, (a, b) => Number(a) - Number(b)) },
+  };
+  const manifest: BatchManifest = { id: fastDigest(body), ...body };
+  for (const entry of log) entry.batchId = manifest.id;
+  const review = reviewShare > 0 ? acceptedIds.filter((id) => isSelectedForReview(id, reviewShare)) : [];
+  return { manifest, tasks, log, review };
+}
+
+/** Whether a task id falls in the review share: its first 32 bits, read as a fraction, are below the share. */
+export function isSelectedForReview(taskId: string, share: number): boolean {
+  return parseInt(taskId.slice(0, 8), 16) / 4294967296 < share;
+}
+
+function resolveTemplates(request: BatchRequest, registry: TemplateRegistry): RegisteredTemplate<any>[] {
+  const seen = new Map<string, number>();
+  return request.templates.map((ref, i) => {
+    const template = registry.get(ref.id);
+    const other = seen.get(template.id);
+    if (other !== undefined) {
+      throw new EnvHarnessError('PARAMS_INVALID', `template ${template.id} is listed twice (entries ${other} and ${i}); list it once and use its weight`, {
+        details: { pointer: `/templates/${i}/id` },
+      });
+    }
+    seen.set(template.id, i);
+    if (levelsDeclared(template, request.levels).length === 0) {
+      throw new EnvHarnessError(
+        'PARAMS_INVALID',
+        `template ${template.id} declares levels 1..${template.levels.length}, none of the requested levels [${request.levels.join(', ')}]; drop it from this batch or request a level it has`,
+        { details: { pointer: `/templates/${i}/id`, template: template.id } },
+      );
+    }
+    return template;
+  });
+}
+
+function chooseThreads(requested: number | undefined, count: number, templates: readonly RegisteredTemplate<any>[], modules: readonly string[]): number {
+  if (requested !== undefined) {
+    if (!Number.isInteger(requested) || requested < 1) {
+      throw new EnvHarnessError('PARAMS_INVALID', `workers must be an integer >= 1, got ${requested}`, { details: { pointer: '/workers' } });
+    }
+    if (requested > 1 && !workersCanLoad(templates, modules)) {
+      throw new EnvHarnessError(
+        'CONFIG_INVALID',
+        `workers: ${requested} needs templateModules: workers import the modules that export the templates (${templates.map((t) => t.id).join(', ')}); pass them, or use workers: 1`,
+        { details: { pointer: '/templateModules' } },
+      );
+    }
+    return Math.min(requested, Math.max(1, Math.ceil(count / 256)));
+  }
+  if (count < WORKER_THRESHOLD || !workersCanLoad(templates, modules)) return 1;
+  return Math.max(1, Math.min(availableParallelism(), 8));
+}
+
+async function lookupStored(existing: GenerateBatchDeps['existingIds'], chunk: CandidateChunk): Promise<ReadonlySet<string> | undefined> {
+  if (existing === undefined) return undefined;
+  if (typeof existing !== 'function') return existing;
+  const ids: string[] = [];
+  for (const result of chunk.results) if (result.task !== undefined) ids.push(result.task.id);
+  return ids.length === 0 ? undefined : await existing(ids);
+}
+
+function gateChunk(
+  chunk: CandidateChunk,
+  stored: ReadonlySet<string> | undefined,
+  runner: ReturnType<typeof createGateRunner>,
+  tasks: Task[],
+  log: GenerationLogEntry[],
+): void {
+  const { results, signatures } = chunk;
+  for (let i = 0; i < results.length; i++) {
+    const result = results[i]!;
+    const candidate: GateCandidate = { index: result.index };
+    if (result.task !== undefined) {
+      candidate.task = result.task;
+      candidate.stored = stored?.has(result.task.id) === true;
+      if (signatures !== undefined) candidate.signature = signatures.subarray(i * MINHASH_PERMUTATIONS, (i + 1) * MINHASH_PERMUTATIONS);
+    }
+    if (result.error !== undefined) candidate.error = result.error;
+    const outcome = runner.check(candidate);
+    const entry: GenerationLogEntry = {
+      batchId: '',
+      index: result.index,
+      taskId: result.task?.id ?? '',
+      template: result.template,
+      level: result.level,
+      accepted: outcome.accepted,
+    };
+    if (outcome.accepted) tasks.push(result.task!);
+    else {
+      entry.gate = outcome.gate;
+      entry.reason = outcome.reason;
+      if (outcome.details !== undefined) entry.details = outcome.details;
+    }
+    log.push(entry);
+  }
+}
+
+function sortKeys(record: Record<string, number>, compare?: (a: string, b: string) => number): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const key of Object.keys(record).sort(compare)) out[key] = record[key]!;
+  return out;
+}

@@ -1,0 +1,83 @@
+/** Candidate i of a batch: which template and level it uses, and the task it becomes (main thread and workers). */
+import { isEnvHarnessError, MINHASH_PERMUTATIONS } from '../core/index.js';
+import type { RegisteredTemplate, Task } from '../core/index.js';
+import { rngFor } from './hashing.js';
+import { instantiateTask } from './instantiate.js';
+import { minhashTask } from './minhash.js';
+
+/** What every candidate of a batch is drawn from. */
+export interface CandidatePlan {
+  seed: number;
+  templates: readonly RegisteredTemplate<any>[];
+  weights: readonly number[];
+  /** The requested levels. */
+  levels: readonly number[];
+  /** Per template, the requested levels it declares (in request order): what its candidates draw from. */
+  levelChoices: ReadonlyArray<readonly number[]>;
+  /** Compute MinHash signatures next to the tasks (for the near-duplicate and leakage gates). */
+  signatures: boolean;
+}
+
+/** Builds a plan; each template draws among the requested levels it declares. */
+export function createCandidatePlan(options: Omit<CandidatePlan, 'levelChoices'>): CandidatePlan {
+  return { ...options, levelChoices: options.templates.map((t) => levelsDeclared(t, options.levels)) };
+}
+
+/** The requested levels a template declares, in request order. */
+export function levelsDeclared(template: Pick<RegisteredTemplate<any>, 'levels'>, levels: readonly number[]): number[] {
+  return levels.filter((level) => level <= template.levels.length);
+}
+
+/** One instantiated candidate, or why it could not be instantiated. */
+export interface CandidateResult {
+  index: number;
+  template: string;
+  level: number;
+  task?: Task;
+  error?: { message: string; pointer?: string };
+}
+
+/** Candidates [start, start + results.length) and, when planned, their signatures back to back. */
+export interface CandidateChunk {
+  start: number;
+  results: CandidateResult[];
+  signatures?: Uint32Array;
+}
+
+/**
+ * The template (position in the plan) and level of candidate `index`: `createRng([seed, 'template', index])`
+ * picks the template by weight, then a level uniformly among the requested levels that template declares.
+ */
+export function pickCandidate(plan: CandidatePlan, index: number): { template: number; level: number } {
+  // With one template and one level there is nothing to draw, and the outcome is the same.
+  if (plan.templates.length === 1 && plan.levelChoices[0]!.length === 1) return { template: 0, level: plan.levelChoices[0]![0]! };
+  const rng = rngFor(plan.seed, 'template', index);
+  const template = rng.weightedIndex(plan.weights);
+  const choices = plan.levelChoices[template]!;
+  return { template, level: choices[rng.int(0, choices.length - 1)]! };
+}
+
+/** Instantiates candidates [start, end); template failures become results with an `error`. */
+export function instantiateCandidates(plan: CandidatePlan, start: number, end: number): CandidateChunk {
+  const results: CandidateResult[] = new Array(end - start);
+  const signatures = plan.signatures ? new Uint32Array((end - start) * MINHASH_PERMUTATIONS) : undefined;
+  for (let index = start; index < end; index++) {
+    const pick = pickCandidate(plan, index);
+    const template = plan.templates[pick.template]!;
+    try {
+      const task = instantiateTask(template, { level: pick.level, seed: plan.seed, index });
+      results[index - start] = { index, template: template.id, level: pick.level, task };
+      if (signatures !== undefined) signatures.set(minhashTask(task), (index - start) * MINHASH_PERMUTATIONS);
+    } catch (error) {
+      const pointer = isEnvHarnessError(error) ? error.details?.pointer : undefined;
+      const message = error instanceof Error ? error.message : String(error);
+      results[index - start] = {
+        index,
+        template: template.id,
+        level: pick.level,
+        error: pointer === undefined ? { message } : { message, pointer },
+      };
+    }
+  }
+  return signatures === undefined ? { start, results } : { start, results, signatures };
+}

@@ -1,0 +1,219 @@
+/** Quality gates a candidate task must pass to enter the pool, cheapest first. */
+import type { GateName, GateResult, GateVerdict, JsonValue, RegisteredTemplate, Split, Task } from '../core/index.js';
+import { MinHashIndex, minhashTask } from './minhash.js';
+import type { MinHashSignature } from './minhash.js';
+import { taskSchema } from './task-schema.js';
+
+/** The order gates run in: cheap checks first, simulator replays last. */
+export const GATE_ORDER: readonly GateName[] = ['schema', 'exact_duplicate', 'near_duplicate', 'leakage', 'oracle', 'non_trivial'];
+
+/** A caller-supplied check of one task (the runtime wires oracle replay and non-triviality). */
+export type GateHook = (task: Task) => GateVerdict;
+
+/** The gates that need a simulator, supplied by the caller. */
+export interface GateHooks {
+  /** The reference solution must reach the goal. */
+  oracle?: GateHook;
+  /** The empty and a random trajectory must fail. */
+  nonTrivial?: GateHook;
+}
+
+/** A candidate as the gates see it: a task, or the reason instantiating it failed. */
+export interface GateCandidate {
+  index: number;
+  task?: Task;
+  /** Why the template could not produce this candidate (it is then rejected by the schema gate). */
+  error?: { message: string; pointer?: string };
+  /** Precomputed MinHash signature of `task` (computed on demand when absent). */
+  signature?: MinHashSignature;
+  /** The task id is already in the store. */
+  stored?: boolean;
+}
+
+/** What the gates say about one candidate. */
+export type GateOutcome = { accepted: true } | { accepted: false; gate: GateName; reason: string; details?: JsonValue };
+
+export interface GateRunnerOptions {
+  /** Requested gates (absent = on). Gates without their input (hook, index) are recorded as off. */
+  gates?: Partial<Record<GateName, boolean>>;
+  split: Split;
+  nearDuplicateThreshold: number;
+  hooks?: GateHooks;
+  /** Signatures of the existing pool, for near duplicates across batches. */
+  poolIndex?: MinHashIndex;
+  /** Ids and signatures of the regression set, for the leakage gate. */
+  regressionIndex?: MinHashIndex;
+  /** Looks up a task's template, for its optional `validate` hook. */
+  template?: (id: string) => RegisteredTemplate<any> | undefined;
+}
+
+/** Runs the gates over candidates in index order; it remembers accepted tasks for duplicate checks. */
+export interface GateRunner {
+  /** Which gates run. */
+  readonly enabled: Readonly<Record<GateName, boolean>>;
+  check(candidate: GateCandidate): GateOutcome;
+  /** Totals per gate, in `GATE_ORDER`. */
+  results(): GateResult[];
+}
+
+/**
+ * Checks a task against the Task schema (and its template's `validate`, when given): the schema gate.
+ * @example
+ * const verdict = checkTaskSchema(task);   // { ok: false, reason: 'spec.instructions: must not be empty', ... }
+ */
+export function checkTaskSchema(task: unknown, template?: RegisteredTemplate<any>): GateVerdict {
+  const parsed = taskSchema.safeParse(task);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const path = issue.path.map(String);
+    const pointer = path.map((k) => `/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
+    const missing = issue.code === 'invalid_type' && valueAt(task, path) === undefined;
+    const message = missing ? `missing required field (${issue.expected})` : issue.message.replace(/^Invalid input: /, '');
+    const more = parsed.error.issues.length > 1 ? ` (and ${parsed.error.issues.length - 1} more)` : '';
+    return { ok: false, reason: `${path.join('.') || 'task'}: ${message}${more}`, details: { pointer } };
+  }
+  if (template?.validate !== undefined) {
+    const problems = template.validate(task as Task);
+    if (problems.length > 0) {
+      return { ok: false, reason: `template ${template.id} check: ${problems.join('; ')}`, details: { problems } };
+    }
+  }
+  return { ok: true };
+}
+
+/** Creates the gate runner of one batch. */
+export function createGateRunner(options: GateRunnerOptions): GateRunner {
+  const requested = (gate: GateName): boolean => options.gates?.[gate] !== false;
+  const enabled: Record<GateName, boolean> = {
+    schema: requested('schema'),
+    exact_duplicate: requested('exact_duplicate'),
+    near_duplicate: requested('near_duplicate'),
+    leakage: requested('leakage') && options.split !== 'regression' && options.regressionIndex !== undefined,
+    oracle: requested('oracle') && options.hooks?.oracle !== undefined,
+    non_trivial: requested('non_trivial') && options.hooks?.nonTrivial !== undefined,
+  };
+  const totals = new Map<GateName, GateResult>(
+    GATE_ORDER.map((gate) => [gate, { gate, enabled: enabled[gate], checked: 0, passed: 0, rejected: 0 }]),
+  );
+  const threshold = options.nearDuplicateThreshold;
+  const seen = new Map<string, number>();
+  const accepted = new MinHashIndex();
+  const acceptedAt = new Map<string, number>();
+
+  function record(gate: GateName, verdict: GateVerdict): GateOutcome | undefined {
+    const total = totals.get(gate)!;
+    total.checked++;
+    if (verdict.ok) {
+      total.passed++;
+      return undefined;
+    }
+    total.rejected++;
+    return verdict.details === undefined
+      ? { accepted: false, gate, reason: verdict.reason }
+      : { accepted: false, gate, reason: verdict.reason, details: verdict.details };
+  }
+
+  function runHook(name: 'oracle' | 'non_trivial', hook: GateHook, task: Task): GateVerdict {
+    try {
+      return hook(task);
+    } catch (error) {
+      return { ok: false, reason: `${name} check failed to run: ${error instanceof Error ? error.message : String(error)}` };
+    }
+  }
+
+  function check(candidate: GateCandidate): GateOutcome {
+    const task = candidate.task;
+    if (task === undefined) {
+      // Always rejected, even with the schema gate off: there is no task to accept.
+      const message = candidate.error?.message ?? 'the template produced no task';
+      const pointer = candidate.error?.pointer;
+      const verdict: GateVerdict = pointer === undefined
+        ? { ok: false, reason: `could not instantiate: ${message}` }
+        : { ok: false, reason: `could not instantiate: ${message}`, details: { pointer } };
+      return record('schema', verdict)!;
+    }
+    let outcome: GateOutcome | undefined;
+    if (enabled.schema) {
+      outcome = record('schema', checkTaskSchema(task, options.template?.(task.template)));
+      if (outcome) return outcome;
+    }
+    const firstSeen = seen.get(task.id);
+    if (firstSeen === undefined) seen.set(task.id, candidate.index);
+    if (enabled.exact_duplicate) {
+      let verdict: GateVerdict = { ok: true };
+      if (firstSeen !== undefined) {
+        verdict = { ok: false, reason: `same task id as candidate ${firstSeen} of this batch`, details: { duplicateOf: task.id, candidate: firstSeen } };
+      } else if (candidate.stored === true) {
+        verdict = { ok: false, reason: 'this task is already in the store', details: { duplicateOf: task.id } };
+      } else if (options.poolIndex?.has(task.id) === true) {
+        verdict = { ok: false, reason: 'this task is already in the pool', details: { duplicateOf: task.id } };
+      }
+      outcome = record('exact_duplicate', verdict);
+      if (outcome) return outcome;
+    }
+    let signature = candidate.signature;
+    if (enabled.near_duplicate) {
+      signature ??= minhashTask(task);
+      const inPool = options.poolIndex?.findSimilar(signature, threshold);
+      const match = inPool ?? accepted.findSimilar(signature, threshold);
+      let verdict: GateVerdict = { ok: true };
+      if (match !== undefined) {
+        const where = inPool !== undefined ? `pool task ${match.id}` : `candidate ${acceptedAt.get(match.id)} (task ${match.id})`;
+        verdict = {
+          ok: false,
+          reason: `near duplicate of ${where}: estimated Jaccard ${match.similarity.toFixed(3)} >= ${threshold}`,
+          details: { similarTo: match.id, similarity: match.similarity, source: inPool !== undefined ? 'pool' : 'batch' },
+        };
+      }
+      outcome = record('near_duplicate', verdict);
+      if (outcome) return outcome;
+    }
+    if (enabled.leakage) {
+      const regression = options.regressionIndex!;
+      let verdict: GateVerdict = { ok: true };
+      if (regression.has(task.id)) {
+        verdict = { ok: false, reason: `leaks regression task ${task.id}: identical content`, details: { regressionTask: task.id, similarity: 1 } };
+      } else {
+        signature ??= minhashTask(task);
+        const match = regression.findSimilar(signature, threshold);
+        if (match !== undefined) {
+          verdict = {
+            ok: false,
+            reason: `leaks regression task ${match.id}: estimated Jaccard ${match.similarity.toFixed(3)} >= ${threshold}`,
+            details: { regressionTask: match.id, similarity: match.similarity },
+          };
+        }
+      }
+      outcome = record('leakage', verdict);
+      if (outcome) return outcome;
+    }
+    if (enabled.oracle) {
+      outcome = record('oracle', runHook('oracle', options.hooks!.oracle!, task));
+      if (outcome) return outcome;
+    }
+    if (enabled.non_trivial) {
+      outcome = record('non_trivial', runHook('non_trivial', options.hooks!.nonTrivial!, task));
+      if (outcome) return outcome;
+    }
+    if (enabled.near_duplicate) {
+      accepted.addSignature(task.id, signature!);
+      acceptedAt.set(task.id, candidate.index);
+    }
+    return { accepted: true };
+  }
+
+  return {
+    enabled,
+    check,
+    results: () => GATE_ORDER.map((gate) => ({ ...totals.get(gate)! })),
+  };
+}
+
+function valueAt(value: unknown, path: readonly string[]): unknown {
+  let current = value;
+  for (const key of path) {
+    if (current === null || typeof current !== 'object') return undefined;
+    current = (current as Record<string, unknown>)[key];
+  }
+  return current;
+}

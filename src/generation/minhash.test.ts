@@ -1,0 +1,114 @@
+import { describe, expect, it } from 'vitest';
+import { createRng, EnvHarnessError } from '../core/index.js';
+import { estimateSimilarity, MinHashIndex, minhashTask, minhashText, normalizeWords } from './minhash.js';
+import { instantiateTask } from './instantiate.js';
+import { storyTemplate } from './testing/templates.js';
+
+const WORDS = 'the a courier parcel van road river hill bakery team list route customer address gate market boat island harbour depot'.split(' ');
+
+function text(rng: ReturnType<typeof createRng>, length: number): string[] {
+  return Array.from({ length }, () => rng.pick(WORDS));
+}
+
+describe('normalizeWords', () => {
+  it('lower-cases, strips punctuation and collapses whitespace', () => {
+    expect(normalizeWords('  Hello,   WORLD!\n(It\'s) 3+4=7  ')).toEqual(['hello', 'world', 'it', 's', '3', '4', '7']);
+  });
+});
+
+describe('minhash signatures', () => {
+  it('are pinned: the permutations never change across versions', () => {
+    expect(Array.from(minhashText('What is 3 + 4?', { a: 3, b: 4 }).slice(0, 4))).toMatchInlineSnapshot(`
+      [
+        240532593,
+        477647830,
+        1468367314,
+        2039960757,
+      ]
+    `);
+  });
+
+  it('see through case, punctuation and spacing, but not through params', () => {
+    expect(estimateSimilarity(minhashText('What is 3 + 4?'), minhashText('what   is 3 4'))).toBe(1);
+    expect(estimateSimilarity(minhashText('What is 3 + 4?', { a: 3 }), minhashText('What is 3 + 4?', { a: 4 }))).toBeLessThan(1);
+  });
+
+  it('rate a one-word paraphrase of a long text as a near duplicate and unrelated texts as far apart', () => {
+    const a = instantiateTask(storyTemplate, { level: 1, seed: 1, index: 0 });
+    let b = a;
+    for (let index = 1; b.params && (b.params as { word: string }).word === (a.params as { word: string }).word; index++) {
+      b = instantiateTask(storyTemplate, { level: 1, seed: 1, index });
+    }
+    expect(estimateSimilarity(minhashTask(a), minhashTask(b))).toBeGreaterThanOrEqual(0.9);
+    expect(estimateSimilarity(minhashTask(a), minhashText('What is 3 + 4?', { a: 3, b: 4 }))).toBeLessThan(0.1);
+  });
+
+  it('estimate Jaccard similarity within three standard errors of 64 permutations', () => {
+    const rng = createRng(['minhash-test']);
+    for (let trial = 0; trial < 20; trial++) {
+      const words = Array.from({ length: 200 }, (_, i) => `w${i}`);
+      const changed = [...words];
+      const k = rng.int(0, 40);
+      for (let i = 0; i < k; i++) changed[rng.int(0, 199)] = `x${trial}-${i}`;
+      const shingles = (ws: string[]): Set<string> => new Set(ws.slice(2).map((_, i) => ws.slice(i, i + 3).join(' ')));
+      const sa = shingles(words);
+      const sb = shingles(changed);
+      const exact = [...sa].filter((s) => sb.has(s)).length / new Set([...sa, ...sb]).size;
+      const estimate = estimateSimilarity(minhashText(words.join(' ')), minhashText(changed.join(' ')));
+      expect(Math.abs(estimate - exact)).toBeLessThan(0.2);
+    }
+  });
+});
+
+describe('MinHashIndex', () => {
+  it('finds every entry a brute-force scan finds at threshold 0.7 and above (LSH recall)', () => {
+    const rng = createRng(['lsh-recall']);
+    const index = new MinHashIndex();
+    const stored: Array<[string, Uint32Array]> = [];
+    for (let i = 0; i < 300; i++) {
+      const base = i > 0 && rng.chance(0.5) ? normalizeWords(String(stored[rng.int(0, stored.length - 1)]![0])) : text(rng, 40);
+      const words = base.map((w) => (rng.chance(0.08) ? rng.pick(WORDS) : w));
+      const signature = minhashText(words.join(' '));
+      index.addSignature(words.join(' '), signature);
+      stored.push([words.join(' '), signature]);
+    }
+    let positives = 0;
+    for (let q = 0; q < 200; q++) {
+      const query = minhashText(text(rng, 40).join(' '));
+      const probe = rng.chance(0.7) ? stored[rng.int(0, stored.length - 1)]![1] : query;
+      for (const threshold of [0.7, 0.9]) {
+        const brute = stored.some(([, s]) => estimateSimilarity(s, probe) >= threshold);
+        const found = index.findSimilar(probe, threshold);
+        expect(found !== undefined).toBe(brute);
+        if (found) expect(found.similarity).toBeGreaterThanOrEqual(threshold);
+        if (brute) positives++;
+      }
+    }
+    expect(positives).toBeGreaterThan(100);
+  });
+
+  it('round-trips through JSON', () => {
+    const index = new MinHashIndex();
+    for (let i = 0; i < 40; i++) index.add(instantiateTask(storyTemplate, { level: 1, seed: 2, index: i }));
+    const copy = MinHashIndex.fromJSON(JSON.parse(JSON.stringify(index)));
+    expect(copy.size).toBe(index.size);
+    expect(copy.toJSON()).toEqual(index.toJSON());
+    const probe = minhashTask(instantiateTask(storyTemplate, { level: 1, seed: 3, index: 0 }));
+    expect(copy.findSimilar(probe, 0.9)).toEqual(index.findSimilar(probe, 0.9));
+  });
+
+  it('ignores an id added twice and refuses foreign formats with IMPORT_INVALID', () => {
+    const index = new MinHashIndex();
+    index.addSignature('a', minhashText('one two three'));
+    index.addSignature('a', minhashText('four five six'));
+    expect(index.size).toBe(1);
+    expect(index.has('a')).toBe(true);
+    expect(estimateSimilarity(index.signatureOf('a')!, minhashText('one two three'))).toBe(1);
+    try {
+      MinHashIndex.fromJSON({ format: 'other', permutations: 64, shingleSize: 3, entries: [] } as never);
+      expect.unreachable();
+    } catch (error) {
+      expect((error as EnvHarnessError).code).toBe('IMPORT_INVALID');
+    }
+  });
+});

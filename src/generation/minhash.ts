@@ -1,0 +1,263 @@
+/** MinHash signatures of tasks and an LSH-banded index over them, for the near-duplicate and leakage gates. */
+import { createRng, EnvHarnessError, MINHASH_PERMUTATIONS, SHINGLE_SIZE } from '../core/index.js';
+import type { JsonValue, Task } from '../core/index.js';
+import { canonicalJson } from './hashing.js';
+
+/** A task's MinHash signature: MINHASH_PERMUTATIONS unsigned 32-bit minima. */
+export type MinHashSignature = Uint32Array;
+
+/** The serialised form of a `MinHashIndex`: ids and hex signatures in insertion order. */
+export interface MinHashIndexData {
+  format: 'envharness.minhash/1';
+  permutations: number;
+  shingleSize: number;
+  entries: Array<{ id: string; signature: string }>;
+}
+
+const FORMAT = 'envharness.minhash/1';
+// 16 bands of 4 rows: a pair with Jaccard 0.7 shares a band with probability > 0.999.
+const BANDS = 16;
+const ROWS = MINHASH_PERMUTATIONS / BANDS;
+
+// The permutations are fixed forever by this seed: changing it would change every signature.
+const PERMUTATION_SEED = createRng(['envharness/minhash', 1]);
+const XOR = new Uint32Array(MINHASH_PERMUTATIONS);
+const MUL = new Uint32Array(MINHASH_PERMUTATIONS);
+for (let i = 0; i < MINHASH_PERMUTATIONS; i++) {
+  XOR[i] = PERMUTATION_SEED.nextUint32();
+  MUL[i] = PERMUTATION_SEED.nextUint32() | 1;
+}
+
+/** murmur3's finaliser: a bijection on 32-bit integers with good avalanche. */
+function fmix32(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
+/** FNV-1a over UTF-16 code units, finalised. */
+function hashString(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return fmix32(h);
+}
+
+const PUNCTUATION = /[^\p{L}\p{N}\s]+/gu;
+const SPACE = /\s+/;
+
+/** Lower-case, punctuation replaced by spaces, whitespace collapsed: the words MinHash sees. */
+export function normalizeWords(text: string): string[] {
+  const words = text.toLowerCase().replace(PUNCTUATION, ' ').split(SPACE);
+  return words.filter((w) => w !== '');
+}
+
+/** The feature hashes of a task: word shingles of its instructions plus one feature per param leaf. */
+function features(instructions: string, params: JsonValue): number[] {
+  const words = normalizeWords(instructions).map(hashString);
+  const out: number[] = [];
+  if (words.length > 0 && words.length < SHINGLE_SIZE) {
+    let h = 0;
+    for (const w of words) h = fmix32(Math.imul(h, 0x9e3779b1) ^ w);
+    out.push(h);
+  }
+  for (let i = 0; i + SHINGLE_SIZE <= words.length; i++) {
+    let h = 0;
+    for (let k = 0; k < SHINGLE_SIZE; k++) h = fmix32(Math.imul(h, 0x9e3779b1) ^ words[i + k]!);
+    out.push(h);
+  }
+  paramFeatures(params, '', out);
+  return out;
+}
+
+function paramFeatures(value: JsonValue, pointer: string, out: number[]): void {
+  if (value !== null && typeof value === 'object') {
+    if (Array.isArray(value)) value.forEach((item, i) => paramFeatures(item, `${pointer}/${i}`, out));
+    else for (const key of Object.keys(value).sort()) paramFeatures(value[key]!, `${pointer}/${key}`, out);
+    return;
+  }
+  out.push(hashString(`\u0000param${pointer}=${canonicalJson(value)}`));
+}
+
+/** The MinHash signature of instructions plus canonical params. */
+export function minhashText(instructions: string, params: JsonValue = null): MinHashSignature {
+  return signatureOf(features(instructions, params));
+}
+
+/** The MinHash signature of a task (its normalised instructions and canonical params). */
+export function minhashTask(task: Pick<Task, 'spec' | 'params'>): MinHashSignature {
+  return minhashText(task.spec.instructions, task.params);
+}
+
+function signatureOf(hashes: readonly number[]): MinHashSignature {
+  const signature = new Uint32Array(MINHASH_PERMUTATIONS);
+  const n = hashes.length;
+  for (let i = 0; i < MINHASH_PERMUTATIONS; i++) {
+    const xor = XOR[i]!;
+    const mul = MUL[i]!;
+    let min = 0xffffffff;
+    for (let f = 0; f < n; f++) {
+      // xor, odd multiply and xorshifts are each bijective, so this is a permutation of 2^32.
+      let h = Math.imul(hashes[f]! ^ xor, mul);
+      h ^= h >>> 15;
+      h = Math.imul(h, 0x2c1b3c6d);
+      h = (h ^ (h >>> 12)) >>> 0;
+      if (h < min) min = h;
+    }
+    signature[i] = min;
+  }
+  return signature;
+}
+
+/** Estimated Jaccard similarity of two signatures: the share of equal minima. */
+export function estimateSimilarity(a: MinHashSignature, b: MinHashSignature): number {
+  let same = 0;
+  for (let i = 0; i < MINHASH_PERMUTATIONS; i++) if (a[i] === b[i]) same++;
+  return same / MINHASH_PERMUTATIONS;
+}
+
+/** A band's bucket key; 30 bits so that V8 keeps it a small integer (collisions are re-checked anyway). */
+function bandKey(signature: MinHashSignature, band: number): number {
+  let h = band + 1;
+  const start = band * ROWS;
+  for (let r = 0; r < ROWS; r++) h = fmix32(Math.imul(h, 0x9e3779b1) ^ signature[start + r]!);
+  return h >>> 2;
+}
+
+/** A match found in an index. */
+export interface MinHashMatch {
+  id: string;
+  similarity: number;
+}
+
+/**
+ * Task ids and their MinHash signatures, banded (LSH) so that a query touches only likely
+ * matches. Build it from the stored pool with `add(task)`; `toJSON()` and `fromJSON()` serialise it.
+ */
+export class MinHashIndex {
+  private ids: string[] = [];
+  private positions = new Map<string, number>();
+  private signatures = new Uint32Array(MINHASH_PERMUTATIONS * 64);
+  private bands: Array<Map<number, number[]>> = Array.from({ length: BANDS }, () => new Map<number, number[]>());
+  // Per-entry "seen in this query" marks, so an entry sharing several bands is compared once.
+  private marks = new Uint32Array(64);
+  private query = 0;
+
+  get size(): number {
+    return this.ids.length;
+  }
+
+  has(id: string): boolean {
+    return this.positions.has(id);
+  }
+
+  /** Adds a task (ignored when its id is already present). */
+  add(task: Pick<Task, 'id' | 'spec' | 'params'>): void {
+    if (!this.positions.has(task.id)) this.addSignature(task.id, minhashTask(task));
+  }
+
+  /** Adds a precomputed signature (ignored when the id is already present). */
+  addSignature(id: string, signature: MinHashSignature): void {
+    if (this.positions.has(id)) return;
+    if (signature.length !== MINHASH_PERMUTATIONS) {
+      throw new EnvHarnessError('PARAMS_INVALID', `a MinHash signature has ${MINHASH_PERMUTATIONS} values, got ${signature.length}`);
+    }
+    const position = this.ids.length;
+    if ((position + 1) * MINHASH_PERMUTATIONS > this.signatures.length) {
+      const grown = new Uint32Array(this.signatures.length * 2);
+      grown.set(this.signatures);
+      this.signatures = grown;
+      const marks = new Uint32Array(this.marks.length * 2);
+      marks.set(this.marks);
+      this.marks = marks;
+    }
+    this.signatures.set(signature, position * MINHASH_PERMUTATIONS);
+    this.ids.push(id);
+    this.positions.set(id, position);
+    for (let band = 0; band < BANDS; band++) {
+      const key = bandKey(signature, band);
+      const bucket = this.bands[band]!.get(key);
+      if (bucket === undefined) this.bands[band]!.set(key, [position]);
+      else bucket.push(position);
+    }
+  }
+
+  /** The signature stored for an id. */
+  signatureOf(id: string): MinHashSignature | undefined {
+    const position = this.positions.get(id);
+    if (position === undefined) return undefined;
+    return this.signatures.slice(position * MINHASH_PERMUTATIONS, (position + 1) * MINHASH_PERMUTATIONS);
+  }
+
+  /**
+   * The first entry (in band order, then insertion order: deterministic) whose estimated Jaccard
+   * similarity with `signature` is at least `threshold`. Exhaustive for thresholds of about 0.7 and up.
+   */
+  findSimilar(signature: MinHashSignature, threshold: number): MinHashMatch | undefined {
+    this.query = (this.query + 1) >>> 0;
+    if (this.query === 0) {
+      this.marks.fill(0);
+      this.query = 1;
+    }
+    for (let band = 0; band < BANDS; band++) {
+      const bucket = this.bands[band]!.get(bandKey(signature, band));
+      if (bucket === undefined) continue;
+      for (const position of bucket) {
+        if (this.marks[position] === this.query) continue;
+        this.marks[position] = this.query;
+        const similarity = this.similarityAt(signature, position);
+        if (similarity >= threshold) return { id: this.ids[position]!, similarity };
+      }
+    }
+    return undefined;
+  }
+
+  private similarityAt(signature: MinHashSignature, position: number): number {
+    const offset = position * MINHASH_PERMUTATIONS;
+    const stored = this.signatures;
+    let same = 0;
+    for (let i = 0; i < MINHASH_PERMUTATIONS; i++) if (stored[offset + i] === signature[i]) same++;
+    return same / MINHASH_PERMUTATIONS;
+  }
+
+  /** Plain JSON: ids and hex signatures in insertion order. */
+  toJSON(): MinHashIndexData {
+    const entries = this.ids.map((id, position) => {
+      let hex = '';
+      for (let i = 0; i < MINHASH_PERMUTATIONS; i++) {
+        hex += this.signatures[position * MINHASH_PERMUTATIONS + i]!.toString(16).padStart(8, '0');
+      }
+      return { id, signature: hex };
+    });
+    return { format: FORMAT, permutations: MINHASH_PERMUTATIONS, shingleSize: SHINGLE_SIZE, entries };
+  }
+
+  /** Rebuilds an index from `toJSON()` output; throws `IMPORT_INVALID` for another format. */
+  static fromJSON(data: MinHashIndexData): MinHashIndex {
+    if (
+      data === null || typeof data !== 'object' || data.format !== FORMAT ||
+      data.permutations !== MINHASH_PERMUTATIONS || data.shingleSize !== SHINGLE_SIZE || !Array.isArray(data.entries)
+    ) {
+      throw new EnvHarnessError(
+        'IMPORT_INVALID',
+        `not a MinHash index of format ${FORMAT} with ${MINHASH_PERMUTATIONS} permutations and shingle size ${SHINGLE_SIZE}; rebuild it from the tasks`,
+        { details: { pointer: '/format' } },
+      );
+    }
+    const index = new MinHashIndex();
+    const hexLength = MINHASH_PERMUTATIONS * 8;
+    data.entries.forEach((entry, i) => {
+      if (typeof entry?.id !== 'string' || typeof entry.signature !== 'string' || !/^[0-9a-f]*$/.test(entry.signature) || entry.signature.length !== hexLength) {
+        throw new EnvHarnessError('IMPORT_INVALID', `MinHash index entry ${i} needs an id and a ${hexLength}-character hex signature`, {
+          details: { pointer: `/entries/${i}` },
+        });
+      }
+      const signature = new Uint32Array(MINHASH_PERMUTATIONS);
+      for (let k = 0; k < MINHASH_PERMUTATIONS; k++) signature[k] = parseInt(entry.signature.slice(k * 8, k * 8 + 8), 16);
+      index.addSignature(entry.id, signature);
+    });
+    return index;
+  }
+}

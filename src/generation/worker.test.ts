@@ -1,0 +1,59 @@
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { instantiateCandidates, createCandidatePlan } from './candidates.js';
+import { loadDeclarativeTemplates } from './declarative.js';
+import { addTemplate } from './testing/templates.js';
+import run from './worker.js';
+import type { WorkerJob } from './worker.js';
+
+// The worker's entry is a plain function: these tests call it in-process (no thread start-up).
+const MODULE = fileURLToPath(new URL('./testing/templates.ts', import.meta.url));
+const [sum] = loadDeclarativeTemplates(
+  'templates: [{ kind: question_answer, domain: arith, name: sum, version: 1, taskType: addition, levels: [{ a: [0, 9] }], instructions: "{a}+1?", answer: "{a + 1}" }]',
+  'yaml',
+);
+
+function job(overrides: Partial<WorkerJob>): WorkerJob {
+  return {
+    setupKey: JSON.stringify(overrides),
+    modules: [MODULE],
+    templates: [{ id: addTemplate.id, sourceDigest: addTemplate.sourceDigest }],
+    seed: 1,
+    weights: [1],
+    levels: [1, 2],
+    signatures: true,
+    start: 10,
+    end: 20,
+    ...overrides,
+  };
+}
+
+describe('worker entry', () => {
+  it('instantiates a candidate range exactly as the main thread does', async () => {
+    const reply = await run(job({}));
+    const plan = createCandidatePlan({ seed: 1, templates: [addTemplate], weights: [1], levels: [1, 2], signatures: true });
+    expect(reply).toEqual({ ok: true, chunk: instantiateCandidates(plan, 10, 20) });
+  });
+
+  it('rebuilds declarative templates from their definition, without modules', async () => {
+    const reply = await run(job({ modules: [], templates: [{ id: sum!.id, sourceDigest: sum!.sourceDigest, definition: sum!.definition }], levels: [1] }));
+    const plan = createCandidatePlan({ seed: 1, templates: [sum!], weights: [1], levels: [1], signatures: true });
+    expect(reply).toEqual({ ok: true, chunk: instantiateCandidates(plan, 10, 20) });
+  });
+
+  it('refuses a template whose source digest differs from the registry', async () => {
+    const reply = await run(job({ templates: [{ id: addTemplate.id, sourceDigest: 'f'.repeat(64) }] }));
+    expect(reply).toMatchObject({ ok: false, error: { code: 'CONFIG_INVALID', message: expect.stringContaining('worker loaded a different testing/add@1') } });
+  });
+
+  it('names a template no module exports, and a module without `templates`', async () => {
+    expect(await run(job({ templates: [{ id: 'testing/elsewhere@1', sourceDigest: 'x' }] }))).toMatchObject({
+      ok: false,
+      error: { code: 'CONFIG_INVALID', message: expect.stringContaining('template testing/elsewhere@1 is not exported by any of the template modules') },
+    });
+    expect(await run(job({ modules: [fileURLToPath(new URL('./hashing.ts', import.meta.url))] }))).toMatchObject({
+      ok: false,
+      error: { code: 'CONFIG_INVALID', message: expect.stringContaining('does not export `templates`') },
+    });
+  });
+});

@@ -1,0 +1,88 @@
+/** Piscina worker entry: loads templates (modules or declarative definitions) and instantiates candidate ranges. */
+import { isAbsolute } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { EnvHarnessError, toEnvHarnessError } from '../core/index.js';
+import type { RegisteredTemplate } from '../core/index.js';
+import { createCandidatePlan, instantiateCandidates } from './candidates.js';
+import type { CandidateChunk, CandidatePlan } from './candidates.js';
+import { compileDeclarativeTemplate } from './declarative.js';
+import type { DeclarativeDefinition } from './declarative.js';
+
+/** One unit of worker work: the batch's setup and a candidate range. */
+export interface WorkerJob {
+  /** Identifies the setup, so a worker loads modules once per batch. */
+  setupKey: string;
+  modules: string[];
+  templates: Array<{ id: string; sourceDigest: string; definition?: DeclarativeDefinition }>;
+  seed: number;
+  weights: number[];
+  levels: number[];
+  signatures: boolean;
+  start: number;
+  end: number;
+}
+
+/** A worker's answer; errors travel as data because piscina would drop the EnvHarnessError class. */
+export type WorkerReply = { ok: true; chunk: CandidateChunk } | { ok: false; error: { code: string; message: string; details?: unknown } };
+
+// One thread serves one batch's jobs; caching the loaded plan per setup avoids re-importing per range.
+const plans = new Map<string, Promise<CandidatePlan>>();
+
+export default async function run(job: WorkerJob): Promise<WorkerReply> {
+  try {
+    let plan = plans.get(job.setupKey);
+    if (plan === undefined) {
+      plan = loadPlan(job);
+      plans.clear();
+      plans.set(job.setupKey, plan);
+    }
+    return { ok: true, chunk: instantiateCandidates(await plan, job.start, job.end) };
+  } catch (error) {
+    plans.delete(job.setupKey);
+    const e = toEnvHarnessError(error);
+    return { ok: false, error: e.details === undefined ? { code: e.code, message: e.message } : { code: e.code, message: e.message, details: e.details } };
+  }
+}
+
+async function loadPlan(job: WorkerJob): Promise<CandidatePlan> {
+  const exported = new Map<string, RegisteredTemplate<any>>();
+  for (const specifier of job.modules) {
+    const url = isAbsolute(specifier) ? pathToFileURL(specifier).href : specifier;
+    let module: { templates?: unknown };
+    try {
+      module = (await import(url)) as { templates?: unknown };
+    } catch (error) {
+      throw new EnvHarnessError('CONFIG_INVALID', `worker could not import template module ${specifier}: ${(error as Error).message}`, {
+        cause: error,
+        details: { module: specifier },
+      });
+    }
+    if (!Array.isArray(module.templates)) {
+      throw new EnvHarnessError('CONFIG_INVALID', `template module ${specifier} does not export \`templates\` (an array of templates)`, {
+        details: { module: specifier },
+      });
+    }
+    for (const template of module.templates as RegisteredTemplate<any>[]) {
+      if (!exported.has(template.id)) exported.set(template.id, template);
+    }
+  }
+  const templates = job.templates.map((wanted) => {
+    const template = wanted.definition !== undefined ? compileDeclarativeTemplate(wanted.definition) : exported.get(wanted.id);
+    if (template === undefined) {
+      throw new EnvHarnessError(
+        'CONFIG_INVALID',
+        `template ${wanted.id} is not exported by any of the template modules (${job.modules.join(', ') || 'none given'}); pass the module that exports it in templateModules`,
+        { details: { template: wanted.id } },
+      );
+    }
+    if (template.sourceDigest !== wanted.sourceDigest) {
+      throw new EnvHarnessError(
+        'CONFIG_INVALID',
+        `worker loaded a different ${wanted.id} (source digest ${template.sourceDigest.slice(0, 12)}, expected ${wanted.sourceDigest.slice(0, 12)}); the template modules must export the templates the registry holds (function text counts: running the main thread under another transpiler, e.g. vitest instead of tsx, changes it too)`,
+        { details: { template: wanted.id } },
+      );
+    }
+    return template;
+  });
+  return createCandidatePlan({ seed: job.seed, templates, weights: job.weights, levels: job.levels, signatures: job.signatures });
+}

@@ -1,0 +1,402 @@
+/** createHarness(): the single composition root that wires store, domains, templates, gates and pool. */
+import {
+  createRng,
+  digest,
+  EnvHarnessError,
+  type BatchRequest,
+  type Domain,
+  type JsonValue,
+  type RegisteredTemplate,
+  type ReviewDecision,
+  type ReviewItem,
+  type Rng,
+  type RngState,
+  type Snapshot,
+  type Split,
+  type Store,
+  type StoredTask,
+  type Task,
+  type TaskIndexEntry,
+} from '../core/index.js';
+import {
+  createTaskPool,
+  createTemplateRegistry,
+  generateBatch,
+  MinHashIndex,
+  type GeneratedBatch,
+  type TaskPool,
+  type TemplateRegistry,
+} from '../generation/index.js';
+import { createNonTrivialGate, createOracleGate } from '../runtime/index.js';
+import { createSqliteStore } from '../storage/sqlite/index.js';
+import { systemClock, type Clock } from './clock.js';
+import { buildLockfile, checkLockfile, parseLockfile, type LockCheck, type Lockfile } from './lockfile.js';
+import {
+  buildSnapshotBody,
+  diffSnapshots,
+  exportSnapshot,
+  importExport,
+  parseExport,
+  snapshotId,
+  type SnapshotDiff,
+} from './snapshots.js';
+
+export interface HarnessOptions {
+  /** A Store, or `sqlite:<path>`, a file path, or `:memory:`. Default: `.envharness/envharness.db`. */
+  store?: Store | string;
+  domains?: readonly Domain<any>[];
+  /** Templates beyond the domains' own (e.g. declarative ones). */
+  templates?: readonly RegisteredTemplate<any>[];
+  /** Timestamps for records; never used for generation or sampling. */
+  clock?: Clock;
+}
+
+export interface GenerateOptions {
+  workers?: number;
+  onProgress?: (done: number, total: number) => void;
+  /** Modules exporting `templates`, for worker threads. */
+  templateModules?: string[];
+}
+
+export interface PoolStats {
+  total: number;
+  bySplit: Record<Split, number>;
+  pendingReview: number;
+  rejected: number;
+  slices: Array<{ slice: string; split: Split; levels: Record<string, number> }>;
+}
+
+const META_INIT = 'harness.init';
+const META_FROZEN = 'split.regression.frozen';
+
+/**
+ * The harness: every verb of EnvHarness hangs off it.
+ * @example
+ * const harness = await createHarness({ store: 'sqlite:.envharness/envharness.db', domains: [retail] });
+ * await harness.initialize({ seed: 42 });
+ */
+export class Harness {
+  readonly store: Store;
+  readonly registry: TemplateRegistry;
+  readonly domains: ReadonlyMap<string, Domain<any>>;
+  private readonly clock: Clock;
+  private readonly pool: TaskPool;
+  private sampler: Rng;
+  private seed = 0;
+  private config: JsonValue = {};
+  private curriculumState: JsonValue = null;
+
+  constructor(store: Store, domains: readonly Domain<any>[], templates: readonly RegisteredTemplate<any>[], clock: Clock) {
+    this.store = store;
+    this.clock = clock;
+    const byName = new Map<string, Domain<any>>();
+    for (const domain of domains) {
+      if (byName.has(domain.name)) throw new EnvHarnessError('REGISTRATION_CONFLICT', `domain ${domain.name} is registered twice`);
+      byName.set(domain.name, domain);
+    }
+    this.domains = byName;
+    this.registry = createTemplateRegistry();
+    for (const domain of domains) for (const t of domain.templates) this.registry.register(t as RegisteredTemplate<any>);
+    for (const t of templates) this.registry.register(t);
+    this.pool = createTaskPool();
+    this.sampler = createRng([0, 'sampler']);
+  }
+
+  /** Records the environment version and parameters, and loads the pool. Call once after creating. */
+  async initialize(options: { seed?: number; config?: JsonValue } = {}): Promise<{ seed: number; templates: number; pool: number }> {
+    const previous = await this.store.getMeta(META_INIT);
+    this.seed = options.seed ?? (isObject(previous) && typeof previous.seed === 'number' ? previous.seed : 0);
+    this.config = options.config ?? (isObject(previous) ? (previous.config ?? {}) : {});
+    const saved = await this.store.getMeta('rng.sampler');
+    this.sampler = createRng(options.seed === undefined && isRngStateJson(saved) ? saved : [this.seed, 'sampler']);
+    await this.store.setMeta(META_INIT, {
+      seed: this.seed,
+      config: this.config,
+      templates: this.registry.list().map((t) => ({ id: t.id, sourceDigest: t.sourceDigest })),
+    });
+    await this.reloadPool();
+    return { seed: this.seed, templates: this.registry.list().length, pool: this.pool.size() };
+  }
+
+  /** Generates a batch through the gates and stores it (accepted tasks enter the pool of its split). */
+  async generate(request: BatchRequest, options: GenerateOptions = {}): Promise<GeneratedBatch> {
+    if (request.split === 'regression' && (await this.store.getMeta(META_FROZEN)) === true) {
+      throw new EnvHarnessError(
+        'SPLIT_FROZEN',
+        'the regression split is frozen (envharness.lock.json); generate into dynamic or heldout, or unfreeze deliberately with `envharness split unfreeze`',
+        { details: { pointer: '/split' } },
+      );
+    }
+    for (const t of request.templates) this.registry.get(t.id);
+    const regression = await this.indexSplit('regression');
+    const pool = request.split === 'regression' ? regression : await this.indexSplit(request.split);
+    const batch = generateBatch(request, {
+      registry: this.registry,
+      hooks: { oracle: (task) => this.gateFor('oracle', task), nonTrivial: (task) => this.gateFor('nonTrivial', task) },
+      existingIds: (ids) => this.existing(ids),
+      poolIndex: pool,
+      regressionIndex: request.split === 'regression' ? undefined : regression,
+      workers: options.workers,
+      templateModules: options.templateModules,
+      onProgress: options.onProgress,
+    });
+    const generated = await batch;
+    await this.store.saveBatch(generated, { review: generated.review });
+    const reviewed = new Set(generated.review);
+    this.pool.add(
+      generated.tasks
+        .filter((t) => !reviewed.has(t.id))
+        .map((t, i) => indexEntry(t, request.split, i)),
+    );
+    return generated;
+  }
+
+  private existingCache: Set<string> | undefined;
+  private existing(ids: readonly string[]): Set<string> {
+    // The store is async; gates are sync. The set of stored ids is loaded by indexSplit beforehand.
+    const known = this.existingCache ?? new Set<string>();
+    return new Set(ids.filter((id) => known.has(id)));
+  }
+
+  private async indexSplit(split: Split): Promise<MinHashIndex> {
+    const index = new MinHashIndex();
+    const all = await this.store.listTaskIndex();
+    this.existingCache = new Set(all.map((e) => e.id));
+    const tasks = await this.store.listTasks({ split });
+    for (const task of tasks) index.add(task);
+    return index;
+  }
+
+  private readonly gates = new Map<string, { oracle: (t: Task) => any; nonTrivial: (t: Task) => any }>();
+  private gateFor(kind: 'oracle' | 'nonTrivial', task: Task): { ok: true } | { ok: false; reason: string } {
+    const domain = this.domains.get(task.domain);
+    if (domain === undefined) return { ok: true };
+    let gates = this.gates.get(domain.name);
+    if (gates === undefined) {
+      gates = { oracle: createOracleGate(domain), nonTrivial: createNonTrivialGate(domain) };
+      this.gates.set(domain.name, gates);
+    }
+    return gates[kind](task);
+  }
+
+  private async reloadPool(): Promise<void> {
+    this.pool.clear();
+    this.pool.add(await this.store.listTaskIndex({ status: 'active' }));
+  }
+
+  /** Pool counts by split, slice and level. */
+  async poolStats(): Promise<PoolStats> {
+    const all = await this.store.listTaskIndex();
+    const bySplit: Record<Split, number> = { regression: 0, dynamic: 0, heldout: 0 };
+    const slices = new Map<string, { slice: string; split: Split; levels: Record<string, number> }>();
+    let pendingReview = 0;
+    let rejected = 0;
+    for (const e of all) {
+      if (e.status === 'pending_review') pendingReview++;
+      if (e.status === 'rejected') rejected++;
+      if (e.status !== 'active') continue;
+      bySplit[e.split]++;
+      const key = `${e.split} ${e.domain}/${e.taskType}`;
+      const row = slices.get(key) ?? { slice: `${e.domain}/${e.taskType}`, split: e.split, levels: {} };
+      row.levels[e.level] = (row.levels[e.level] ?? 0) + 1;
+      slices.set(key, row);
+    }
+    return {
+      total: bySplit.regression + bySplit.dynamic + bySplit.heldout,
+      bySplit,
+      pendingReview,
+      rejected,
+      slices: [...slices.values()].sort((a, b) => (a.split + a.slice < b.split + b.slice ? -1 : 1)),
+    };
+  }
+
+  /**
+   * Draws a task from the dynamic pool: of `taskType` at `level` when given, otherwise uniformly over
+   * the slices and levels that have tasks (the curriculum replaces this default).
+   */
+  async generateTask(options: { taskType?: string; level?: number; domain?: string; split?: Split } = {}): Promise<StoredTask> {
+    const split = options.split ?? 'dynamic';
+    const slices = this.pool.slices(split).filter((s) => {
+      const [domain, type] = s.split('/');
+      return (options.domain === undefined || domain === options.domain) && (options.taskType === undefined || type === options.taskType);
+    });
+    if (slices.length === 0) {
+      throw new EnvHarnessError('POOL_EMPTY', `no active ${split} tasks${options.taskType ? ` of type ${options.taskType}` : ''}; run \`envharness pool fill\` or \`envharness generate\``);
+    }
+    const slice = slices[this.sampler.int(0, slices.length - 1)]!;
+    const level = options.level ?? this.sampler.pick(this.pool.levels(slice, split));
+    const { id } = this.pool.draw(this.sampler, slice, level, split);
+    await this.store.setMeta('rng.sampler', [...this.sampler.getState()]);
+    const task = await this.store.getTask(id);
+    if (task === undefined) throw new EnvHarnessError('TASK_NOT_FOUND', `task ${id} is in the pool index but not in the store`);
+    return task;
+  }
+
+  async getTask(id: string): Promise<StoredTask> {
+    const task = await this.store.getTask(id);
+    if (task === undefined) throw new EnvHarnessError('TASK_NOT_FOUND', `no task ${id}; ids are sha256 hex, see \`envharness pool stats\``);
+    return task;
+  }
+
+  // ---- review -------------------------------------------------------------------------------
+
+  async pendingReviews(): Promise<ReviewItem[]> {
+    return this.store.listReviews('pending');
+  }
+
+  async decideReview(taskId: string, decision: 'approved' | 'rejected', reviewer: string, note = ''): Promise<ReviewItem> {
+    const full: ReviewDecision = { taskId, decision, reviewer, note, at: this.clock() };
+    const item = await this.store.decideReview(full);
+    await this.reloadPool();
+    return item;
+  }
+
+  // ---- splits -------------------------------------------------------------------------------
+
+  /** Freezes the regression split: returns the lockfile to write and refuses later changes. */
+  async freezeRegression(): Promise<Lockfile> {
+    const lock = await buildLockfile(this.store);
+    await this.store.setMeta(META_FROZEN, true);
+    await this.store.setMeta('split.regression.lock', { digest: lock.digest, count: lock.count });
+    return lock;
+  }
+
+  async unfreezeRegression(): Promise<void> {
+    await this.store.setMeta(META_FROZEN, false);
+  }
+
+  async isRegressionFrozen(): Promise<boolean> {
+    return (await this.store.getMeta(META_FROZEN)) === true;
+  }
+
+  /** Checks the store's regression split against a lockfile's text. */
+  async verifyRegression(lockfileText: string, source?: string): Promise<LockCheck> {
+    return checkLockfile(this.store, parseLockfile(lockfileText, source));
+  }
+
+  // ---- snapshots ----------------------------------------------------------------------------
+
+  /** Sets the curriculum state that snapshots carry (the curriculum owns its content). */
+  setCurriculumState(state: JsonValue): void {
+    this.curriculumState = state;
+  }
+
+  /** The complete environment version now; its id is the digest of its body. */
+  async snapshot(options: { label?: string } = {}): Promise<Snapshot> {
+    const body = await buildSnapshotBody({
+      store: this.store,
+      templates: this.registry.list().map((t) => ({ id: t.id, sourceDigest: t.sourceDigest })),
+      curriculum: this.curriculumState,
+      rng: { sampler: this.sampler.getState() },
+      config: { seed: this.seed, config: this.config },
+    });
+    const snapshot: Snapshot = { ...body, id: snapshotId(body), createdAt: this.clock(), ...(options.label ? { label: options.label } : {}) };
+    const existing = await this.store.getSnapshot(snapshot.id);
+    if (existing !== undefined) return existing;
+    await this.store.saveSnapshot(snapshot);
+    return snapshot;
+  }
+
+  async listSnapshots(): Promise<Snapshot[]> {
+    return this.store.listSnapshots();
+  }
+
+  /** A snapshot by id or unique id prefix. */
+  async getSnapshot(idOrPrefix: string): Promise<Snapshot> {
+    const exact = await this.store.getSnapshot(idOrPrefix);
+    if (exact !== undefined) return exact;
+    const matches = (await this.store.listSnapshots()).filter((s) => s.id.startsWith(idOrPrefix));
+    if (matches.length === 1) return matches[0]!;
+    throw new EnvHarnessError(
+      'SNAPSHOT_NOT_FOUND',
+      matches.length === 0 ? `no snapshot ${idOrPrefix}; see \`envharness snapshot list\`` : `snapshot prefix ${idOrPrefix} is ambiguous (${matches.length} match); give more characters`,
+      { details: { id: idOrPrefix } },
+    );
+  }
+
+  /**
+   * Restores a snapshot of this store: sampler state, curriculum state and config. The pool must be
+   * the snapshot's (same membership digests); otherwise SNAPSHOT_MISMATCH says which split differs.
+   */
+  async restore(idOrPrefix: string): Promise<Snapshot> {
+    const snap = await this.getSnapshot(idOrPrefix);
+    const known = new Map(this.registry.list().map((t) => [t.id, t.sourceDigest]));
+    const missing = snap.templates.filter((t) => known.get(t.id) !== t.sourceDigest);
+    if (missing.length > 0) {
+      throw new EnvHarnessError(
+        'SNAPSHOT_MISMATCH',
+        `snapshot ${snap.id.slice(0, 12)} needs template versions this harness does not have: ${missing.map((t) => t.id).join(', ')}`,
+        { details: { templates: missing.map((t) => t.id) } },
+      );
+    }
+    const now = await buildSnapshotBody({ store: this.store, templates: [], curriculum: null, rng: {}, config: {} });
+    const differing = (Object.keys(snap.pool) as Split[]).filter((s) => snap.pool[s].digest !== now.pool[s].digest);
+    if (differing.length > 0) {
+      throw new EnvHarnessError(
+        'SNAPSHOT_MISMATCH',
+        `the pool has changed since snapshot ${snap.id.slice(0, 12)} (splits: ${differing.join(', ')}); import the snapshot's export into a fresh store to go back to it`,
+        { details: { splits: differing } },
+      );
+    }
+    const config = snap.config as { seed?: number; config?: JsonValue };
+    this.seed = config.seed ?? 0;
+    this.config = config.config ?? {};
+    this.sampler = createRng(snap.rng.sampler ?? [this.seed, 'sampler']);
+    this.curriculumState = snap.curriculum;
+    await this.store.setMeta('rng.sampler', [...this.sampler.getState()]);
+    await this.reloadPool();
+    return snap;
+  }
+
+  /** The snapshot and its pool as one JSONL file (text); the file's sha256 depends only on content. */
+  async exportSnapshot(idOrPrefix?: string): Promise<{ snapshot: Snapshot; text: string }> {
+    const snap = idOrPrefix === undefined ? await this.snapshot() : await this.getSnapshot(idOrPrefix);
+    return { snapshot: snap, text: await exportSnapshot(this.store, snap) };
+  }
+
+  /** Imports an export file into this store and restores it. */
+  async importSnapshot(text: string, source?: string): Promise<Snapshot> {
+    const parsed = parseExport(text, source);
+    const snapshot = await importExport(this.store, parsed);
+    await this.reloadPool();
+    return this.restore(snapshot.id);
+  }
+
+  async diffSnapshots(a: string, b: string): Promise<SnapshotDiff> {
+    return diffSnapshots(await this.getSnapshot(a), await this.getSnapshot(b));
+  }
+
+  /** The environment version as a short digest of the registered templates (for run records). */
+  templatesDigest(): string {
+    return digest(this.registry.list().map((t) => [t.id, t.sourceDigest]));
+  }
+
+  async close(): Promise<void> {
+    await this.store.close();
+  }
+}
+
+/** Creates a harness with the given store and domains (defaults: the SQLite file, no domains). */
+export async function createHarness(options: HarnessOptions = {}): Promise<Harness> {
+  const store = typeof options.store === 'object' ? options.store : await openStore(options.store);
+  return new Harness(store, options.domains ?? [], options.templates ?? [], options.clock ?? systemClock);
+}
+
+/** Opens a store from a location string: `sqlite:<path>`, `<path>` or `:memory:`. */
+export async function openStore(location = 'sqlite:.envharness/envharness.db'): Promise<Store> {
+  const path = location.startsWith('sqlite:') ? location.slice('sqlite:'.length) : location;
+  if (path === '') throw new EnvHarnessError('CONFIG_INVALID', 'store location is empty; use sqlite:<path> or :memory:');
+  return createSqliteStore(path);
+}
+
+function indexEntry(task: Task, split: Split, i: number): TaskIndexEntry {
+  return { id: task.id, seq: i, template: task.template, domain: task.domain, taskType: task.taskType, level: task.level, split, status: 'active' };
+}
+
+function isObject(value: unknown): value is Record<string, JsonValue> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function isRngStateJson(value: unknown): value is RngState {
+  return Array.isArray(value) && value.length === 4 && value.every((x) => Number.isInteger(x));
+}

@@ -1,0 +1,194 @@
+/** Validation of untrusted actions: the zod schema of `Action` and an allocation-free checker that agrees with it. */
+import { z } from 'zod';
+import type { Action } from '../core/index.js';
+import { MAX_ARGS_DEPTH, MAX_ARGS_NODES } from './defaults.js';
+import { formatPointer } from './json-pointer.js';
+
+const usageSchema = z
+  .object({
+    inputTokens: z.number().int().nonnegative().optional(),
+    outputTokens: z.number().int().nonnegative().optional(),
+  })
+  .strict();
+
+/**
+ * The zod schema of an action, the contract the runtime enforces (also the source of the action's
+ * JSON Schema for the HTTP API). `validateAction` implements the same checks without allocating, plus
+ * the size limits `MAX_ARGS_DEPTH` / `MAX_ARGS_NODES` and the lone-surrogate check of canonical JSON.
+ */
+export const actionSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('tool'), tool: z.string().min(1), args: z.record(z.string(), z.json()), usage: usageSchema.optional() }).strict(),
+  z.object({ type: z.literal('message'), text: z.string(), usage: usageSchema.optional() }).strict(),
+  z.object({ type: z.literal('finish'), answer: z.string().optional(), usage: usageSchema.optional() }).strict(),
+]);
+
+/** Why an action was rejected: a JSON pointer into the action (always resolvable in it) and a message. */
+export interface ActionIssue {
+  pointer: string;
+  message: string;
+}
+
+const ACTION_KEYS: Record<Action['type'], ReadonlySet<string>> = {
+  tool: new Set(['type', 'tool', 'args', 'usage']),
+  message: new Set(['type', 'text', 'usage']),
+  finish: new Set(['type', 'answer', 'usage']),
+};
+
+/** A UTF-16 surrogate without its pair: such strings have no canonical JSON form. */
+export const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** A plain object: `{}` literal, `JSON.parse` output or `Object.create(null)`; not an array, class instance or proxy target of one. */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  return proto === Object.prototype || proto === null;
+}
+
+/**
+ * Checks an untrusted action. Returns undefined when it is a valid `Action` whose `args` are plain JSON
+ * within the size limits, otherwise the first issue found. Never throws for any input.
+ */
+export function validateAction(input: unknown): ActionIssue | undefined {
+  try {
+    return check(input);
+  } catch {
+    // Getters or proxies that throw: the action cannot be read at all.
+    return { pointer: '', message: 'the action could not be read as plain JSON' };
+  }
+}
+
+function check(input: unknown): ActionIssue | undefined {
+  if (!isPlainObject(input)) {
+    return { pointer: '', message: `an action must be a JSON object with a "type" ("tool", "message" or "finish"), got ${describe(input)}` };
+  }
+  const type = input['type'];
+  if (type !== 'tool' && type !== 'message' && type !== 'finish') {
+    return Object.prototype.hasOwnProperty.call(input, 'type')
+      ? { pointer: '/type', message: `"type" must be "tool", "message" or "finish", got ${describe(type)}` }
+      : { pointer: '', message: 'missing "type": expected "tool", "message" or "finish"' };
+  }
+  const allowed = ACTION_KEYS[type];
+  for (const key in input) {
+    if (key === 'type' || key === 'usage' || !Object.prototype.hasOwnProperty.call(input, key)) continue;
+    if (!allowed.has(key)) {
+      return { pointer: formatPointer([key]), message: `unknown field "${key}" in a ${type} action; allowed: ${[...allowed].join(', ')}` };
+    }
+  }
+  if (input['usage'] !== undefined) {
+    const issue = checkUsage(input['usage']);
+    if (issue !== undefined) return issue;
+  }
+  if (type === 'tool') {
+    const tool = input['tool'];
+    if (typeof tool !== 'string' || tool.length === 0) {
+      return Object.prototype.hasOwnProperty.call(input, 'tool')
+        ? { pointer: '/tool', message: `"tool" must be a non-empty string naming a tool, got ${describe(tool)}` }
+        : { pointer: '', message: 'missing "tool": a tool action names the tool to call' };
+    }
+    const args = input['args'];
+    if (args === undefined) {
+      return { pointer: '', message: 'missing "args": pass the tool arguments as a JSON object ({} when there are none)' };
+    }
+    if (!isPlainObject(args)) {
+      return {
+        pointer: '/args',
+        message: `"args" must be a JSON object of arguments, got ${describe(args)}${typeof args === 'string' ? ' (pass the object itself, not its JSON text)' : ''}`,
+      };
+    }
+    return isFlatJson(args) ? undefined : checkJson(args, ['args'], 0, { nodes: 0 });
+  }
+  if (type === 'message') {
+    const text = input['text'];
+    if (typeof text !== 'string') {
+      return Object.prototype.hasOwnProperty.call(input, 'text')
+        ? { pointer: '/text', message: `"text" must be a string, got ${describe(text)}` }
+        : { pointer: '', message: 'missing "text": a message action carries the text said to the user' };
+    }
+    if (LONE_SURROGATE.test(text)) return { pointer: '/text', message: '"text" contains a lone UTF-16 surrogate' };
+    return undefined;
+  }
+  const answer = input['answer'];
+  if (answer !== undefined) {
+    if (typeof answer !== 'string') return { pointer: '/answer', message: `"answer" must be a string, got ${describe(answer)}` };
+    if (LONE_SURROGATE.test(answer)) return { pointer: '/answer', message: '"answer" contains a lone UTF-16 surrogate' };
+  }
+  return undefined;
+}
+
+function checkUsage(usage: unknown): ActionIssue | undefined {
+  if (!isPlainObject(usage)) return { pointer: '/usage', message: `"usage" must be an object { inputTokens?, outputTokens? }, got ${describe(usage)}` };
+  for (const key in usage) {
+    if (!Object.prototype.hasOwnProperty.call(usage, key)) continue;
+    if (key !== 'inputTokens' && key !== 'outputTokens') {
+      return { pointer: formatPointer(['usage', key]), message: `unknown field "${key}" in "usage"; allowed: inputTokens, outputTokens` };
+    }
+    const n = usage[key];
+    if (n !== undefined && !(typeof n === 'number' && Number.isSafeInteger(n) && n >= 0)) {
+      return { pointer: formatPointer(['usage', key]), message: `"usage.${key}" must be a non-negative integer, got ${describe(n)}` };
+    }
+  }
+  return undefined;
+}
+
+/** The common case, without allocating: an object whose values are JSON primitives (strings checked for lone surrogates). */
+function isFlatJson(args: Record<string, unknown>): boolean {
+  let count = 0;
+  for (const key in args) {
+    if (!Object.prototype.hasOwnProperty.call(args, key)) continue;
+    if (++count > 64 || LONE_SURROGATE.test(key)) return false;
+    const value = args[key];
+    if (value === null || typeof value === 'boolean') continue;
+    if (typeof value === 'number') {
+      if (Number.isFinite(value)) continue;
+      return false;
+    }
+    if (typeof value === 'string' && !LONE_SURROGATE.test(value)) continue;
+    return false;
+  }
+  return true;
+}
+
+function checkJson(value: unknown, path: PropertyKey[], depth: number, count: { nodes: number }): ActionIssue | undefined {
+  if (++count.nodes > MAX_ARGS_NODES) return { pointer: formatPointer(path), message: `"args" has more than ${MAX_ARGS_NODES} values` };
+  if (value === null || typeof value === 'boolean') return undefined;
+  if (typeof value === 'number') {
+    return Number.isFinite(value) ? undefined : { pointer: formatPointer(path), message: `${value} is not a JSON number` };
+  }
+  if (typeof value === 'string') {
+    return LONE_SURROGATE.test(value) ? { pointer: formatPointer(path), message: 'the string contains a lone UTF-16 surrogate' } : undefined;
+  }
+  if (typeof value !== 'object') return { pointer: formatPointer(path), message: `${describe(value)} is not a JSON value` };
+  if (depth >= MAX_ARGS_DEPTH) return { pointer: formatPointer(path), message: `"args" is nested deeper than ${MAX_ARGS_DEPTH} levels` };
+  if (Array.isArray(value)) {
+    if (Object.getPrototypeOf(value) !== Array.prototype) return { pointer: formatPointer(path), message: 'not a plain JSON array' };
+    for (let i = 0; i < value.length; i++) {
+      path.push(i);
+      const issue = checkJson(value[i], path, depth + 1, count);
+      path.pop();
+      if (issue !== undefined) return issue;
+    }
+    return undefined;
+  }
+  if (!isPlainObject(value)) return { pointer: formatPointer(path), message: `${describe(value)} is not a plain JSON object` };
+  for (const key in value) {
+    if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
+    path.push(key);
+    const issue = LONE_SURROGATE.test(key)
+      ? { pointer: formatPointer(path), message: 'the key contains a lone UTF-16 surrogate' }
+      : checkJson(value[key], path, depth + 1, count);
+    path.pop();
+    if (issue !== undefined) return issue;
+  }
+  return undefined;
+}
+
+/** A short description of a value's JSON type for messages (never echoes large input). */
+export function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (value === undefined) return 'nothing';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'string') return value.length <= 40 ? JSON.stringify(value) : 'a long string';
+  if (typeof value === 'number') return Number.isFinite(value) ? `the number ${value}` : String(value);
+  if (typeof value === 'object') return 'an object';
+  return `a ${typeof value}`;
+}

@@ -1,0 +1,148 @@
+/** The generation gates that need the simulator: oracle replay and non-triviality. */
+import { createRng, isEnvHarnessError, toEnvHarnessError } from '../core/index.js';
+import type { Action, Domain, FeedbackCode, GateVerdict, JsonValue, Observation, Rng, StepResult, Task, ToolSpec } from '../core/index.js';
+import { createEpisode } from './episode.js';
+import type { EpisodeOptions } from './episode.js';
+
+/** Feedback a reference solution must never earn. */
+const ORACLE_FAILURES: ReadonlySet<FeedbackCode> = new Set<FeedbackCode>(['INVALID_ACTION', 'PRECONDITION_FAILED', 'POLICY_VIOLATION', 'ORDER_VIOLATION']);
+
+/** Options of the oracle gate. */
+export interface OracleGateOptions {
+  cache?: EpisodeOptions['cache'];
+  /** Seed of the episode the reference solution is played in (default 0). */
+  seed?: number;
+}
+
+/**
+ * The oracle gate: plays the task's reference solution in a real episode (faults off, the domain's
+ * simulated user on, every constraint and policy rule on) and passes iff every step is accepted (no
+ * INVALID_ACTION, PRECONDITION_FAILED, POLICY_VIOLATION or ORDER_VIOLATION) and the episode terminates
+ * with outcome 1.
+ * @example
+ * const oracle = createOracleGate(retail);
+ * oracle(task); // { ok: true } or { ok: false, reason }
+ */
+export function createOracleGate(domain: Domain<any>, options: OracleGateOptions = {}): (task: Task) => GateVerdict {
+  return (task) =>
+    guard(task, () => {
+      const episode = createEpisode(domain, task, { faults: false, cache: options.cache });
+      episode.reset({ seed: options.seed ?? 0 });
+      let last: StepResult | undefined;
+      for (const [i, action] of task.spec.solution.entries()) {
+        if (episode.status !== 'running') {
+          return { ok: false, reason: `the reference solution's episode ended at step ${i} of ${task.spec.solution.length} before it was played out`, details: info(last) };
+        }
+        last = episode.step(action);
+        const fault = last.feedback.find((f) => ORACLE_FAILURES.has(f.code));
+        if (fault !== undefined) {
+          return { ok: false, reason: `reference solution step ${i} (${describe(action)}): ${fault.code}: ${fault.message}`, details: info(last) };
+        }
+      }
+      if (last === undefined || !last.terminated) {
+        return { ok: false, reason: last?.truncated ? `the reference solution was truncated (${last.truncation})` : 'the reference solution does not end the episode (no finish, and the user is not done)', details: info(last) };
+      }
+      if (last.info.outcome !== 1) {
+        return { ok: false, reason: 'the reference solution does not reach outcome 1', details: info(last) };
+      }
+      return { ok: true };
+    });
+}
+
+/** Options of the non-triviality gate. */
+export interface NonTrivialGateOptions {
+  cache?: EpisodeOptions['cache'];
+  /** Also play one seeded random trajectory (default true). */
+  random?: boolean;
+  /** Actions of the random trajectory before it finishes (default 8, capped by the step budget). */
+  randomSteps?: number;
+}
+
+/**
+ * The non-triviality gate: the empty trajectory (just `finish`) must score outcome 0, and so must a
+ * seeded random trajectory (random allowed tools with arguments drawn from the observed text, random
+ * messages, then `finish`), seeded by the task id.
+ */
+export function createNonTrivialGate(domain: Domain<any>, options: NonTrivialGateOptions = {}): (task: Task) => GateVerdict {
+  return (task) =>
+    guard(task, () => {
+      const empty = createEpisode(domain, task, { faults: false, cache: options.cache });
+      empty.reset({ seed: 0 });
+      const result = empty.step({ type: 'finish' });
+      if (result.info.outcome > 0) {
+        return { ok: false, reason: 'the empty trajectory (finish right away) already succeeds', details: info(result) };
+      }
+      if (options.random === false) return { ok: true };
+      const random = randomTrajectory(domain, task, options);
+      if (random !== undefined && random.info.outcome > 0) {
+        return { ok: false, reason: 'a seeded random trajectory succeeds', details: info(random) };
+      }
+      return { ok: true };
+    });
+}
+
+function randomTrajectory(domain: Domain<any>, task: Task, options: NonTrivialGateOptions): StepResult | undefined {
+  const rng = createRng([task.id, 'non_trivial']);
+  const episode = createEpisode(domain, task, { faults: false, cache: options.cache });
+  const first = episode.reset({ seed: 0 });
+  const tools = first.tools ?? [];
+  const words = new Set<string>();
+  collectWords(first.text ?? '', words);
+  const steps = Math.max(0, Math.min(options.randomSteps ?? 8, (first.budget?.steps ?? 30) - 1));
+  let last: StepResult | undefined;
+  for (let i = 0; i < steps && episode.status === 'running'; i++) {
+    const action: Action =
+      tools.length === 0 || rng.chance(0.25)
+        ? { type: 'message', text: [...words].length > 0 ? rng.sample([...words].sort(), 3).join(' ') : 'ok' }
+        : randomCall(rng.pick(tools), [...words].sort(), rng);
+    last = episode.step(action);
+    collectObservation(last.observation, words);
+  }
+  if (episode.status === 'running') last = episode.step({ type: 'finish' });
+  return last;
+}
+
+function randomCall(tool: ToolSpec, words: readonly string[], rng: Rng): Action {
+  const props = (tool.parameters['properties'] ?? {}) as Record<string, { type?: string; enum?: JsonValue[] }>;
+  const args: Record<string, JsonValue> = {};
+  for (const name of Object.keys(props).sort()) {
+    const schema = props[name]!;
+    if (Array.isArray(schema.enum) && schema.enum.length > 0) args[name] = rng.pick(schema.enum);
+    else if (schema.type === 'string') args[name] = words.length > 0 ? rng.pick(words) : 'x';
+    else if (schema.type === 'integer' || schema.type === 'number') {
+      const numbers = words.filter((w) => /^[0-9]+$/.test(w));
+      args[name] = numbers.length > 0 && rng.chance(0.5) ? Number(rng.pick(numbers)) : rng.int(1, 10);
+    } else if (schema.type === 'boolean') args[name] = rng.chance(0.5);
+  }
+  return { type: 'tool', tool: tool.name, args };
+}
+
+function collectObservation(observation: Observation, words: Set<string>): void {
+  if (observation.text !== undefined) collectWords(observation.text, words);
+  if (observation.output !== undefined) collectWords(JSON.stringify(observation.output), words);
+}
+
+function collectWords(text: string, words: Set<string>): void {
+  for (const w of text.match(/[A-Za-z0-9][A-Za-z0-9_@.-]*[A-Za-z0-9]|[0-9]+/g) ?? []) if (words.size < 500) words.add(w);
+}
+
+function guard(task: Task, run: () => GateVerdict): GateVerdict {
+  try {
+    return run();
+  } catch (error) {
+    const e = toEnvHarnessError(error);
+    if (isEnvHarnessError(e, 'TASK_INVALID') || isEnvHarnessError(e, 'INTERNAL')) {
+      return { ok: false, reason: `task ${task.id} cannot be played: ${e.message}`, details: { code: e.code } };
+    }
+    throw e;
+  }
+}
+
+function info(result: StepResult | undefined): JsonValue {
+  if (result === undefined) return null;
+  return { step: result.info.step, outcome: result.info.outcome, endReason: result.info.endReason ?? null, acceptance: result.info['acceptance'] ?? null };
+}
+
+function describe(action: Action): string {
+  return action.type === 'tool' ? `tool ${action.tool}` : action.type;
+}

@@ -1,0 +1,222 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { EnvHarnessError, canonicalize, isEnvHarnessError } from '../core/index.js';
+import type { EpisodeRecord, Store, Transition } from '../core/index.js';
+import { createSqliteStore } from '../storage/sqlite/index.js';
+import { createEpisode, createMemoryRecorder, createStoreRecorder, verifyReplay } from './index.js';
+import { createInventoryDomain, instantiate, makeInventoryTask, restockTemplate } from './testing/index.js';
+
+const inventory = createInventoryDomain();
+
+/** A store double that logs calls and can hold commits open or fail them. */
+function fakeStore() {
+  const log: string[] = [];
+  const transitions: Transition[] = [];
+  const episodes = new Map<string, EpisodeRecord>();
+  let hold: Promise<void> | undefined;
+  let fail: Error | undefined;
+  const store: Pick<Store, 'appendTransitions'> = {
+    async appendTransitions(batch, options) {
+      const records = options?.episodes ?? [];
+      log.push(`append ${batch.length}` + records.map((r) => ` +${r.status}`).join(''));
+      if (hold !== undefined) await hold;
+      if (fail !== undefined) throw fail;
+      transitions.push(...batch);
+      for (const record of records) episodes.set(record.id, record);
+    },
+  };
+  return {
+    store,
+    log,
+    transitions,
+    episodes,
+    holdCommits(): () => void {
+      let release!: () => void;
+      hold = new Promise((r) => (release = r));
+      return () => {
+        hold = undefined;
+        release();
+      };
+    },
+    failWith(error: Error) {
+      fail = error;
+    },
+  };
+}
+
+function transition(episodeId: string, step: number): Transition {
+  return {
+    episodeId,
+    step,
+    action: { type: 'message', text: `m${step}` },
+    observation: { kind: 'message' },
+    reward: 0,
+    terminated: false,
+    truncated: false,
+    feedback: [],
+    info: { step, outcome: 0, shaping: 0, stateHash: 'h' },
+  };
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('memory recorder', () => {
+  it('keeps records and transitions per episode', () => {
+    const recorder = createMemoryRecorder();
+    const task = makeInventoryTask();
+    const episode = createEpisode(inventory, task, { recorder, runId: 'run-1', agent: 'oracle' });
+    episode.reset({ seed: 1 });
+    for (const action of task.spec.solution) episode.step(action);
+    const [record] = recorder.episodes();
+    expect(record).toMatchObject({ id: episode.id, taskId: task.id, seed: 1, status: 'terminated', steps: 4, reward: 1, outcome: 1, endReason: 'finished', runId: 'run-1', agent: 'oracle' });
+    expect(recorder.transitions(episode.id!).map((t) => t.step)).toEqual([1, 2, 3, 4]);
+    expect(recorder.transitions(episode.id!).map((t) => t.action)).toEqual(task.spec.solution);
+  });
+
+  it('stamps records with the injected clock', () => {
+    const recorder = createMemoryRecorder();
+    let now = Date.UTC(2026, 0, 2, 3, 4, 5);
+    const episode = createEpisode(inventory, makeInventoryTask(), { recorder, clock: () => now });
+    episode.reset({ seed: 1 });
+    now += 1500;
+    episode.step({ type: 'finish' });
+    expect(recorder.episodes()[0]).toMatchObject({ createdAt: '2026-01-02T03:04:05.000Z', updatedAt: '2026-01-02T03:04:06.500Z' });
+  });
+});
+
+describe('store recorder', () => {
+  it('group-commits every maxBatch transitions, and the rest on flush', async () => {
+    const fake = fakeStore();
+    const recorder = createStoreRecorder(fake.store, { maxBatch: 3, maxDelayMs: 10_000 });
+    for (let step = 1; step <= 7; step++) recorder.record(transition('e1', step));
+    await new Promise((r) => setImmediate(r));
+    expect(fake.log).toEqual(['append 3', 'append 3']);
+    expect(recorder.pending).toBe(1);
+    await recorder.flush();
+    expect(fake.log).toEqual(['append 3', 'append 3', 'append 1']);
+    expect(fake.transitions.map((t) => t.step)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+  });
+
+  it('commits after maxDelayMs without a flush', async () => {
+    vi.useFakeTimers();
+    const fake = fakeStore();
+    const recorder = createStoreRecorder(fake.store, { maxBatch: 100, maxDelayMs: 20 });
+    recorder.record(transition('e1', 1));
+    recorder.record(transition('e1', 2));
+    await vi.advanceTimersByTimeAsync(19);
+    expect(fake.log).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(fake.log).toEqual(['append 2']);
+  });
+
+  it('resolves flush only once the store has committed', async () => {
+    const fake = fakeStore();
+    const recorder = createStoreRecorder(fake.store);
+    const release = fake.holdCommits();
+    recorder.record(transition('e1', 1));
+    let durable = false;
+    const flushed = recorder.flush().then(() => (durable = true));
+    await new Promise((r) => setImmediate(r));
+    expect(durable).toBe(false);
+    release();
+    await flushed;
+    expect(durable).toBe(true);
+    expect(fake.transitions).toHaveLength(1);
+  });
+
+  it('merges flushes asked for in the same tick into one commit', async () => {
+    const fake = fakeStore();
+    const recorder = createStoreRecorder(fake.store, { maxBatch: 1000 });
+    const flushes: Promise<void>[] = [];
+    for (let step = 1; step <= 5; step++) {
+      recorder.record(transition('e1', step));
+      flushes.push(recorder.flush());
+    }
+    await Promise.all(flushes);
+    expect(fake.log).toEqual(['append 5']);
+  });
+
+  it('writes the episode record with its transitions, in one transaction', async () => {
+    const fake = fakeStore();
+    const recorder = createStoreRecorder(fake.store);
+    const task = makeInventoryTask();
+    const episode = createEpisode(inventory, task, { recorder });
+    episode.reset({ seed: 1 });
+    for (const action of task.spec.solution) episode.step(action);
+    await episode.flush();
+    expect(fake.log).toEqual(['append 4 +terminated']);
+    expect(fake.episodes.get(episode.id!)).toMatchObject({ status: 'terminated', steps: 4, outcome: 1 });
+  });
+
+  it('makes the first failure sticky, without unhandled rejections', async () => {
+    const fake = fakeStore();
+    const recorder = createStoreRecorder(fake.store);
+    fake.failWith(new Error('disk full'));
+    recorder.record(transition('e1', 1));
+    const first = await recorder.flush().catch((e: unknown) => e);
+    expect(isEnvHarnessError(first, 'STORE_FAILED')).toBe(true);
+    expect((first as EnvHarnessError).message).toContain('disk full');
+    recorder.record(transition('e1', 2));
+    expect(isEnvHarnessError(await recorder.flush().catch((e: unknown) => e), 'STORE_FAILED')).toBe(true);
+  });
+
+  it('passes a duplicate step through as STORE_CONFLICT', async () => {
+    const store = createSqliteStore(':memory:');
+    try {
+      const recorder = createStoreRecorder(store);
+      recorder.record(transition('e1', 1));
+      recorder.record(transition('e1', 1));
+      await expect(recorder.flush()).rejects.toMatchObject({ code: 'STORE_CONFLICT' });
+      expect(await store.listTransitions('e1')).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('surfaces a failed end-of-episode commit on episode.flush()', async () => {
+    const fake = fakeStore();
+    fake.failWith(new Error('read-only file system'));
+    const episode = createEpisode(inventory, makeInventoryTask(), { recorder: createStoreRecorder(fake.store) });
+    episode.reset({ seed: 1 });
+    episode.step({ type: 'finish' });
+    await expect(episode.flush()).rejects.toMatchObject({ code: 'STORE_FAILED' });
+  });
+
+  it('refuses records after close', async () => {
+    const recorder = createStoreRecorder(fakeStore().store);
+    await recorder.close();
+    expect(() => recorder.record(transition('e1', 1))).toThrow(EnvHarnessError);
+  });
+
+  it('rejects bad options', () => {
+    expect(() => createStoreRecorder(fakeStore().store, { maxBatch: 0 })).toThrow(/maxBatch/);
+    expect(() => createStoreRecorder(fakeStore().store, { maxDelayMs: -1 })).toThrow(/maxDelayMs/);
+  });
+
+  it('records to SQLite, and the stored episode replays exactly', async () => {
+    const store = createSqliteStore(':memory:');
+    try {
+      const recorder = createStoreRecorder(store, { maxBatch: 4 });
+      const tasks = [1, 2, 3, 4].map((level) => instantiate(restockTemplate, level, 9));
+      const ids: Array<[string, number]> = [];
+      for (const [i, task] of tasks.entries()) {
+        const episode = createEpisode(inventory, task, { recorder });
+        episode.reset({ seed: i });
+        const actions = [{ type: 'tool', tool: 'list_items', args: {} }, ...task.spec.solution];
+        for (const action of actions) if (episode.status === 'running') episode.step(action);
+        ids.push([episode.id!, i]);
+      }
+      await recorder.flush();
+      for (const [[id, seed], task] of ids.map((x, i) => [x, tasks[i]!] as const)) {
+        const stored = await store.listTransitions(id);
+        expect(stored.length).toBeGreaterThan(0);
+        expect((await store.getEpisode(id))?.steps).toBe(stored.length);
+        expect(verifyReplay(inventory, task, seed, stored)).toEqual([]);
+        expect(canonicalize(stored)).toBe(canonicalize(JSON.parse(canonicalize(stored))));
+      }
+    } finally {
+      await store.close();
+    }
+  });
+});

@@ -1,0 +1,241 @@
+/** Per-domain caches: built initial states (by content), prepared tasks and their reference final states (by task id). */
+import {
+  DEFAULT_BUDGET,
+  EnvHarnessError,
+  createRng,
+  digest,
+  toEnvHarnessError,
+} from '../core/index.js';
+import type { Budget, Domain, FaultRule, JsonObject, Rng, Task, Tool, ToolContext, ToolSpec } from '../core/index.js';
+import { DEFAULT_STATE_CACHE_SIZE, DEFAULT_TASK_CACHE_SIZE } from './defaults.js';
+import { Lru } from './lru.js';
+import { callKey } from './patterns.js';
+import { deepFreeze, toolSpec } from './tool-specs.js';
+
+/** A built initial state and its hash; never mutated (episodes work on forks). */
+interface BaseEntry<S> {
+  state: S;
+  hash: string;
+}
+
+/** Everything an episode needs from its task that does not depend on the seed, computed once per task id. */
+export interface PreparedTask<S> {
+  task: Task;
+  base: S;
+  baseHash: string;
+  /** The final state of the reference solution, played on a fork of `base` (tools only, no faults). */
+  referenceState: S;
+  referenceHash: string;
+  /** Allowed tools by name. */
+  tools: ReadonlyMap<string, Tool<S, any>>;
+  toolSpecs: readonly ToolSpec[];
+  budget: Readonly<Budget>;
+  confirm: ReadonlySet<string>;
+  forbidden: ReadonlyArray<{ tool: string; args?: JsonObject; reason?: string }>;
+  faultRules: readonly FaultRule[];
+  hasStaleRule: boolean;
+  /** Call keys of the reference solution's tool actions (OFF_PATH). */
+  solutionKeys: ReadonlySet<string>;
+}
+
+/**
+ * The caches of one domain. Building a world (`createState`) happens once per distinct initial state;
+ * preparing a task (checking it, replaying its reference solution) once per task id.
+ */
+export interface RuntimeCache<S = unknown> {
+  readonly domain: Domain<S>;
+  /** Prepared task for `task` (cached by id); throws TASK_INVALID when the task does not fit the domain. */
+  prepare(task: Task): PreparedTask<S>;
+  /** Drops every cached state and task. */
+  clear(): void;
+  readonly stats: { states: number; tasks: number; statesBuilt: number; tasksPrepared: number };
+}
+
+/** Sizes of a runtime cache. */
+export interface RuntimeCacheOptions {
+  /** Distinct initial states kept (LRU). */
+  maxStates?: number;
+  /** Prepared tasks kept (LRU). */
+  maxTasks?: number;
+}
+
+/** Creates the state and task caches for one domain. */
+export function createRuntimeCache<S>(domain: Domain<S>, options: RuntimeCacheOptions = {}): RuntimeCache<S> {
+  const bases = new Lru<string, BaseEntry<S>>(options.maxStates ?? DEFAULT_STATE_CACHE_SIZE);
+  const tasks = new Lru<string, PreparedTask<S>>(options.maxTasks ?? DEFAULT_TASK_CACHE_SIZE);
+  const specs = new Map<string, ToolSpec>();
+  const toolsByName = new Map<string, Tool<S, any>>(domain.tools.map((t) => [t.name, t]));
+  let statesBuilt = 0;
+  let tasksPrepared = 0;
+
+  function specOf(tool: Tool<S, any>): ToolSpec {
+    let spec = specs.get(tool.name);
+    if (spec === undefined) {
+      spec = toolSpec(tool);
+      specs.set(tool.name, spec);
+    }
+    return spec;
+  }
+
+  function baseFor(task: Task): BaseEntry<S> {
+    const key = digest(task.spec.initialState);
+    let entry = bases.get(key);
+    if (entry === undefined) {
+      let state: S;
+      try {
+        state = domain.createState(task.spec.initialState);
+      } catch (error) {
+        throw invalid(task, `domain ${domain.name} cannot build its initial state: ${toEnvHarnessError(error).message}`, '/spec/initialState', error);
+      }
+      entry = { state, hash: domain.hashState(state) };
+      bases.set(key, entry);
+      statesBuilt++;
+    }
+    return entry;
+  }
+
+  function prepare(task: Task): PreparedTask<S> {
+    // Task ids are content digests: the same id is the same task.
+    const cached = tasks.get(task.id);
+    if (cached !== undefined) return cached;
+    const prepared = build(task);
+    tasks.set(task.id, prepared);
+    tasksPrepared++;
+    return prepared;
+  }
+
+  function build(task: Task): PreparedTask<S> {
+    if (task.domain !== domain.name) {
+      throw invalid(task, `task ${task.id} belongs to domain "${task.domain}", not "${domain.name}"`, '/domain');
+    }
+    const spec = task.spec;
+    const constraints = spec.constraints ?? {};
+    const checkTool = (name: string, pointer: string): void => {
+      if (!toolsByName.has(name)) {
+        throw invalid(task, `task ${task.id} names tool "${name}" that domain ${domain.name} does not have; known: ${[...toolsByName.keys()].join(', ')}`, pointer);
+      }
+    };
+    constraints.allowedTools?.forEach((name, i) => checkTool(name, `/spec/constraints/allowedTools/${i}`));
+    constraints.confirmTools?.forEach((name, i) => checkTool(name, `/spec/constraints/confirmTools/${i}`));
+    constraints.forbidden?.forEach((f, i) => checkTool(f.tool, `/spec/constraints/forbidden/${i}/tool`));
+    const faultRules = spec.faults?.rules ?? [];
+    faultRules.forEach((rule, i) => {
+      if (rule.tool !== '*') checkTool(rule.tool, `/spec/faults/rules/${i}/tool`);
+      if (!(rule.rate >= 0 && rule.rate <= 1)) throw invalid(task, `fault rule ${i}: rate must be within [0, 1], got ${rule.rate}`, `/spec/faults/rules/${i}/rate`);
+    });
+    const budget = { ...DEFAULT_BUDGET, ...spec.budget };
+    checkBudget(task, budget);
+
+    const allowed = constraints.allowedTools === undefined ? undefined : new Set(constraints.allowedTools);
+    const tools = new Map<string, Tool<S, any>>();
+    for (const tool of domain.tools) if (allowed === undefined || allowed.has(tool.name)) tools.set(tool.name, tool);
+    const toolSpecs = deepFreeze([...tools.values()].map(specOf));
+
+    const base = baseFor(task);
+    const referenceState = domain.fork(base.state);
+    const solutionKeys = new Set<string>();
+    let call = 0;
+    spec.solution.forEach((action, i) => {
+      if (action.type !== 'tool') return;
+      const pointer = `/spec/solution/${i}`;
+      const tool = tools.get(action.tool);
+      if (tool === undefined) throw invalid(task, `reference solution step ${i} calls tool "${action.tool}", which this task does not allow or the domain lacks`, `${pointer}/tool`);
+      const parsed = tool.args.safeParse(action.args);
+      if (!parsed.success) {
+        throw invalid(task, `reference solution step ${i}: invalid arguments for ${action.tool}: ${parsed.error.issues[0]?.message ?? 'invalid'}`, `${pointer}/args`);
+      }
+      solutionKeys.add(callKey(tool.name, parsed.data));
+      const ctx = lazyToolContext(task, 'reference', call++);
+      let outcome;
+      try {
+        outcome = tool.run(referenceState, parsed.data, ctx);
+      } catch (error) {
+        throw invalid(task, `reference solution step ${i} (${action.tool}) threw: ${toEnvHarnessError(error).message}`, pointer, error);
+      }
+      if (!outcome.ok) {
+        throw invalid(task, `reference solution step ${i} (${action.tool}) failed with ${outcome.error.code}: ${outcome.error.message}`, pointer);
+      }
+    });
+
+    return {
+      task,
+      base: base.state,
+      baseHash: base.hash,
+      referenceState,
+      referenceHash: domain.hashState(referenceState),
+      tools,
+      toolSpecs,
+      budget: deepFreeze(budget),
+      confirm: new Set(constraints.confirmTools ?? []),
+      forbidden: constraints.forbidden ?? [],
+      faultRules,
+      hasStaleRule: faultRules.some((r) => r.kind === 'stale'),
+      solutionKeys,
+    };
+  }
+
+  return {
+    domain,
+    prepare,
+    clear() {
+      bases.clear();
+      tasks.clear();
+    },
+    get stats() {
+      return { states: bases.size, tasks: tasks.size, statesBuilt, tasksPrepared };
+    },
+  };
+}
+
+/**
+ * The context of tool call `call` in an episode with `seed` (or of the reference solution): its rng,
+ * `createRng([task.id, seed, 'tool', call])`, is only derived (one sha256) when a tool asks for it.
+ */
+export function lazyToolContext(task: Task, seed: number | 'reference', call: number): ToolContext {
+  return new LazyToolContext(task, seed, call);
+}
+
+class LazyToolContext implements ToolContext {
+  private generator: Rng | undefined;
+
+  constructor(
+    readonly task: Task,
+    private readonly seed: number | 'reference',
+    private readonly call: number,
+  ) {}
+
+  get rng(): Rng {
+    return (this.generator ??= createRng([this.task.id, this.seed, 'tool', this.call]));
+  }
+}
+
+function checkBudget(task: Task, budget: Budget): void {
+  for (const key of ['steps', 'tokens', 'timeMs', 'toolCalls', 'consecutiveErrors'] as const) {
+    const value = budget[key];
+    if (value !== undefined && !(typeof value === 'number' && value >= 0 && Number.isFinite(value))) {
+      throw invalid(task, `budget.${key} must be a non-negative number, got ${String(value)}`, `/spec/budget/${key}`);
+    }
+  }
+  for (const [tool, quota] of Object.entries(budget.perTool ?? {})) {
+    if (!(typeof quota === 'number' && quota >= 0 && Number.isFinite(quota))) {
+      throw invalid(task, `budget.perTool.${tool} must be a non-negative number, got ${String(quota)}`, `/spec/budget/perTool/${tool}`);
+    }
+  }
+}
+
+function invalid(task: Task, message: string, pointer: string, cause?: unknown): EnvHarnessError {
+  return new EnvHarnessError('TASK_INVALID', message, { details: { pointer, taskId: task.id }, cause });
+}
+
+/** One cache per domain object, made on first use. Caches of pure functions only: results never depend on them. */
+const defaultCaches = new WeakMap<Domain<any>, RuntimeCache<any>>();
+
+/** The shared cache of a domain (created on first use), used when an episode is not given one. */
+export function runtimeCacheFor<S>(domain: Domain<S>): RuntimeCache<S> {
+  let cache = defaultCaches.get(domain) as RuntimeCache<S> | undefined;
+  if (cache === undefined) {
+    cache = createRuntimeCache(domain);
+    defaultCaches.set(domain, cache);
+  }
+  return cache;
+}

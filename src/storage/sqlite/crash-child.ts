@@ -1,0 +1,28 @@
+/**
+ * Child process of the crash test: `node --import tsx crash-child.ts <dbfile> <seed>`. Writes the seeded
+ * burst as fast as it can and prints `ack <i>` after write i returned, until the parent SIGKILLs it.
+ */
+import { writeSync } from 'node:fs';
+import { crashWorkload } from './crash-workload.js';
+import { createSqliteStore } from './index.js';
+
+const MAX_OPS = 50_000;
+
+const [file, seedText] = process.argv.slice(2);
+if (file === undefined || seedText === undefined) {
+  writeSync(2, 'usage: crash-child.ts <dbfile> <seed>\n');
+  process.exit(2);
+}
+const store = createSqliteStore(file);
+// fs.writeSync to the pipe: the line is in the parent's pipe before the next write starts.
+writeSync(1, 'ready\n');
+let i = 0;
+for (const op of crashWorkload(Number(seedText))) {
+  if (i === MAX_OPS) break;
+  if (op.kind === 'batch') await store.saveBatch(op.batch, { review: op.review });
+  else await store.appendTransitions(op.transitions, { episodes: [op.episode] });
+  writeSync(1, `ack ${i}\n`);
+  i += 1;
+}
+await store.close();
+writeSync(1, 'done\n');

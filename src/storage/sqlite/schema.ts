@@ -1,0 +1,208 @@
+/** The SQLite schema as an ordered list of migrations, tracked in `PRAGMA user_version`. */
+import type { Database } from 'better-sqlite3';
+import { EnvHarnessError } from '../../core/index.js';
+
+/** One schema step. `version` numbers are 1, 2, 3... in order; a step never changes once released. */
+export interface Migration {
+  version: number;
+  description: string;
+  sql: string;
+}
+
+/** `PRAGMA application_id` of EnvHarness databases ('EnvH'), so that `file` and we can recognise them. */
+export const APPLICATION_ID = 0x456e7648;
+
+/**
+ * Conventions: every table is STRICT; JSON columns (`body`, `manifest`, `details`, `data`, `value`) hold
+ * RFC 8785 canonical JSON of the whole record; `seq` is the insertion order (the rowid where it can be).
+ * Indexes on (a, b) also serve `ORDER BY seq`, because SQLite keeps the rowid as the last index column.
+ */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description: 'initial schema: tasks, batches, generation log, reviews, episodes, transitions, snapshots, runs, meta',
+    sql: `
+      CREATE TABLE meta (
+        key   TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+      ) STRICT;
+
+      CREATE TABLE batches (
+        seq      INTEGER PRIMARY KEY,
+        id       TEXT NOT NULL UNIQUE,
+        split    TEXT NOT NULL,
+        manifest TEXT NOT NULL
+      ) STRICT;
+
+      CREATE TABLE tasks (
+        seq       INTEGER PRIMARY KEY,
+        id        TEXT NOT NULL UNIQUE,
+        template  TEXT NOT NULL,
+        domain    TEXT NOT NULL,
+        task_type TEXT NOT NULL,
+        level     INTEGER NOT NULL,
+        split     TEXT NOT NULL CHECK (split IN ('regression', 'dynamic', 'heldout')),
+        status    TEXT NOT NULL CHECK (status IN ('active', 'pending_review', 'rejected')),
+        batch_id  TEXT NOT NULL,
+        body      TEXT NOT NULL
+      ) STRICT;
+      CREATE INDEX tasks_by_split_status ON tasks (split, status);
+      CREATE INDEX tasks_by_status ON tasks (status);
+      CREATE INDEX tasks_by_template_level ON tasks (template, level);
+      CREATE INDEX tasks_by_type_level ON tasks (task_type, level);
+      CREATE INDEX tasks_by_batch ON tasks (batch_id);
+
+      -- One line per candidate; ordered by (batch seq, idx, rowid).
+      CREATE TABLE generation_log (
+        seq      INTEGER PRIMARY KEY,
+        batch_id TEXT NOT NULL REFERENCES batches (id),
+        idx      INTEGER NOT NULL,
+        task_id  TEXT NOT NULL,
+        template TEXT NOT NULL,
+        level    INTEGER NOT NULL,
+        accepted INTEGER NOT NULL CHECK (accepted IN (0, 1)),
+        gate     TEXT,
+        reason   TEXT,
+        details  TEXT
+      ) STRICT;
+      CREATE INDEX generation_log_by_batch ON generation_log (batch_id, idx);
+
+      CREATE TABLE reviews (
+        task_id    TEXT PRIMARY KEY REFERENCES tasks (id),
+        batch_id   TEXT NOT NULL,
+        status     TEXT NOT NULL CHECK (status IN ('pending', 'approved', 'rejected')),
+        reviewer   TEXT,
+        note       TEXT,
+        decided_at TEXT
+      ) STRICT;
+      CREATE INDEX reviews_by_status ON reviews (status);
+
+      CREATE TABLE review_audit (
+        seq      INTEGER PRIMARY KEY,
+        task_id  TEXT NOT NULL REFERENCES reviews (task_id),
+        decision TEXT NOT NULL CHECK (decision IN ('approved', 'rejected')),
+        reviewer TEXT NOT NULL,
+        note     TEXT NOT NULL,
+        at       TEXT NOT NULL
+      ) STRICT;
+      CREATE INDEX review_audit_by_task ON review_audit (task_id);
+
+      CREATE TABLE episodes (
+        seq        INTEGER PRIMARY KEY,
+        id         TEXT NOT NULL UNIQUE,
+        task_id    TEXT NOT NULL,
+        run_id     TEXT,
+        status     TEXT NOT NULL,
+        steps      INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        body       TEXT NOT NULL
+      ) STRICT;
+      CREATE INDEX episodes_by_run ON episodes (run_id);
+      CREATE INDEX episodes_by_task ON episodes (task_id);
+
+      -- The primary key refuses a second write of the same step at any isolation level.
+      CREATE TABLE transitions (
+        episode_id TEXT NOT NULL,
+        step       INTEGER NOT NULL,
+        body       TEXT NOT NULL,
+        PRIMARY KEY (episode_id, step)
+      ) STRICT;
+
+      CREATE TABLE snapshots (
+        seq        INTEGER PRIMARY KEY,
+        id         TEXT NOT NULL UNIQUE,
+        created_at TEXT NOT NULL,
+        body       TEXT NOT NULL
+      ) STRICT;
+
+      CREATE TABLE runs (
+        seq            INTEGER PRIMARY KEY,
+        id             TEXT NOT NULL UNIQUE,
+        kind           TEXT NOT NULL,
+        status         TEXT NOT NULL,
+        snapshot_start TEXT NOT NULL,
+        created_at     TEXT NOT NULL,
+        updated_at     TEXT NOT NULL,
+        body           TEXT NOT NULL
+      ) STRICT;
+
+      CREATE TABLE run_events (
+        run_id TEXT NOT NULL,
+        seq    INTEGER NOT NULL,
+        kind   TEXT NOT NULL,
+        data   TEXT NOT NULL,
+        PRIMARY KEY (run_id, seq)
+      ) STRICT;
+      CREATE INDEX run_events_by_kind ON run_events (run_id, kind, seq);
+
+      PRAGMA application_id = ${APPLICATION_ID};
+    `,
+  },
+];
+
+/** The schema version this code writes: the last migration's. */
+export const SCHEMA_VERSION: number = MIGRATIONS[MIGRATIONS.length - 1]!.version;
+
+/**
+ * Brings a database up to the last migration: each pending step runs in its own `BEGIN IMMEDIATE`
+ * transaction together with its `user_version` bump, so a crash leaves the schema at a whole version.
+ * Returns the versions applied (empty when the schema was already current).
+ */
+export function migrate(db: Database, migrations: readonly Migration[] = MIGRATIONS): number[] {
+  const latest = migrations.length === 0 ? 0 : migrations[migrations.length - 1]!.version;
+  checkOwnership(db);
+  const found = userVersion(db);
+  if (found > latest) {
+    throw new EnvHarnessError(
+      'STORE_FAILED',
+      `sqlite store ${db.name}: the database has schema version ${found}, newer than this EnvHarness supports ` +
+        `(${latest}); upgrade envharness, or open a copy made by this version`,
+      { details: { operation: 'open', schemaVersion: found, supported: latest } },
+    );
+  }
+  const applied: number[] = [];
+  for (const migration of migrations) {
+    if (migration.version <= found) continue;
+    const apply = db.transaction(() => {
+      // Another process may have migrated between our read and our write lock.
+      if (userVersion(db) >= migration.version) return;
+      db.exec(migration.sql);
+      db.pragma(`user_version = ${migration.version}`);
+      applied.push(migration.version);
+    });
+    try {
+      apply.immediate();
+    } catch (error) {
+      throw new EnvHarnessError(
+        'STORE_FAILED',
+        `sqlite store ${db.name}: migration ${migration.version} (${migration.description}) failed and was rolled back: ${messageOf(error)}`,
+        { cause: error, details: { operation: 'migrate', version: migration.version } },
+      );
+    }
+  }
+  return applied;
+}
+
+export function userVersion(db: Database): number {
+  return db.pragma('user_version', { simple: true }) as number;
+}
+
+/** Refuses SQLite files that belong to something else, before we add tables to them. */
+function checkOwnership(db: Database): void {
+  const appId = db.pragma('application_id', { simple: true }) as number;
+  if (appId === APPLICATION_ID) return;
+  const tables = db.prepare(`SELECT count(*) FROM sqlite_schema WHERE type = 'table'`).pluck().get() as number;
+  if (appId !== 0 || tables > 0) {
+    throw new EnvHarnessError(
+      'STORE_FAILED',
+      `sqlite store ${db.name}: not an EnvHarness database (application_id ${appId}, ${tables} tables); ` +
+        'choose another file, e.g. .envharness/envharness.db',
+      { details: { operation: 'open', applicationId: appId } },
+    );
+  }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

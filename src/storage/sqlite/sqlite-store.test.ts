@@ -1,0 +1,258 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { describeStore, rejection } from '../../../test/conformance/store.js';
+import { makeBatch, makeEpisode, makeRun, makeRunEvent, makeSnapshot, makeTask, makeTransition } from '../../../test/conformance/store-fixtures.js';
+import { createSqliteStore, SCHEMA_VERSION } from './index.js';
+import { APPLICATION_ID, migrate, MIGRATIONS, userVersion, type Migration } from './schema.js';
+
+const dirs: string[] = [];
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'envharness-sqlite-'));
+  dirs.push(dir);
+  return dir;
+}
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+describeStore('sqlite :memory:', async () => createSqliteStore(':memory:'));
+describeStore('sqlite file', async () => createSqliteStore(join(tempDir(), 'envharness.db')));
+// Every list query must have its own ORDER BY: SQLite is told to return unordered rows backwards.
+describeStore('sqlite file, reverse_unordered_selects', async () =>
+  createSqliteStore(join(tempDir(), 'envharness.db'), { reverseUnorderedSelects: true }),
+);
+
+describe('sqlite store: opening and pragmas', () => {
+  it('runs in WAL mode with synchronous=NORMAL, foreign keys on and the current schema', async () => {
+    const store = createSqliteStore(join(tempDir(), 'a.db'));
+    expect(await store.getInfo()).toMatchObject({
+      journalMode: 'wal',
+      synchronous: 'NORMAL',
+      foreignKeys: true,
+      busyTimeoutMs: 5000,
+      schemaVersion: SCHEMA_VERSION,
+    });
+    await store.close();
+  });
+
+  it('can run with synchronous=FULL', async () => {
+    const store = createSqliteStore(join(tempDir(), 'a.db'), { synchronous: 'FULL' });
+    expect((await store.getInfo()).synchronous).toBe('FULL');
+    await store.close();
+  });
+
+  it('creates missing parent folders and reports an absolute location', async () => {
+    const file = join(tempDir(), 'deep', 'er', '.envharness', 'envharness.db');
+    const store = createSqliteStore(file);
+    expect(store.location).toBe(file);
+    expect(store.kind).toBe('sqlite');
+    await store.close();
+  });
+
+  it('refuses invalid options with CONFIG_INVALID', () => {
+    expect(() => createSqliteStore(':memory:', { busyTimeoutMs: -1 })).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID' }));
+    expect(() => createSqliteStore(':memory:', { synchronous: 'OFF' as 'FULL' })).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID' }));
+  });
+
+  it('fails to open an unusable location with STORE_FAILED naming it', () => {
+    const dir = tempDir();
+    expect(() => createSqliteStore(dir)).toThrow(expect.objectContaining({ code: 'STORE_FAILED', message: expect.stringContaining(dir) }));
+  });
+
+  it('refuses a SQLite file that belongs to something else', () => {
+    const file = join(tempDir(), 'other.db');
+    const other = new BetterSqlite3(file);
+    other.exec('CREATE TABLE notes (body TEXT)');
+    other.close();
+    expect(() => createSqliteStore(file)).toThrow(expect.objectContaining({ code: 'STORE_FAILED', message: expect.stringContaining('not an EnvHarness database') }));
+  });
+
+  it('refuses a file that is not a database at all', () => {
+    const file = join(tempDir(), 'garbage.db');
+    writeFileSync(file, 'this is not a database, just text '.repeat(200));
+    expect(() => createSqliteStore(file)).toThrow(expect.objectContaining({ code: 'STORE_FAILED' }));
+  });
+
+  it('reports a healthy file as having no integrity problems', async () => {
+    const store = createSqliteStore(join(tempDir(), 'a.db'));
+    await store.saveBatch(makeBatch([makeTask(1)]));
+    expect(await store.checkIntegrity()).toEqual([]);
+    await store.close();
+  });
+});
+
+describe('sqlite store: migrations', () => {
+  it('applies every migration once, and nothing on reopen', async () => {
+    const file = join(tempDir(), 'm.db');
+    const db = new BetterSqlite3(file);
+    expect(migrate(db)).toEqual(MIGRATIONS.map((m) => m.version));
+    expect(migrate(db)).toEqual([]);
+    expect(userVersion(db)).toBe(SCHEMA_VERSION);
+    expect(db.pragma('application_id', { simple: true })).toBe(APPLICATION_ID);
+    db.close();
+    const store = createSqliteStore(file);
+    expect((await store.getInfo()).schemaVersion).toBe(SCHEMA_VERSION);
+    await store.close();
+  });
+
+  it('applies a later migration to an existing database exactly once, keeping its data', async () => {
+    const file = join(tempDir(), 'm.db');
+    const store = createSqliteStore(file);
+    await store.setMeta('kept', 'yes');
+    await store.close();
+    const next: Migration = {
+      version: SCHEMA_VERSION + 1,
+      description: 'test: a counter table',
+      sql: `CREATE TABLE applied (n INTEGER) STRICT; INSERT INTO applied VALUES (1);`,
+    };
+    const db = new BetterSqlite3(file);
+    expect(migrate(db, [...MIGRATIONS, next])).toEqual([next.version]);
+    expect(migrate(db, [...MIGRATIONS, next])).toEqual([]);
+    expect(db.prepare('SELECT count(*) FROM applied').pluck().get()).toBe(1);
+    expect(db.prepare(`SELECT value FROM meta WHERE key = 'kept'`).pluck().get()).toBe('"yes"');
+    db.close();
+  });
+
+  it('rolls a failing migration back whole, leaving the previous version', () => {
+    const file = join(tempDir(), 'm.db');
+    const db = new BetterSqlite3(file);
+    migrate(db);
+    const broken: Migration = {
+      version: SCHEMA_VERSION + 1,
+      description: 'test: fails half-way',
+      sql: `CREATE TABLE half (n INTEGER); INSERT INTO no_such_table VALUES (1);`,
+    };
+    expect(() => migrate(db, [...MIGRATIONS, broken])).toThrow(
+      expect.objectContaining({ code: 'STORE_FAILED', message: expect.stringContaining('rolled back') }),
+    );
+    expect(userVersion(db)).toBe(SCHEMA_VERSION);
+    expect(db.prepare(`SELECT count(*) FROM sqlite_schema WHERE name = 'half'`).pluck().get()).toBe(0);
+    db.close();
+  });
+
+  it('refuses a database from a newer EnvHarness, saying so', async () => {
+    const file = join(tempDir(), 'future.db');
+    await createSqliteStore(file).close();
+    const db = new BetterSqlite3(file);
+    db.pragma(`user_version = ${SCHEMA_VERSION + 5}`);
+    db.close();
+    const open = () => createSqliteStore(file);
+    expect(open).toThrow(expect.objectContaining({ code: 'STORE_FAILED', message: expect.stringContaining('newer than this EnvHarness supports') }));
+    expect(open).toThrow(expect.objectContaining({ details: expect.objectContaining({ schemaVersion: SCHEMA_VERSION + 5, supported: SCHEMA_VERSION }) }));
+  });
+});
+
+describe('sqlite store: durability across reopen', () => {
+  it('keeps every kind of record after close and reopen', async () => {
+    const file = join(tempDir(), 'reopen.db');
+    const tasks = [makeTask(1), makeTask(2)];
+    const batch = makeBatch(tasks);
+    const episode = makeEpisode('ep-1', tasks[0]!.id, { steps: 2 });
+    const transitions = [makeTransition('ep-1', 0), makeTransition('ep-1', 1)];
+    const snapshot = makeSnapshot('s');
+    const run = makeRun('run-1');
+    const events = [makeRunEvent('run-1', 0)];
+
+    const writer = createSqliteStore(file);
+    await writer.saveBatch(batch, { review: [tasks[1]!.id] });
+    await writer.decideReview({ taskId: tasks[1]!.id, decision: 'approved', reviewer: 'ana', note: 'ok', at: '2026-01-03T00:00:00.000Z' });
+    await writer.saveEpisode(episode);
+    await writer.appendTransitions(transitions);
+    await writer.saveSnapshot(snapshot);
+    await writer.saveRun(run);
+    await writer.appendRunEvents(events);
+    await writer.setMeta('seed', 42);
+    const before = {
+      tasks: await writer.listTasks(),
+      reviews: await writer.listReviews(),
+      audit: await writer.listReviewAudit(),
+    };
+    await writer.close();
+
+    const reader = createSqliteStore(file);
+    expect(await reader.getBatch(batch.manifest.id)).toEqual(batch.manifest);
+    expect(await reader.listGenerationLog()).toEqual(batch.log);
+    expect(await reader.listTasks()).toEqual(before.tasks);
+    expect(await reader.listReviews()).toEqual(before.reviews);
+    expect(await reader.listReviewAudit()).toEqual(before.audit);
+    expect(await reader.getEpisode('ep-1')).toEqual(episode);
+    expect(await reader.listTransitions('ep-1')).toEqual(transitions);
+    expect(await reader.getSnapshot(snapshot.id)).toEqual(snapshot);
+    expect(await reader.getRun('run-1')).toEqual(run);
+    expect(await reader.listRunEvents('run-1')).toEqual(events);
+    expect(await reader.getMeta('seed')).toBe(42);
+    expect(await reader.checkIntegrity()).toEqual([]);
+    await reader.close();
+  });
+
+  it('shares one file between two open stores (as two processes would)', async () => {
+    const file = join(tempDir(), 'shared.db');
+    const a = createSqliteStore(file);
+    const b = createSqliteStore(file);
+    await a.appendTransitions([makeTransition('ep-1', 0)]);
+    await b.appendTransitions([makeTransition('ep-1', 1)]);
+    expect((await a.listTransitions('ep-1')).map((t) => t.step)).toEqual([0, 1]);
+    expect((await rejection(b.appendTransitions([makeTransition('ep-1', 0)]))).details).toMatchObject({ episodeId: 'ep-1', step: 0 });
+    await a.close();
+    await b.close();
+  });
+});
+
+describe('sqlite store: transitions with their episodes', () => {
+  it('saves episode records in the same transaction as the transitions', async () => {
+    const store = createSqliteStore(':memory:');
+    const one = makeEpisode('ep-1', 'task-1');
+    const two = makeEpisode('ep-2', 'task-2');
+    await store.appendTransitions([makeTransition('ep-1', 0), makeTransition('ep-1', 1), makeTransition('ep-2', 0)], {
+      episodes: [{ ...one, steps: 2 }, { ...two, steps: 1 }],
+    });
+    expect((await store.listEpisodes()).map((e) => [e.id, e.steps])).toEqual([['ep-1', 2], ['ep-2', 1]]);
+
+    const error = await rejection(
+      store.appendTransitions([makeTransition('ep-2', 1), makeTransition('ep-1', 2), makeTransition('ep-1', 1)], {
+        episodes: [{ ...one, steps: 4 }, { ...two, steps: 2 }],
+      }),
+    );
+    expect(error.details).toMatchObject({ episodeId: 'ep-1', step: 1 });
+    expect((await store.listEpisodes()).map((e) => [e.id, e.steps])).toEqual([['ep-1', 2], ['ep-2', 1]]);
+    expect(await store.listTransitions('ep-1')).toHaveLength(2);
+    expect(await store.listTransitions('ep-2')).toHaveLength(1);
+
+    await store.appendTransitions([], { episodes: [{ ...one, status: 'closed' }] });
+    expect((await store.getEpisode('ep-1'))?.status).toBe('closed');
+    await store.close();
+  });
+});
+
+describe('sqlite store: errors', () => {
+  it('maps driver failures to STORE_FAILED naming the operation, and writes nothing', async () => {
+    const store = createSqliteStore(':memory:');
+    const fractional = { ...makeTask(1), level: 1.5 };
+    const error = await rejection(store.saveBatch(makeBatch([makeTask(2), fractional])));
+    expect(error.code).toBe('STORE_FAILED');
+    expect(error.message).toContain('saveBatch');
+    expect(error.details).toMatchObject({ operation: 'saveBatch', sqliteCode: expect.stringMatching(/^SQLITE_/) });
+    expect(error.cause).toBeInstanceOf(Error);
+    expect(await store.countTasks()).toBe(0);
+    expect(await store.listBatches()).toEqual([]);
+    await store.close();
+  });
+
+  it('refuses values without a canonical JSON form, and writes nothing', async () => {
+    const store = createSqliteStore(':memory:');
+    const error = await rejection(store.appendTransitions([makeTransition('ep-1', 0), { ...makeTransition('ep-1', 1), reward: Number.NaN }]));
+    expect(error.code).toBe('PARAMS_INVALID');
+    expect(await store.listTransitions('ep-1')).toEqual([]);
+    await store.close();
+  });
+
+  it('refuses an invalid limit with PARAMS_INVALID', async () => {
+    const store = createSqliteStore(':memory:');
+    expect((await rejection(store.listTasks({ limit: -1 }))).code).toBe('PARAMS_INVALID');
+    expect((await rejection(store.listTaskIndex({ afterSeq: 1.5 }))).code).toBe('PARAMS_INVALID');
+    await store.close();
+  });
+});

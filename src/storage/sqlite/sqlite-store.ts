@@ -1,0 +1,814 @@
+/** The SQLite `Store`: better-sqlite3, WAL, one `BEGIN IMMEDIATE` transaction per write call. */
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import type { Database, Statement, Transaction } from 'better-sqlite3';
+import {
+  canonicalize,
+  computeTaskId,
+  EnvHarnessError,
+  DEFAULT_SQLITE_BUSY_TIMEOUT_MS,
+  type Batch,
+  type BatchManifest,
+  type EpisodeRecord,
+  type GateName,
+  type GenerationLogEntry,
+  type JsonValue,
+  type LogFilter,
+  type ReviewDecision,
+  type ReviewItem,
+  type ReviewStatus,
+  type RunEvent,
+  type RunRecord,
+  type Snapshot,
+  type Split,
+  type Store,
+  type StoredTask,
+  type Task,
+  type TaskFilter,
+  type TaskIndexEntry,
+  type TaskStatus,
+  type Transition,
+} from '../../core/index.js';
+import { migrate, SCHEMA_VERSION, userVersion } from './schema.js';
+
+/** Milliseconds a write waits for another connection's lock before it fails with STORE_FAILED. */
+const DEFAULT_BUSY_TIMEOUT_MS = DEFAULT_SQLITE_BUSY_TIMEOUT_MS;
+/** The WAL file is truncated back to this size after a checkpoint (bounds disk use after big writes). */
+const JOURNAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
+
+export interface SqliteStoreOptions {
+  /**
+   * `NORMAL` (default): a call that returned survives a process crash; an OS crash or power loss may roll
+   * back the last commits (never corrupts). `FULL`: also survives power loss, at about 4x the cost per commit.
+   */
+  synchronous?: 'NORMAL' | 'FULL';
+  /** How long a write waits for another process's write lock (default 5000 ms). */
+  busyTimeoutMs?: number;
+  /** Testing aid: makes SQLite return rows of unordered queries in reverse, to flush out order dependence. */
+  reverseUnorderedSelects?: boolean;
+}
+
+/** What the store runs with, for `doctor` and for snapshot metadata. */
+export interface SqliteStoreInfo {
+  location: string;
+  schemaVersion: number;
+  journalMode: string;
+  synchronous: 'OFF' | 'NORMAL' | 'FULL' | 'EXTRA';
+  foreignKeys: boolean;
+  busyTimeoutMs: number;
+  sqliteVersion: string;
+}
+
+/**
+ * Opens (creating it and its folder if needed) an EnvHarness database and brings its schema up to date.
+ * `location` is a file path or `':memory:'`.
+ * @example
+ * const store = createSqliteStore('.envharness/envharness.db');
+ * await store.saveBatch(batch);
+ * await store.close();
+ */
+export function createSqliteStore(location: string, options: SqliteStoreOptions = {}): SqliteStore {
+  return new SqliteStore(location, options);
+}
+
+/**
+ * A `Store` over one better-sqlite3 connection. Calls run synchronously underneath; every write is one
+ * `BEGIN IMMEDIATE` transaction, so a call that returned is committed and a call that threw wrote nothing.
+ */
+export class SqliteStore implements Store {
+  readonly kind = 'sqlite';
+  readonly location: string;
+  private readonly db: Database;
+  private readonly statements = new Map<string, Statement>();
+  private readonly plucked = new Map<string, Statement>();
+  private readonly rawStatements = new Map<string, Statement>();
+  private readonly busyTimeoutMs: number;
+  private readonly transaction: Transaction<(fn: () => unknown) => unknown>;
+
+  constructor(location: string, options: SqliteStoreOptions = {}) {
+    const isMemory = location === ':memory:';
+    this.location = isMemory ? location : resolve(location);
+    this.busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
+    const synchronous = options.synchronous ?? 'NORMAL';
+    if (synchronous !== 'NORMAL' && synchronous !== 'FULL') {
+      throw new EnvHarnessError('CONFIG_INVALID', `sqlite store: synchronous must be 'NORMAL' or 'FULL', got ${String(synchronous)}`, {
+        details: { pointer: '/synchronous' },
+      });
+    }
+    if (!Number.isInteger(this.busyTimeoutMs) || this.busyTimeoutMs < 0) {
+      throw new EnvHarnessError('CONFIG_INVALID', `sqlite store: busyTimeoutMs must be a non-negative integer, got ${this.busyTimeoutMs}`, {
+        details: { pointer: '/busyTimeoutMs' },
+      });
+    }
+    let db: Database | undefined;
+    try {
+      if (!isMemory) mkdirSync(dirname(this.location), { recursive: true });
+      db = new BetterSqlite3(this.location, { timeout: this.busyTimeoutMs });
+      // WAL: readers never block the writer; with NORMAL, commits skip fsync (synced at checkpoint).
+      db.pragma('journal_mode = WAL');
+      db.pragma(`synchronous = ${synchronous}`);
+      db.pragma('foreign_keys = ON');
+      db.pragma('trusted_schema = OFF');
+      db.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT_BYTES}`);
+      if (options.reverseUnorderedSelects) db.pragma('reverse_unordered_selects = ON');
+      migrate(db);
+    } catch (error) {
+      db?.close();
+      if (error instanceof EnvHarnessError) throw error;
+      throw new EnvHarnessError('STORE_FAILED', `sqlite store: cannot open ${this.location}: ${messageOf(error)}`, {
+        cause: error,
+        details: { operation: 'open', ...sqliteCode(error) },
+      });
+    }
+    this.db = db;
+    this.transaction = db.transaction((fn: () => unknown) => fn());
+  }
+
+  async close(): Promise<void> {
+    if (!this.db.open) return;
+    try {
+      this.db.pragma('optimize');
+    } catch {
+      // Advisory only (refreshes planner statistics); never a reason to keep the file open.
+    }
+    this.statements.clear();
+    this.plucked.clear();
+    this.rawStatements.clear();
+    this.db.close();
+  }
+
+  // ---- batches and the generation log ----
+
+  async saveBatch(batch: Batch, options: { review?: readonly string[] } = {}): Promise<void> {
+    this.guard('saveBatch', () => {
+      const review = new Set(options.review ?? []);
+      const accepted = new Set(batch.tasks.map((t) => t.id));
+      for (const id of review) {
+        if (!accepted.has(id)) {
+          throw new EnvHarnessError('PARAMS_INVALID', `saveBatch ${batch.manifest.id}: review id ${id} is not one of the batch's tasks`, {
+            details: { pointer: '/review', batchId: batch.manifest.id, taskId: id },
+          });
+        }
+      }
+      this.write(() => this.writeBatch(batch, review));
+    });
+  }
+
+  async getBatch(id: string): Promise<BatchManifest | undefined> {
+    return this.guard('getBatch', () => {
+      const text = this.pluck('SELECT manifest FROM batches WHERE id = ?').get(id) as string | undefined;
+      return text === undefined ? undefined : (JSON.parse(text) as BatchManifest);
+    });
+  }
+
+  async listBatches(): Promise<BatchManifest[]> {
+    return this.guard('listBatches', () =>
+      (this.pluck('SELECT manifest FROM batches ORDER BY seq').all() as string[]).map((t) => JSON.parse(t) as BatchManifest),
+    );
+  }
+
+  async listGenerationLog(filter: LogFilter = {}): Promise<GenerationLogEntry[]> {
+    return this.guard('listGenerationLog', () => {
+      const { where, params } = whereOf([
+        ['g.batch_id = ?', filter.batchId],
+        ['g.accepted = ?', filter.accepted === undefined ? undefined : Number(filter.accepted)],
+        ['g.gate = ?', filter.gate],
+      ]);
+      const limit = limitClause(filter.limit, params);
+      const rows = this.sql(
+        'SELECT g.batch_id, g.idx, g.task_id, g.template, g.level, g.accepted, g.gate, g.reason, g.details ' +
+          `FROM generation_log g JOIN batches b ON b.id = g.batch_id${where} ORDER BY b.seq, g.idx, g.seq${limit}`,
+      ).all(...params) as LogRow[];
+      return rows.map(logEntryFromRow);
+    });
+  }
+
+  // ---- tasks ----
+
+  async getTask(id: string): Promise<StoredTask | undefined> {
+    return this.guard('getTask', () => {
+      const row = this.sql('SELECT seq, split, status, batch_id, body FROM tasks WHERE id = ?').get(id) as TaskRow | undefined;
+      return row === undefined ? undefined : storedTaskFromRow(row);
+    });
+  }
+
+  async findExistingTaskIds(ids: readonly string[]): Promise<Set<string>> {
+    return this.guard('findExistingTaskIds', () => {
+      if (ids.length === 0) return new Set<string>();
+      // One statement for any number of ids: the list goes in as a JSON array and probes the id index.
+      const found = this.pluck('SELECT t.id FROM json_each(?) j CROSS JOIN tasks t ON t.id = j.value')
+        .all(JSON.stringify(ids)) as string[];
+      return new Set(found);
+    });
+  }
+
+  async listTasks(filter: TaskFilter = {}): Promise<StoredTask[]> {
+    return this.guard('listTasks', () => {
+      const { sql, params } = taskQuery('seq, split, status, batch_id, body', filter);
+      return (this.sql(sql).all(...params) as TaskRow[]).map(storedTaskFromRow);
+    });
+  }
+
+  async countTasks(filter: TaskFilter = {}): Promise<number> {
+    return this.guard('countTasks', () => {
+      const { sql, params } = taskQuery('1', filter);
+      return this.pluck(`SELECT count(*) FROM (${sql})`).get(...params) as number;
+    });
+  }
+
+  async listTaskIndex(filter: TaskFilter = {}): Promise<TaskIndexEntry[]> {
+    return this.guard('listTaskIndex', () => {
+      const { sql, params } = taskQuery('id, seq, template, domain, task_type, level, split, status', filter);
+      // Rows as arrays, then one object literal each: ~20% faster than driver-built objects on 100k rows.
+      const rows = this.raw(sql).all(...params) as IndexRow[];
+      return rows.map(([id, seq, template, domain, taskType, level, split, status]) => ({
+        id,
+        seq,
+        template,
+        domain,
+        taskType,
+        level,
+        split,
+        status,
+      }));
+    });
+  }
+
+  async putTasks(tasks: readonly StoredTask[]): Promise<void> {
+    this.guard('putTasks', () => {
+      if (tasks.length > 0) this.write(() => this.writeTasks(tasks));
+    });
+  }
+
+  // ---- review ----
+
+  async listReviews(status?: ReviewStatus): Promise<ReviewItem[]> {
+    return this.guard('listReviews', () => {
+      const base =
+        'SELECT r.task_id, r.batch_id, r.status, r.reviewer, r.note, r.decided_at FROM reviews r JOIN tasks t ON t.id = r.task_id';
+      const rows = (
+        status === undefined
+          ? this.sql(`${base} ORDER BY t.seq`).all()
+          : this.sql(`${base} WHERE r.status = ? ORDER BY t.seq`).all(status)
+      ) as ReviewRow[];
+      return rows.map(reviewFromRow);
+    });
+  }
+
+  async decideReview(decision: ReviewDecision): Promise<ReviewItem> {
+    return this.guard('decideReview', () => this.write(() => this.writeDecision(decision)));
+  }
+
+  async listReviewAudit(taskId?: string): Promise<ReviewDecision[]> {
+    return this.guard('listReviewAudit', () => {
+      const base = 'SELECT task_id AS taskId, decision, reviewer, note, at FROM review_audit';
+      return (
+        taskId === undefined
+          ? this.sql(`${base} ORDER BY seq`).all()
+          : this.sql(`${base} WHERE task_id = ? ORDER BY seq`).all(taskId)
+      ) as ReviewDecision[];
+    });
+  }
+
+  // ---- episodes and transitions ----
+
+  async saveEpisode(episode: EpisodeRecord): Promise<void> {
+    this.guard('saveEpisode', () => this.write(() => this.writeEpisode(episode)));
+  }
+
+  async getEpisode(id: string): Promise<EpisodeRecord | undefined> {
+    return this.guard('getEpisode', () => {
+      const text = this.pluck('SELECT body FROM episodes WHERE id = ?').get(id) as string | undefined;
+      return text === undefined ? undefined : (JSON.parse(text) as EpisodeRecord);
+    });
+  }
+
+  async listEpisodes(filter: { runId?: string; taskId?: string; limit?: number } = {}): Promise<EpisodeRecord[]> {
+    return this.guard('listEpisodes', () => {
+      const { where, params } = whereOf([
+        ['run_id = ?', filter.runId],
+        ['task_id = ?', filter.taskId],
+      ]);
+      const limit = limitClause(filter.limit, params);
+      const texts = this.pluck(`SELECT body FROM episodes${where} ORDER BY seq${limit}`)
+        .all(...params) as string[];
+      return texts.map((t) => JSON.parse(t) as EpisodeRecord);
+    });
+  }
+
+  /**
+   * Appends transitions in one transaction. Episode records in `options.episodes` are saved in the same
+   * transaction, so an episode's step counter can never disagree with its transitions after a crash.
+   */
+  async appendTransitions(transitions: readonly Transition[], options: { episodes?: readonly EpisodeRecord[] } = {}): Promise<void> {
+    const episodes = options.episodes ?? [];
+    this.guard('appendTransitions', () => {
+      if (transitions.length > 0 || episodes.length > 0) this.write(() => this.writeTransitions(transitions, episodes));
+    });
+  }
+
+  async listTransitions(episodeId: string): Promise<Transition[]> {
+    return this.guard('listTransitions', () =>
+      (this.pluck('SELECT body FROM transitions WHERE episode_id = ? ORDER BY step').all(episodeId) as string[]).map(
+        (t) => JSON.parse(t) as Transition,
+      ),
+    );
+  }
+
+  // ---- snapshots ----
+
+  async saveSnapshot(snapshot: Snapshot): Promise<void> {
+    this.guard('saveSnapshot', () =>
+      this.write(() => {
+        this.sql(
+          'INSERT INTO snapshots (id, created_at, body) VALUES (?, ?, ?) ' +
+            'ON CONFLICT (id) DO UPDATE SET created_at = excluded.created_at, body = excluded.body',
+        ).run(snapshot.id, snapshot.createdAt, canonicalize(snapshot));
+      }),
+    );
+  }
+
+  async getSnapshot(id: string): Promise<Snapshot | undefined> {
+    return this.guard('getSnapshot', () => {
+      const text = this.pluck('SELECT body FROM snapshots WHERE id = ?').get(id) as string | undefined;
+      return text === undefined ? undefined : (JSON.parse(text) as Snapshot);
+    });
+  }
+
+  async listSnapshots(): Promise<Snapshot[]> {
+    return this.guard('listSnapshots', () =>
+      (this.pluck('SELECT body FROM snapshots ORDER BY seq').all() as string[]).map((t) => JSON.parse(t) as Snapshot),
+    );
+  }
+
+  // ---- runs ----
+
+  async saveRun(run: RunRecord): Promise<void> {
+    this.guard('saveRun', () =>
+      this.write(() => {
+        this.sql(
+          'INSERT INTO runs (id, kind, status, snapshot_start, created_at, updated_at, body) VALUES (?, ?, ?, ?, ?, ?, ?) ' +
+            'ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, status = excluded.status, ' +
+            'snapshot_start = excluded.snapshot_start, created_at = excluded.created_at, ' +
+            'updated_at = excluded.updated_at, body = excluded.body',
+        ).run(run.id, run.kind, run.status, run.snapshotStart, run.createdAt, run.updatedAt, canonicalize(run));
+      }),
+    );
+  }
+
+  async getRun(id: string): Promise<RunRecord | undefined> {
+    return this.guard('getRun', () => {
+      const text = this.pluck('SELECT body FROM runs WHERE id = ?').get(id) as string | undefined;
+      return text === undefined ? undefined : (JSON.parse(text) as RunRecord);
+    });
+  }
+
+  async listRuns(): Promise<RunRecord[]> {
+    return this.guard('listRuns', () =>
+      (this.pluck('SELECT body FROM runs ORDER BY seq').all() as string[]).map((t) => JSON.parse(t) as RunRecord),
+    );
+  }
+
+  async appendRunEvents(events: readonly RunEvent[]): Promise<void> {
+    this.guard('appendRunEvents', () => {
+      if (events.length > 0) this.write(() => this.writeRunEvents(events));
+    });
+  }
+
+  async listRunEvents(runId: string, kind?: string): Promise<RunEvent[]> {
+    return this.guard('listRunEvents', () => {
+      const rows = (
+        kind === undefined
+          ? this.sql('SELECT run_id, seq, kind, data FROM run_events WHERE run_id = ? ORDER BY seq').all(runId)
+          : this.sql('SELECT run_id, seq, kind, data FROM run_events WHERE run_id = ? AND kind = ? ORDER BY seq').all(runId, kind)
+      ) as RunEventRow[];
+      return rows.map((r) => ({ runId: r.run_id, seq: r.seq, kind: r.kind, data: JSON.parse(r.data) as JsonValue }));
+    });
+  }
+
+  // ---- meta ----
+
+  async getMeta(key: string): Promise<JsonValue | undefined> {
+    return this.guard('getMeta', () => {
+      const text = this.pluck('SELECT value FROM meta WHERE key = ?').get(key) as string | undefined;
+      return text === undefined ? undefined : (JSON.parse(text) as JsonValue);
+    });
+  }
+
+  async setMeta(key: string, value: JsonValue): Promise<void> {
+    this.guard('setMeta', () =>
+      this.write(() => {
+        this.sql('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(
+          key,
+          canonicalize(value),
+        );
+      }),
+    );
+  }
+
+  // ---- SQLite-only operations ----
+
+  /** The settings the connection runs with. */
+  async getInfo(): Promise<SqliteStoreInfo> {
+    return this.guard('getInfo', () => ({
+      location: this.location,
+      schemaVersion: userVersion(this.db),
+      journalMode: this.db.pragma('journal_mode', { simple: true }) as string,
+      synchronous: SYNCHRONOUS_NAMES[this.db.pragma('synchronous', { simple: true }) as number] ?? 'NORMAL',
+      foreignKeys: this.db.pragma('foreign_keys', { simple: true }) === 1,
+      busyTimeoutMs: this.busyTimeoutMs,
+      sqliteVersion: this.pluck('SELECT sqlite_version()').get() as string,
+    }));
+  }
+
+  /** Runs `PRAGMA integrity_check` and `foreign_key_check`; returns the problems found (empty when sound). */
+  async checkIntegrity(): Promise<string[]> {
+    return this.guard('checkIntegrity', () => {
+      const integrity = (this.db.pragma('integrity_check') as Array<{ integrity_check: string }>).map((r) => r.integrity_check);
+      const problems = integrity.length === 1 && integrity[0] === 'ok' ? [] : integrity;
+      for (const fk of this.db.pragma('foreign_key_check') as Array<{ table: string; rowid: number; parent: string }>) {
+        problems.push(`foreign key: ${fk.table} row ${fk.rowid} refers to a missing ${fk.parent} row`);
+      }
+      return problems;
+    });
+  }
+
+  // ---- transaction bodies (run inside BEGIN IMMEDIATE) ----
+
+  private writeBatch(batch: Batch, review: ReadonlySet<string>): void {
+    const { manifest } = batch;
+    const manifestText = canonicalize(manifest);
+    const existing = this.pluck('SELECT manifest FROM batches WHERE id = ?').get(manifest.id) as string | undefined;
+    if (existing !== undefined) {
+      if (existing === manifestText) return; // the same batch again: already saved whole, by atomicity
+      throw conflict('saveBatch', `batch ${manifest.id} is already stored with a different manifest`, {
+        conflict: 'batch_exists',
+        batchId: manifest.id,
+      });
+    }
+    this.sql('INSERT INTO batches (id, split, manifest) VALUES (?, ?, ?)').run(manifest.id, manifest.split, manifestText);
+    const insertTask = this.sql(
+      'INSERT INTO tasks (id, template, domain, task_type, level, split, status, batch_id, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    );
+    const insertReview = this.sql("INSERT INTO reviews (task_id, batch_id, status) VALUES (?, ?, 'pending')");
+    for (const task of batch.tasks) {
+      const status: TaskStatus = review.has(task.id) ? 'pending_review' : 'active';
+      try {
+        insertTask.run(task.id, task.template, task.domain, task.taskType, task.level, manifest.split, status, manifest.id, taskBody(task));
+      } catch (error) {
+        if (isUniqueViolation(error)) {
+          throw conflict('saveBatch', `batch ${manifest.id}: task ${task.id} is already stored; nothing of the batch was saved`, {
+            conflict: 'task_exists',
+            batchId: manifest.id,
+            taskId: task.id,
+          });
+        }
+        throw error;
+      }
+      if (status === 'pending_review') insertReview.run(task.id, manifest.id);
+    }
+    const insertLog = this.sql(
+      'INSERT INTO generation_log (batch_id, idx, task_id, template, level, accepted, gate, reason, details) ' +
+        'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    );
+    for (const entry of batch.log) {
+      insertLog.run(
+        entry.batchId,
+        entry.index,
+        entry.taskId,
+        entry.template,
+        entry.level,
+        entry.accepted ? 1 : 0,
+        entry.gate ?? null,
+        entry.reason ?? null,
+        entry.details === undefined ? null : canonicalize(entry.details),
+      );
+    }
+  }
+
+  private writeTasks(tasks: readonly StoredTask[]): void {
+    const byId = this.sql('SELECT seq, split, status, batch_id, body FROM tasks WHERE id = ?');
+    const bySeq = this.pluck('SELECT id FROM tasks WHERE seq = ?');
+    const insert = this.sql(
+      'INSERT INTO tasks (seq, id, template, domain, task_type, level, split, status, batch_id, body) ' +
+        'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    );
+    const insertReview = this.sql("INSERT OR IGNORE INTO reviews (task_id, batch_id, status) VALUES (?, ?, 'pending')");
+    tasks.forEach((task, i) => {
+      const expected = computeTaskId(task);
+      if (expected !== task.id) {
+        const message = `putTasks: task ${task.id} does not match its content (its content hashes to ${expected})`;
+        throw new EnvHarnessError('IMPORT_INVALID', message, {
+          details: { pointer: `/${i}/id`, taskId: task.id, expected },
+        });
+      }
+      const body = taskBody(task);
+      const row = byId.get(task.id) as TaskRow | undefined;
+      if (row !== undefined) {
+        const same =
+          row.seq === task.seq &&
+          row.split === task.split &&
+          row.status === task.status &&
+          row.batch_id === task.batchId &&
+          row.body === body;
+        if (same) return;
+        const message = `putTasks: task ${task.id} is already stored with a different seq, split, status, batch or content`;
+        throw new EnvHarnessError('IMPORT_INVALID', message, {
+          details: {
+            pointer: `/${i}`,
+            taskId: task.id,
+            stored: { seq: row.seq, split: row.split, status: row.status, batchId: row.batch_id },
+          },
+        });
+      }
+      const holder = bySeq.get(task.seq) as string | undefined;
+      if (holder !== undefined) {
+        throw new EnvHarnessError('IMPORT_INVALID', `putTasks: seq ${task.seq} of task ${task.id} is already taken by task ${holder}`, {
+          details: { pointer: `/${i}/seq`, taskId: task.id, seq: task.seq, holder },
+        });
+      }
+      insert.run(task.seq, task.id, task.template, task.domain, task.taskType, task.level, task.split, task.status, task.batchId, body);
+      // Keeps the invariant "every pending_review task has a review item", so the task can be decided.
+      if (task.status === 'pending_review') insertReview.run(task.id, task.batchId);
+    });
+  }
+
+  private writeDecision(decision: ReviewDecision): ReviewItem {
+    const row = this.pluck('SELECT batch_id FROM reviews WHERE task_id = ?').get(decision.taskId) as string | undefined;
+    if (row === undefined) {
+      const message = `task ${decision.taskId} is not in the review queue; \`envharness review\` lists what is pending`;
+      throw new EnvHarnessError('REVIEW_NOT_FOUND', message, {
+        details: { taskId: decision.taskId },
+      });
+    }
+    this.sql('INSERT INTO review_audit (task_id, decision, reviewer, note, at) VALUES (?, ?, ?, ?, ?)').run(
+      decision.taskId,
+      decision.decision,
+      decision.reviewer,
+      decision.note,
+      decision.at,
+    );
+    this.sql('UPDATE reviews SET status = ?, reviewer = ?, note = ?, decided_at = ? WHERE task_id = ?').run(
+      decision.decision,
+      decision.reviewer,
+      decision.note,
+      decision.at,
+      decision.taskId,
+    );
+    this.sql('UPDATE tasks SET status = ? WHERE id = ?').run(decision.decision === 'approved' ? 'active' : 'rejected', decision.taskId);
+    return {
+      taskId: decision.taskId,
+      batchId: row,
+      status: decision.decision,
+      reviewer: decision.reviewer,
+      note: decision.note,
+      decidedAt: decision.at,
+    };
+  }
+
+  private writeEpisode(episode: EpisodeRecord): void {
+    this.sql(
+      'INSERT INTO episodes (id, task_id, run_id, status, steps, created_at, updated_at, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ' +
+        'ON CONFLICT (id) DO UPDATE SET task_id = excluded.task_id, run_id = excluded.run_id, status = excluded.status, ' +
+        'steps = excluded.steps, created_at = excluded.created_at, updated_at = excluded.updated_at, body = excluded.body',
+    ).run(
+      episode.id,
+      episode.taskId,
+      episode.runId ?? null,
+      episode.status,
+      episode.steps,
+      episode.createdAt,
+      episode.updatedAt,
+      canonicalize(episode),
+    );
+  }
+
+  private writeTransitions(transitions: readonly Transition[], episodes: readonly EpisodeRecord[]): void {
+    const insert = this.sql('INSERT INTO transitions (episode_id, step, body) VALUES (?, ?, ?)');
+    for (const t of transitions) {
+      try {
+        insert.run(t.episodeId, t.step, canonicalize(t));
+      } catch (error) {
+        if (isUniqueViolation(error)) {
+          const message = `episode ${t.episodeId} already has step ${t.step}; none of the ${transitions.length} transitions of this call were written`;
+          throw conflict('appendTransitions', message, {
+            conflict: 'duplicate_step',
+            episodeId: t.episodeId,
+            step: t.step,
+          });
+        }
+        throw error;
+      }
+    }
+    for (const episode of episodes) this.writeEpisode(episode);
+  }
+
+  private writeRunEvents(events: readonly RunEvent[]): void {
+    const insert = this.sql('INSERT INTO run_events (run_id, seq, kind, data) VALUES (?, ?, ?, ?)');
+    for (const e of events) {
+      try {
+        insert.run(e.runId, e.seq, e.kind, canonicalize(e.data));
+      } catch (error) {
+        if (isUniqueViolation(error)) {
+          const message = `run ${e.runId} already has event ${e.seq}; none of the ${events.length} events of this call were written`;
+          throw conflict('appendRunEvents', message, {
+            conflict: 'duplicate_event',
+            runId: e.runId,
+            seq: e.seq,
+          });
+        }
+        throw error;
+      }
+    }
+  }
+
+  // ---- plumbing ----
+
+  /** Runs `fn` in one BEGIN IMMEDIATE transaction: all of it commits, or (when it throws) none of it. */
+  private write<T>(fn: () => T): T {
+    return this.transaction.immediate(fn) as T;
+  }
+
+  /** A prepared statement, prepared once per connection. */
+  private sql(source: string): Statement {
+    let statement = this.statements.get(source);
+    if (statement === undefined) {
+      statement = this.db.prepare(source);
+      this.statements.set(source, statement);
+    }
+    return statement;
+  }
+
+  /** A prepared statement that returns rows as arrays of column values. */
+  private raw(source: string): Statement {
+    let statement = this.rawStatements.get(source);
+    if (statement === undefined) {
+      statement = this.db.prepare(source).raw();
+      this.rawStatements.set(source, statement);
+    }
+    return statement;
+  }
+
+  /** A prepared statement that returns the first column's values instead of row objects. */
+  private pluck(source: string): Statement {
+    let statement = this.plucked.get(source);
+    if (statement === undefined) {
+      statement = this.db.prepare(source).pluck();
+      this.plucked.set(source, statement);
+    }
+    return statement;
+  }
+
+  /** Runs one store operation, mapping driver errors to STORE_FAILED naming the operation. */
+  private guard<T>(operation: string, fn: () => T): T {
+    if (!this.db.open) {
+      throw new EnvHarnessError('STORE_FAILED', `sqlite store ${this.location}: ${operation} called after close()`, {
+        details: { operation },
+      });
+    }
+    try {
+      return fn();
+    } catch (error) {
+      if (error instanceof EnvHarnessError) throw error;
+      throw new EnvHarnessError('STORE_FAILED', `sqlite store ${this.location}: ${operation} failed: ${messageOf(error)}`, {
+        cause: error,
+        details: { operation, ...sqliteCode(error) },
+      });
+    }
+  }
+}
+
+// ---- rows and their mapping ----
+
+interface TaskRow {
+  seq: number;
+  split: Split;
+  status: TaskStatus;
+  batch_id: string;
+  body: string;
+}
+
+type IndexRow = [string, number, string, string, string, number, Split, TaskStatus];
+
+interface LogRow {
+  batch_id: string;
+  idx: number;
+  task_id: string;
+  template: string;
+  level: number;
+  accepted: number;
+  gate: GateName | null;
+  reason: string | null;
+  details: string | null;
+}
+
+interface ReviewRow {
+  task_id: string;
+  batch_id: string;
+  status: ReviewStatus;
+  reviewer: string | null;
+  note: string | null;
+  decided_at: string | null;
+}
+
+interface RunEventRow {
+  run_id: string;
+  seq: number;
+  kind: string;
+  data: string;
+}
+
+const SYNCHRONOUS_NAMES: Record<number, SqliteStoreInfo['synchronous']> = { 0: 'OFF', 1: 'NORMAL', 2: 'FULL', 3: 'EXTRA' };
+
+/** The stored body of a task: the task itself, without where it sits in the pool. */
+function taskBody(task: Task | StoredTask): string {
+  const { id, template, domain, taskType, level, params, spec, origin } = task;
+  return canonicalize({ id, template, domain, taskType, level, params, spec, origin });
+}
+
+function storedTaskFromRow(row: TaskRow): StoredTask {
+  return { ...(JSON.parse(row.body) as Task), split: row.split, status: row.status, batchId: row.batch_id, seq: row.seq };
+}
+
+function logEntryFromRow(row: LogRow): GenerationLogEntry {
+  const entry: GenerationLogEntry = {
+    batchId: row.batch_id,
+    index: row.idx,
+    taskId: row.task_id,
+    template: row.template,
+    level: row.level,
+    accepted: row.accepted === 1,
+  };
+  if (row.gate !== null) entry.gate = row.gate;
+  if (row.reason !== null) entry.reason = row.reason;
+  if (row.details !== null) entry.details = JSON.parse(row.details) as JsonValue;
+  return entry;
+}
+
+function reviewFromRow(row: ReviewRow): ReviewItem {
+  const item: ReviewItem = { taskId: row.task_id, batchId: row.batch_id, status: row.status };
+  if (row.reviewer !== null) item.reviewer = row.reviewer;
+  if (row.note !== null) item.note = row.note;
+  if (row.decided_at !== null) item.decidedAt = row.decided_at;
+  return item;
+}
+
+/** SELECT over tasks honouring every TaskFilter field, in seq order. */
+function taskQuery(columns: string, filter: TaskFilter): { sql: string; params: unknown[] } {
+  if (filter.afterSeq !== undefined && !Number.isSafeInteger(filter.afterSeq)) {
+    throw new EnvHarnessError('PARAMS_INVALID', `task filter: afterSeq must be an integer, got ${filter.afterSeq}`, {
+      details: { pointer: '/afterSeq' },
+    });
+  }
+  const { where, params } = whereOf([
+    ['split = ?', filter.split],
+    ['status = ?', filter.status],
+    ['template = ?', filter.template],
+    ['task_type = ?', filter.taskType],
+    ['level = ?', filter.level],
+    ['batch_id = ?', filter.batchId],
+    ['seq > ?', filter.afterSeq],
+  ]);
+  const limit = limitClause(filter.limit, params);
+  return { sql: `SELECT ${columns} FROM tasks${where} ORDER BY seq${limit}`, params };
+}
+
+/** A WHERE clause of the conditions whose value is defined (one `?` each), and their parameters. */
+function whereOf(conditions: ReadonlyArray<readonly [string, unknown]>): { where: string; params: unknown[] } {
+  const active = conditions.filter(([, value]) => value !== undefined);
+  return {
+    where: active.length === 0 ? '' : ` WHERE ${active.map(([condition]) => condition).join(' AND ')}`,
+    params: active.map(([, value]) => value),
+  };
+}
+
+function limitClause(limit: number | undefined, params: unknown[]): string {
+  if (limit === undefined) return '';
+  if (!Number.isSafeInteger(limit) || limit < 0) {
+    throw new EnvHarnessError('PARAMS_INVALID', `filter: limit must be a non-negative integer, got ${limit}`, {
+      details: { pointer: '/limit' },
+    });
+  }
+  params.push(limit);
+  return ' LIMIT ?';
+}
+
+/** A write refused by a uniqueness rule (duplicate step, event or task). */
+function conflict(operation: string, message: string, details: Record<string, unknown>): EnvHarnessError {
+  return new EnvHarnessError('STORE_CONFLICT', `${operation}: ${message}`, { details: { operation, ...details } });
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE';
+}
+
+function sqliteCode(error: unknown): { sqliteCode?: string } {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? { sqliteCode: code } : {};
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

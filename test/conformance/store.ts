@@ -1,0 +1,494 @@
+/**
+ * The Store conformance suite: every Store implementation (SQLite now, PostgreSQL later) runs it.
+ * `factory` must return a new, empty store on every call; the suite closes each store it opens.
+ * @example
+ * describeStore('sqlite :memory:', async () => createSqliteStore(':memory:'));
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { isEnvHarnessError, type EnvHarnessError, type StoredTask, type Task, type TaskFilter, type Store, type Split } from '../../src/core/index.js';
+import {
+  AWKWARD,
+  makeBatch,
+  makeEpisode,
+  makeRun,
+  makeRunEvent,
+  makeSnapshot,
+  makeTask,
+  makeTransition,
+} from './store-fixtures.js';
+
+export function describeStore(name: string, factory: () => Promise<Store>): void {
+  describe(`Store conformance: ${name}`, () => {
+    let store: Store;
+    beforeEach(async () => {
+      store = await factory();
+    });
+    afterEach(async () => {
+      await store.close();
+    });
+
+    /** Tasks as the store should hold them after saveBatch, seq aside. */
+    function stored(tasks: readonly Task[], split: Split, batchId: string, status: StoredTask['status'] = 'active') {
+      return tasks.map((t) => ({ ...t, split, status, batchId, seq: expect.any(Number) as unknown as number }));
+    }
+
+    describe('identity', () => {
+      it('names its kind and location', () => {
+        expect(typeof store.kind).toBe('string');
+        expect(store.kind.length).toBeGreaterThan(0);
+        expect(typeof store.location).toBe('string');
+      });
+    });
+
+    describe('batches and tasks', () => {
+      it('round-trips a batch manifest, its tasks and its log', async () => {
+        const tasks = [makeTask(1), makeTask(2), makeTask(3)];
+        const batch = makeBatch(tasks, { split: 'regression' });
+        await store.saveBatch(batch);
+
+        expect(await store.getBatch(batch.manifest.id)).toEqual(batch.manifest);
+        expect(await store.listBatches()).toEqual([batch.manifest]);
+        expect(await store.listGenerationLog()).toEqual(batch.log);
+        for (const task of tasks) {
+          expect(await store.getTask(task.id)).toEqual({ ...task, split: 'regression', status: 'active', batchId: batch.manifest.id, seq: expect.any(Number) });
+        }
+        expect(await store.listTasks()).toEqual(stored(tasks, 'regression', batch.manifest.id));
+      });
+
+      it('keeps unicode, control characters and extreme numbers exactly', async () => {
+        const task = makeTask(9);
+        await store.saveBatch(makeBatch([task]));
+        const back = await store.getTask(task.id);
+        expect(back?.spec.instructions).toBe(task.spec.instructions);
+        expect(back?.spec.instructions).toContain(AWKWARD.text);
+        expect(back?.params).toEqual(task.params);
+        expect((back?.params as { amounts: number[] }).amounts).toEqual(AWKWARD.numbers);
+        expect(back?.spec.initialState).toEqual({ orders: [{ id: 'o9', total: 9_007_199_254_740_991, lines: [1, 2.5, -3] }] });
+      });
+
+      it('returns undefined for unknown ids', async () => {
+        expect(await store.getBatch('nope')).toBeUndefined();
+        expect(await store.getTask('nope')).toBeUndefined();
+        expect(await store.listBatches()).toEqual([]);
+        expect(await store.listTasks()).toEqual([]);
+        expect(await store.countTasks()).toBe(0);
+      });
+
+      it('gives tasks increasing seq in save order, across batches', async () => {
+        const first = makeBatch([makeTask(1), makeTask(2)]);
+        const second = makeBatch([makeTask(3), makeTask(4)], { seed: 8 });
+        await store.saveBatch(first);
+        await store.saveBatch(second);
+        const seqs = (await store.listTasks()).map((t) => t.seq);
+        expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+        expect(new Set(seqs).size).toBe(4);
+        expect((await store.listTasks()).map((t) => t.id)).toEqual([1, 2, 3, 4].map((n) => makeTask(n).id));
+        expect((await store.listBatches()).map((m) => m.id)).toEqual([first.manifest.id, second.manifest.id]);
+      });
+
+      it('filters the generation log by batch, acceptance and gate, in (batch, index) order', async () => {
+        const first = makeBatch([makeTask(1), makeTask(2)]);
+        const second = makeBatch([makeTask(3)], { seed: 8 });
+        await store.saveBatch(first);
+        await store.saveBatch(second);
+        expect(await store.listGenerationLog()).toEqual([...first.log, ...second.log]);
+        expect(await store.listGenerationLog({ batchId: second.manifest.id })).toEqual(second.log);
+        expect(await store.listGenerationLog({ accepted: false })).toEqual([first.log[2], second.log[1]]);
+        expect(await store.listGenerationLog({ accepted: true })).toEqual([first.log[0], first.log[1], second.log[0]]);
+        expect(await store.listGenerationLog({ gate: 'near_duplicate' })).toEqual([first.log[2], second.log[1]]);
+        expect(await store.listGenerationLog({ gate: 'oracle' })).toEqual([]);
+        expect(await store.listGenerationLog({ limit: 2 })).toEqual(first.log.slice(0, 2));
+        expect(await store.listGenerationLog({ batchId: first.manifest.id, accepted: false, gate: 'near_duplicate' })).toEqual([first.log[2]]);
+      });
+
+      it('saving the same batch twice is a no-op', async () => {
+        const batch = makeBatch([makeTask(1), makeTask(2)]);
+        await store.saveBatch(batch);
+        await store.saveBatch(batch);
+        expect(await store.countTasks()).toBe(2);
+        expect(await store.listBatches()).toHaveLength(1);
+        expect(await store.listGenerationLog()).toHaveLength(3);
+      });
+
+      it('refuses a batch with a task that is already stored, and writes nothing of it', async () => {
+        await store.saveBatch(makeBatch([makeTask(1)]));
+        const clash = makeBatch([makeTask(2), makeTask(1)], { seed: 8 });
+        const error = await rejection(store.saveBatch(clash));
+        expect(error.code).toBe('STORE_CONFLICT');
+        expect(error.details).toMatchObject({ taskId: makeTask(1).id });
+        expect(await store.getBatch(clash.manifest.id)).toBeUndefined();
+        expect(await store.getTask(makeTask(2).id)).toBeUndefined();
+        expect(await store.listGenerationLog({ batchId: clash.manifest.id })).toEqual([]);
+        expect(await store.countTasks()).toBe(1);
+      });
+
+      it('refuses review ids that are not tasks of the batch, and writes nothing', async () => {
+        const batch = makeBatch([makeTask(1)]);
+        const error = await rejection(store.saveBatch(batch, { review: [makeTask(2).id] }));
+        expect(isEnvHarnessError(error)).toBe(true);
+        expect(await store.getBatch(batch.manifest.id)).toBeUndefined();
+        expect(await store.countTasks()).toBe(0);
+      });
+    });
+
+    describe('findExistingTaskIds', () => {
+      it('returns exactly the stored ids, whatever their split or status', async () => {
+        const [a, b, c, d] = [makeTask(1), makeTask(2), makeTask(3), makeTask(4)];
+        await store.saveBatch(makeBatch([a, b], { split: 'regression' }));
+        await store.saveBatch(makeBatch([c], { split: 'heldout' }), { review: [c.id] });
+        expect(await store.findExistingTaskIds([])).toEqual(new Set());
+        expect(await store.findExistingTaskIds([d.id, a.id, 'x', c.id, a.id])).toEqual(new Set([a.id, c.id]));
+        expect(await store.findExistingTaskIds([b.id])).toEqual(new Set([b.id]));
+      });
+
+      it('answers 10k ids quickly', async () => {
+        const tasks = Array.from({ length: 2_000 }, (_, i) => makeTask(i));
+        await store.saveBatch(makeBatch(tasks));
+        const ids = [...tasks.map((t) => t.id), ...Array.from({ length: 8_000 }, (_, i) => `missing-${i}`)];
+        const t0 = performance.now();
+        const found = await store.findExistingTaskIds(ids);
+        const ms = performance.now() - t0;
+        expect(found.size).toBe(2_000);
+        expect(ms).toBeLessThan(2_000);
+      });
+    });
+
+    describe('task filters', () => {
+      const tasks = [
+        makeTask(1, { template: 'test/a@1', taskType: 'lookup', level: 1 }),
+        makeTask(2, { template: 'test/a@1', taskType: 'lookup', level: 2 }),
+        makeTask(3, { template: 'test/b@1', taskType: 'refund', level: 1 }),
+        makeTask(4, { template: 'test/b@1', taskType: 'refund', level: 3 }),
+        makeTask(5, { template: 'test/a@2', taskType: 'lookup', level: 2 }),
+        makeTask(6, { template: 'test/b@1', taskType: 'refund', level: 2 }),
+      ];
+      const regression = makeBatch(tasks.slice(0, 2), { split: 'regression' });
+      const dynamic = makeBatch(tasks.slice(2, 5), { split: 'dynamic' });
+      const heldout = makeBatch(tasks.slice(5), { split: 'heldout' });
+
+      beforeEach(async () => {
+        await store.saveBatch(regression);
+        await store.saveBatch(dynamic, { review: [tasks[3]!.id] });
+        await store.saveBatch(heldout);
+      });
+
+      const ids = (list: Array<{ id: string }>) => list.map((t) => t.id);
+      const pick = (...ns: number[]) => ns.map((n) => tasks[n - 1]!.id);
+
+      const cases: Array<[string, TaskFilter, number[]]> = [
+        ['no filter', {}, [1, 2, 3, 4, 5, 6]],
+        ['split', { split: 'dynamic' }, [3, 4, 5]],
+        ['status', { status: 'pending_review' }, [4]],
+        ['status active', { status: 'active' }, [1, 2, 3, 5, 6]],
+        ['template', { template: 'test/b@1' }, [3, 4, 6]],
+        ['taskType', { taskType: 'lookup' }, [1, 2, 5]],
+        ['level', { level: 2 }, [2, 5, 6]],
+        ['batchId', { batchId: dynamic.manifest.id }, [3, 4, 5]],
+        ['limit', { limit: 2 }, [1, 2]],
+        ['limit 0', { limit: 0 }, []],
+        ['combined', { split: 'dynamic', status: 'active', taskType: 'refund' }, [3]],
+        ['combined with level', { template: 'test/a@1', level: 2 }, [2]],
+        ['no match', { split: 'heldout', taskType: 'lookup' }, []],
+      ];
+
+      for (const [label, filter, expected] of cases) {
+        it(`honours ${label} in listTasks, listTaskIndex and countTasks`, async () => {
+          expect(ids(await store.listTasks(filter))).toEqual(pick(...expected));
+          expect(ids(await store.listTaskIndex(filter))).toEqual(pick(...expected));
+          expect(await store.countTasks(filter)).toBe(expected.length);
+        });
+      }
+
+      it('honours afterSeq, alone and with other fields', async () => {
+        const all = await store.listTasks();
+        expect(ids(await store.listTasks({ afterSeq: all[2]!.seq }))).toEqual(pick(4, 5, 6));
+        expect(ids(await store.listTasks({ afterSeq: all[2]!.seq, taskType: 'refund' }))).toEqual(pick(4, 6));
+        expect(await store.countTasks({ afterSeq: all[2]!.seq, taskType: 'refund' })).toBe(2);
+        expect(ids(await store.listTaskIndex({ afterSeq: all[5]!.seq }))).toEqual([]);
+      });
+
+      it('pages through everything with afterSeq + limit, without gaps or repeats', async () => {
+        const seen: string[] = [];
+        let afterSeq: number | undefined;
+        for (;;) {
+          const page = await store.listTaskIndex(afterSeq === undefined ? { limit: 4 } : { limit: 4, afterSeq });
+          if (page.length === 0) break;
+          seen.push(...ids(page));
+          afterSeq = page[page.length - 1]!.seq;
+        }
+        expect(seen).toEqual(pick(1, 2, 3, 4, 5, 6));
+      });
+
+      it('returns the index columns matching the full tasks', async () => {
+        const full = await store.listTasks();
+        const index = await store.listTaskIndex();
+        expect(index).toEqual(
+          full.map((t) => ({
+            id: t.id,
+            seq: t.seq,
+            template: t.template,
+            domain: t.domain,
+            taskType: t.taskType,
+            level: t.level,
+            split: t.split,
+            status: t.status,
+          })),
+        );
+      });
+    });
+
+    describe('putTasks', () => {
+      function asStored(task: Task, seq: number, overrides: Partial<StoredTask> = {}): StoredTask {
+        return { ...task, split: 'regression', status: 'active', batchId: 'imported-batch', seq, ...overrides };
+      }
+
+      it('imports tasks as they are, keeping seq, split, status and batch', async () => {
+        const rows = [asStored(makeTask(1), 10), asStored(makeTask(2), 20, { split: 'heldout', status: 'rejected' })];
+        await store.putTasks(rows);
+        expect(await store.listTasks()).toEqual(rows);
+        expect(await store.getTask(makeTask(2).id)).toEqual(rows[1]);
+      });
+
+      it('is idempotent for identical rows', async () => {
+        const rows = [asStored(makeTask(1), 10), asStored(makeTask(2), 11)];
+        await store.putTasks(rows);
+        await store.putTasks(rows);
+        await store.putTasks([rows[1]!]);
+        expect(await store.listTasks()).toEqual(rows);
+      });
+
+      it('refuses a row that conflicts with a stored one, and writes nothing of the call', async () => {
+        await store.putTasks([asStored(makeTask(1), 10)]);
+        const error = await rejection(store.putTasks([asStored(makeTask(2), 11), asStored(makeTask(1), 10, { status: 'rejected' })]));
+        expect(error.code).toBe('IMPORT_INVALID');
+        expect(await store.getTask(makeTask(2).id)).toBeUndefined();
+        expect((await store.getTask(makeTask(1).id))?.status).toBe('active');
+      });
+
+      it('refuses a seq already held by another task', async () => {
+        await store.putTasks([asStored(makeTask(1), 10)]);
+        const error = await rejection(store.putTasks([asStored(makeTask(2), 10)]));
+        expect(error.code).toBe('IMPORT_INVALID');
+        expect(await store.countTasks()).toBe(1);
+      });
+
+      it('refuses a task whose id does not match its content', async () => {
+        const forged = { ...asStored(makeTask(1), 10), id: makeTask(2).id };
+        const error = await rejection(store.putTasks([forged]));
+        expect(error.code).toBe('IMPORT_INVALID');
+        expect(await store.countTasks()).toBe(0);
+      });
+
+      it('continues seq after the imported tasks', async () => {
+        await store.putTasks([asStored(makeTask(1), 100)]);
+        await store.saveBatch(makeBatch([makeTask(2)]));
+        const [first, second] = await store.listTasks();
+        expect(first!.seq).toBe(100);
+        expect(second!.seq).toBeGreaterThan(100);
+      });
+
+      it('puts imported pending_review tasks in the review queue', async () => {
+        const row = asStored(makeTask(1), 5, { status: 'pending_review' });
+        await store.putTasks([row]);
+        expect(await store.listReviews('pending')).toEqual([{ taskId: row.id, batchId: 'imported-batch', status: 'pending' }]);
+      });
+    });
+
+    describe('review', () => {
+      const tasks = [makeTask(1), makeTask(2), makeTask(3)];
+      const batch = makeBatch(tasks);
+
+      beforeEach(async () => {
+        await store.saveBatch(batch, { review: [tasks[0]!.id, tasks[2]!.id] });
+      });
+
+      it('starts sampled tasks pending and out of the active pool', async () => {
+        expect(await store.listReviews()).toEqual([
+          { taskId: tasks[0]!.id, batchId: batch.manifest.id, status: 'pending' },
+          { taskId: tasks[2]!.id, batchId: batch.manifest.id, status: 'pending' },
+        ]);
+        expect((await store.getTask(tasks[0]!.id))?.status).toBe('pending_review');
+        expect((await store.getTask(tasks[1]!.id))?.status).toBe('active');
+        expect((await store.listTasks({ status: 'active' })).map((t) => t.id)).toEqual([tasks[1]!.id]);
+      });
+
+      it('approves into the pool and rejects out of it, with an audit trail', async () => {
+        const approved = await store.decideReview({ taskId: tasks[0]!.id, decision: 'approved', reviewer: 'ana', note: 'fine ✓', at: '2026-01-03T00:00:00.000Z' });
+        expect(approved).toEqual({ taskId: tasks[0]!.id, batchId: batch.manifest.id, status: 'approved', reviewer: 'ana', note: 'fine ✓', decidedAt: '2026-01-03T00:00:00.000Z' });
+        const rejected = await store.decideReview({ taskId: tasks[2]!.id, decision: 'rejected', reviewer: 'bo', note: 'ambiguous', at: '2026-01-03T00:01:00.000Z' });
+        expect(rejected.status).toBe('rejected');
+
+        expect((await store.getTask(tasks[0]!.id))?.status).toBe('active');
+        expect((await store.getTask(tasks[2]!.id))?.status).toBe('rejected');
+        expect((await store.listTasks({ status: 'active' })).map((t) => t.id)).toEqual([tasks[0]!.id, tasks[1]!.id]);
+        expect(await store.listReviews('pending')).toEqual([]);
+        expect((await store.listReviews('approved')).map((r) => r.taskId)).toEqual([tasks[0]!.id]);
+        expect(await store.listReviews('rejected')).toEqual([rejected]);
+        expect(await store.listReviewAudit()).toEqual([
+          { taskId: tasks[0]!.id, decision: 'approved', reviewer: 'ana', note: 'fine ✓', at: '2026-01-03T00:00:00.000Z' },
+          { taskId: tasks[2]!.id, decision: 'rejected', reviewer: 'bo', note: 'ambiguous', at: '2026-01-03T00:01:00.000Z' },
+        ]);
+      });
+
+      it('appends a changed decision to the trail and applies the latest', async () => {
+        const id = tasks[0]!.id;
+        await store.decideReview({ taskId: id, decision: 'approved', reviewer: 'ana', note: '', at: '2026-01-03T00:00:00.000Z' });
+        await store.decideReview({ taskId: id, decision: 'rejected', reviewer: 'bo', note: 'leaks the answer', at: '2026-01-04T00:00:00.000Z' });
+        expect((await store.listReviewAudit(id)).map((d) => d.decision)).toEqual(['approved', 'rejected']);
+        expect(await store.listReviewAudit(tasks[2]!.id)).toEqual([]);
+        expect((await store.getTask(id))?.status).toBe('rejected');
+        expect((await store.listReviews()).find((r) => r.taskId === id)).toMatchObject({ status: 'rejected', reviewer: 'bo' });
+      });
+
+      it('refuses a decision about a task that is not in the review queue', async () => {
+        for (const taskId of ['unknown-task', tasks[1]!.id]) {
+          const error = await rejection(store.decideReview({ taskId, decision: 'approved', reviewer: 'ana', note: '', at: '2026-01-03T00:00:00.000Z' }));
+          expect(error.code).toBe('REVIEW_NOT_FOUND');
+        }
+        expect(await store.listReviewAudit()).toEqual([]);
+      });
+    });
+
+    describe('episodes and transitions', () => {
+      it('round-trips and updates an episode in place', async () => {
+        const episode = makeEpisode('ep-1', 'task-1', { runId: 'run-1' });
+        await store.saveEpisode(episode);
+        expect(await store.getEpisode('ep-1')).toEqual(episode);
+        const done = { ...episode, status: 'terminated' as const, steps: 3, reward: 1, outcome: 1, endReason: 'finished' as const, updatedAt: '2026-01-02T03:05:00.000Z' };
+        await store.saveEpisode(done);
+        expect(await store.getEpisode('ep-1')).toEqual(done);
+        expect(await store.listEpisodes()).toEqual([done]);
+        expect(await store.getEpisode('nope')).toBeUndefined();
+      });
+
+      it('lists episodes in first-save order, filtered by run and task', async () => {
+        const a = makeEpisode('ep-a', 'task-1', { runId: 'run-1' });
+        const b = makeEpisode('ep-b', 'task-2', { runId: 'run-1' });
+        const c = makeEpisode('ep-c', 'task-1');
+        for (const e of [a, b, c]) await store.saveEpisode(e);
+        await store.saveEpisode({ ...a, steps: 5 });
+        expect((await store.listEpisodes()).map((e) => e.id)).toEqual(['ep-a', 'ep-b', 'ep-c']);
+        expect((await store.listEpisodes({ runId: 'run-1' })).map((e) => e.id)).toEqual(['ep-a', 'ep-b']);
+        expect((await store.listEpisodes({ taskId: 'task-1' })).map((e) => e.id)).toEqual(['ep-a', 'ep-c']);
+        expect((await store.listEpisodes({ runId: 'run-1', taskId: 'task-2' })).map((e) => e.id)).toEqual(['ep-b']);
+        expect((await store.listEpisodes({ limit: 1 })).map((e) => e.id)).toEqual(['ep-a']);
+        expect(await store.listEpisodes({ runId: 'run-2' })).toEqual([]);
+      });
+
+      it('round-trips transitions in step order', async () => {
+        const ts = [0, 1, 2].map((s) => makeTransition('ep-1', s));
+        const withUnicode = { ...makeTransition('ep-1', 3), observation: { kind: 'message' as const, text: AWKWARD.text }, reward: 1e-9 };
+        await store.appendTransitions([ts[2]!, ts[0]!]);
+        await store.appendTransitions([ts[1]!, withUnicode]);
+        await store.appendTransitions([]);
+        expect(await store.listTransitions('ep-1')).toEqual([...ts, withUnicode]);
+        expect(await store.listTransitions('other')).toEqual([]);
+      });
+
+      it('refuses a step that is already stored, and writes none of that call', async () => {
+        await store.appendTransitions([makeTransition('ep-1', 0), makeTransition('ep-1', 1)]);
+        const error = await rejection(store.appendTransitions([makeTransition('ep-2', 0), makeTransition('ep-1', 2), makeTransition('ep-1', 1)]));
+        expect(error.code).toBe('STORE_CONFLICT');
+        expect(error.details).toMatchObject({ episodeId: 'ep-1', step: 1 });
+        expect(error.message).toContain('ep-1');
+        expect((await store.listTransitions('ep-1')).map((t) => t.step)).toEqual([0, 1]);
+        expect(await store.listTransitions('ep-2')).toEqual([]);
+      });
+
+      it('refuses a step repeated within one call, and writes none of it', async () => {
+        const error = await rejection(store.appendTransitions([makeTransition('ep-1', 0), makeTransition('ep-1', 1), makeTransition('ep-1', 0)]));
+        expect(error.details).toMatchObject({ episodeId: 'ep-1', step: 0 });
+        expect(await store.listTransitions('ep-1')).toEqual([]);
+        // The refused call leaves the store usable.
+        await store.appendTransitions([makeTransition('ep-1', 0)]);
+        expect(await store.listTransitions('ep-1')).toHaveLength(1);
+      });
+    });
+
+    describe('snapshots', () => {
+      it('round-trips snapshots and lists them in save order', async () => {
+        const a = makeSnapshot('first');
+        const b = makeSnapshot('second');
+        await store.saveSnapshot(a);
+        await store.saveSnapshot(b);
+        expect(await store.getSnapshot(a.id)).toEqual(a);
+        expect(await store.listSnapshots()).toEqual([a, b]);
+        expect(await store.getSnapshot('nope')).toBeUndefined();
+      });
+
+      it('keeps one record per id when a snapshot is saved again', async () => {
+        const a = makeSnapshot('first');
+        await store.saveSnapshot(a);
+        await store.saveSnapshot(a);
+        expect(await store.listSnapshots()).toEqual([a]);
+      });
+    });
+
+    describe('runs', () => {
+      it('round-trips and updates runs, listed in first-save order', async () => {
+        const a = makeRun('run-a');
+        const b = makeRun('run-b', { kind: 'eval' });
+        await store.saveRun(a);
+        await store.saveRun(b);
+        const finished = { ...a, status: 'finished' as const, snapshotEnd: 'bb'.repeat(32), summary: { passAt: [1, 0.5] }, updatedAt: '2026-01-02T04:00:00.000Z' };
+        await store.saveRun(finished);
+        expect(await store.getRun('run-a')).toEqual(finished);
+        expect(await store.listRuns()).toEqual([finished, b]);
+        expect(await store.getRun('nope')).toBeUndefined();
+      });
+
+      it('appends run events and lists them by seq, optionally by kind', async () => {
+        const events = [makeRunEvent('run-a', 2, 'guard'), makeRunEvent('run-a', 0), makeRunEvent('run-a', 1, 'metrics', { text: AWKWARD.text })];
+        await store.appendRunEvents(events);
+        await store.appendRunEvents([makeRunEvent('run-b', 0)]);
+        await store.appendRunEvents([]);
+        expect(await store.listRunEvents('run-a')).toEqual([events[1], events[2], events[0]]);
+        expect(await store.listRunEvents('run-a', 'metrics')).toEqual([events[1], events[2]]);
+        expect(await store.listRunEvents('run-c')).toEqual([]);
+      });
+
+      it('refuses a duplicate event seq, and writes none of that call', async () => {
+        await store.appendRunEvents([makeRunEvent('run-a', 0)]);
+        const error = await rejection(store.appendRunEvents([makeRunEvent('run-a', 1), makeRunEvent('run-a', 0)]));
+        expect(error.code).toBe('STORE_CONFLICT');
+        expect((await store.listRunEvents('run-a')).map((e) => e.seq)).toEqual([0]);
+      });
+    });
+
+    describe('meta', () => {
+      it('returns undefined for a missing key and overwrites on set', async () => {
+        expect(await store.getMeta('k')).toBeUndefined();
+        await store.setMeta('k', { a: [1, 'two', null, true], text: AWKWARD.text, big: Number.MAX_SAFE_INTEGER });
+        expect(await store.getMeta('k')).toEqual({ a: [1, 'two', null, true], text: AWKWARD.text, big: Number.MAX_SAFE_INTEGER });
+        await store.setMeta('k', 'replaced');
+        expect(await store.getMeta('k')).toBe('replaced');
+        await store.setMeta('nothing', null);
+        expect(await store.getMeta('nothing')).toBeNull();
+        await store.setMeta('n', 0);
+        expect(await store.getMeta('n')).toBe(0);
+      });
+    });
+
+    describe('close', () => {
+      it('can be called twice, and later calls fail with STORE_FAILED', async () => {
+        await store.setMeta('k', 1);
+        await store.close();
+        await store.close();
+        const error = await rejection(store.getMeta('k'));
+        expect(error.code).toBe('STORE_FAILED');
+        expect((await rejection(store.setMeta('k', 2))).code).toBe('STORE_FAILED');
+      });
+    });
+  });
+}
+
+/** The EnvHarnessError a promise rejects with (fails the test if it resolves or throws something else). */
+export async function rejection(promise: Promise<unknown>): Promise<EnvHarnessError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (isEnvHarnessError(error)) return error;
+    throw new Error(`expected an EnvHarnessError, got ${String(error)}`, { cause: error });
+  }
+  throw new Error('expected the call to fail, but it succeeded');
+}
