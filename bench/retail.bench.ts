@@ -23,6 +23,17 @@ import { fmt, measure, median, type BenchSection } from './lib.js';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const dataDir = process.env.TAU_BENCH_DATA ?? path.resolve(here, '../../shared/data/tau-bench-retail');
 
+/**
+ * Process CPU time per operation of `fn(n)`: next to the wall-clock medians, it shows the cost when
+ * other processes share the cores (wall time then overstates it).
+ */
+function cpuPerOp(fn: (n: number) => void, n: number): number {
+  const start = process.cpuUsage();
+  fn(n);
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / n;
+}
+
 /** tau-bench retail on this machine (research/perf-anchors.md, section 2.1). */
 const TAU = { goldSteps: 14_000, readSteps: 45_000, episodes: 4.6, resetMs: 37, hashMs: 81, deepcopyMs: 40 };
 
@@ -146,7 +157,7 @@ function toolSection(
   }
 
   // Gold mix: each task's actions on a fresh fork (writes cannot be repeated on one state).
-  const goldValidated = measure((n) => {
+  const goldValidatedRun = (n: number): void => {
     let done = 0;
     for (let e = 0; done < n; e = (e + 1) % episodes.length) {
       const state = retail.fork(base);
@@ -157,8 +168,9 @@ function toolSection(
         done++;
       }
     }
-  });
-  const goldRaw = measure((n) => {
+  };
+  const goldValidated = measure(goldValidatedRun);
+  const goldRawRun = (n: number): void => {
     let done = 0;
     for (let e = 0; done < n; e = (e + 1) % parsed.length) {
       const state = retail.fork(base);
@@ -167,7 +179,8 @@ function toolSection(
         done++;
       }
     }
-  });
+  };
+  const goldRaw = measure(goldRawRun);
 
   // Read-only mix over the ids the gold tasks touch.
   const orderIds = [...new Set(episodes.flat().map((a) => a.kwargs['order_id'] as string))];
@@ -179,29 +192,33 @@ function toolSection(
     reads.push({ tool: byName.get('get_product_details')!, args: { product_id: order.items[0]!.product_id } });
   }
   const state = retail.fork(base);
-  const readValidated = measure((n) => {
+  const readValidatedRun = (n: number): void => {
     for (let i = 0; i < n; i++) {
       const { tool, args } = reads[i % reads.length]!;
       const parsedArgs = tool.args.safeParse(args);
       if (parsedArgs.success) tool.run(state, parsedArgs.data, NO_CONTEXT);
     }
-  });
-  const readRaw = measure((n) => {
+  };
+  const readRawRun = (n: number): void => {
     for (let i = 0; i < n; i++) {
       const { tool, args } = reads[i % reads.length]!;
       tool.run(state, args, NO_CONTEXT);
     }
-  });
+  };
   const findByEmail = byName.get('find_user_id_by_email')!;
   const emails = Object.values(base.world.data.users).map((u) => ({ email: u.email.toUpperCase() }));
-  const lookups = measure((n) => {
+  const lookupsRun = (n: number): void => {
     for (let i = 0; i < n; i++) findByEmail.run(state, emails[i % emails.length]!, NO_CONTEXT);
-  });
+  };
+  const readValidated = measure(readValidatedRun);
+  const readRaw = measure(readRawRun);
+  const lookups = measure(lookupsRun);
 
-  const row = (workload: string, m: { opsPerSec: number; nsPerOp: number }, peer: number | undefined) => ({
+  const row = (workload: string, m: { opsPerSec: number; nsPerOp: number }, peer: number | undefined, cpuUs: number) => ({
     workload,
     'steps/s': fmt(m.opsPerSec),
     'per step': `${fmt(m.nsPerOp / 1000)} µs`,
+    'CPU per step': `${fmt(cpuUs)} µs`,
     'tau-bench steps/s': peer === undefined ? '-' : fmt(peer),
     ratio: peer === undefined ? '-' : `${(m.opsPerSec / peer).toFixed(0)}x`,
   });
@@ -209,13 +226,16 @@ function toolSection(
     title: 'Retail: tool steps',
     description: `The gold actions of tau-bench's 500 train tasks (${steps} calls, all writes: cancel, modify, return, exchange), each task on a fresh fork; and read-only get_order/user/product_details over the records those tasks touch. "with args check" validates the arguments with the tool's zod schema first, as the runtime does.`,
     rows: [
-      row('gold mix, with args check (incl. the fork per task)', goldValidated, TAU.goldSteps),
-      row('gold mix, tool only (pre-validated args)', goldRaw, TAU.goldSteps),
-      row('read-only details, with args check', readValidated, TAU.readSteps),
-      row('read-only details, tool only', readRaw, TAU.readSteps),
-      row('find_user_id_by_email (indexed)', lookups, undefined),
+      row('gold mix, with args check (incl. the fork per task)', goldValidated, TAU.goldSteps, cpuPerOp(goldValidatedRun, 20_000)),
+      row('gold mix, tool only (pre-validated args)', goldRaw, TAU.goldSteps, cpuPerOp(goldRawRun, 20_000)),
+      row('read-only details, with args check', readValidated, TAU.readSteps, cpuPerOp(readValidatedRun, 500_000)),
+      row('read-only details, tool only', readRaw, TAU.readSteps, cpuPerOp(readRawRun, 500_000)),
+      row('find_user_id_by_email (indexed)', lookups, undefined, cpuPerOp(lookupsRun, 500_000)),
     ],
-    notes: ['Targets: gold mix >= 140k steps/s (10x tau-bench), read-only >= 250k steps/s (5x).'],
+    notes: [
+      'Targets: gold mix >= 140k steps/s (10x tau-bench), read-only >= 250k steps/s (5x).',
+      'CPU per step is process CPU time over one extra run; when other processes share the cores, wall-clock steps/s understate the speed.',
+    ],
   };
 }
 
@@ -229,6 +249,7 @@ function hashSection(retail: ReturnType<typeof createRetailDomain>, base: Retail
   // Cold incremental hash: each round replays afresh, so the changed records (made by the tools,
   // sharing their unchanged parts with the world) have not been serialised yet.
   const coldRuns: number[] = [];
+  const coldCpu: number[] = [];
   for (let r = 0; r < 5; r++) {
     const states = tasks.map((t) => {
       const s = retail.fork(base);
@@ -236,22 +257,24 @@ function hashSection(retail: ReturnType<typeof createRetailDomain>, base: Retail
       return s;
     });
     const t = performance.now();
+    const c = process.cpuUsage();
     for (const s of states) retail.hashState(s);
+    const used = process.cpuUsage(c);
     coldRuns.push(((performance.now() - t) * 1000) / states.length);
+    coldCpu.push((used.user + used.system) / states.length);
   }
-  const warm = measure((n) => {
+  const warmRun = (n: number): void => {
     for (let i = 0; i < n; i++) {
       const s = replayed[i % replayed.length]!;
       s.hash = undefined;
       retail.hashState(s);
     }
-  });
-  const full = measure(
-    (n) => {
-      for (let i = 0; i < n; i++) digestRetailExport(replayed[i % replayed.length]!);
-    },
-    { runs: 5, targetMs: 300 },
-  );
+  };
+  const warm = measure(warmRun);
+  const fullRun = (n: number): void => {
+    for (let i = 0; i < n; i++) digestRetailExport(replayed[i % replayed.length]!);
+  };
+  const full = measure(fullRun, { runs: 5, targetMs: 300 });
   const fastGeneric = measure(
     (n) => {
       for (let i = 0; i < n; i++) sha256(canonicalJson(exportRetailState(replayed[i % replayed.length]!)));
@@ -269,9 +292,9 @@ function hashSection(retail: ReturnType<typeof createRetailDomain>, base: Retail
     description:
       "`hashState` is incremental: sha256 over the world's digest and the canonical JSON of the changed records only. The full digest (tau-bench's: sha256 of the canonical JSON of the whole DB) reuses each unchanged record's memoised canonical JSON. States: after the gold actions of each train task.",
     rows: [
-      { workload: 'hashState, first call after writes (changed records serialised)', time: `${fmt(median(coldRuns))} µs`, 'tau-bench': `${TAU.hashMs} ms (whole-DB hash)` },
-      { workload: 'hashState, records already serialised', time: `${fmt(warm.nsPerOp / 1000)} µs`, 'tau-bench': '-' },
-      { workload: 'full export digest (digestRetailExport, memoised records)', time: `${fmt(full.nsPerOp / 1e6)} ms`, 'tau-bench': `${TAU.hashMs} ms` },
+      { workload: 'hashState, first call after writes (changed records serialised)', time: `${fmt(median(coldRuns))} µs`, CPU: `${fmt(median(coldCpu))} µs`, 'tau-bench': `${TAU.hashMs} ms (whole-DB hash)` },
+      { workload: 'hashState, records already serialised', time: `${fmt(warm.nsPerOp / 1000)} µs`, CPU: `${fmt(cpuPerOp(warmRun, 20_000))} µs`, 'tau-bench': '-' },
+      { workload: 'full export digest (digestRetailExport, memoised records)', time: `${fmt(full.nsPerOp / 1e6)} ms`, CPU: `${fmt(cpuPerOp(fullRun, 50) / 1000)} ms`, 'tau-bench': `${TAU.hashMs} ms` },
       { workload: 'full export + fast canonical JSON + sha256 (nothing memoised)', time: `${fmt(fastGeneric.nsPerOp / 1e6)} ms`, 'tau-bench': `${TAU.hashMs} ms` },
       { workload: "full export + core's canonicalize + sha256", time: `${fmt(coreGeneric.nsPerOp / 1e6)} ms`, 'tau-bench': `${TAU.hashMs} ms` },
     ],
@@ -288,14 +311,16 @@ function replaySection(retail: ReturnType<typeof createRetailDomain>, base: Reta
     return retail.hashState(s);
   });
   let failures = 0;
-  const episodes = measure((n) => {
+  const replay = (n: number): void => {
     for (let i = 0; i < n; i++) {
       const k = i % tasks.length;
       const state = retail.fork(base);
       applyTauBenchActions(state, tasks[k]!.actions, byName);
       if (retail.hashState(state) !== goldHashes[k]) failures++;
     }
-  });
+  };
+  const episodes = measure(replay);
+  const cpuUs = cpuPerOp(replay, 5000);
   return {
     title: 'Retail: gold replay of the tau-bench train split',
     description:
@@ -305,6 +330,7 @@ function replaySection(retail: ReturnType<typeof createRetailDomain>, base: Reta
         workload: '500 train tasks, round robin',
         'episodes/s': fmt(episodes.opsPerSec),
         'per episode': `${fmt(episodes.nsPerOp / 1000)} µs`,
+        'CPU per episode': `${fmt(cpuUs)} µs`,
         'tau-bench episodes/s': TAU.episodes,
         ratio: `${fmt(episodes.opsPerSec / TAU.episodes)}x`,
         'reward 1': failures === 0 ? 'all' : `${failures} failed`,

@@ -3,6 +3,7 @@ import type { ZodType } from 'zod';
 import type { Action, Feedback, Observation, Severity, ToolOutcome } from './episode.js';
 import type { JsonObject, JsonValue } from './json.js';
 import type { Rng } from './rng.js';
+import type { BatchRequest } from './batch.js';
 import type { Task, Template } from './template.js';
 
 /** What a tool run may use besides the state. */
@@ -98,6 +99,12 @@ export interface Domain<S = unknown> {
   templates: readonly Template<any>[];
   /** Normalisation for required-output matching (default: lower-case, strip commas). */
   normalizeOutput?(text: string): string;
+  /**
+   * The domain's frozen regression set, shipped as a recipe: batch requests (split `regression`) that
+   * regenerate it byte-identically, and the sha256 over its sorted task ids that locks it. The harness
+   * generates it into a store that lacks it and refuses to continue if the digest differs.
+   */
+  regressionSet?: { batches: BatchRequest[]; digest: string };
 }
 
 /** Feedback producers a domain may add per step. */

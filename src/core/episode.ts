@@ -145,11 +145,17 @@ export interface StepResult {
   info: StepInfo;
 }
 
+/** How a transition records an input that was not a valid Action (kept verbatim for replay and audit). */
+export interface RejectedAction {
+  type: 'invalid';
+  input: JsonValue;
+}
+
 /** One recorded step. */
 export interface Transition {
   episodeId: string;
   step: number;
-  action: Action;
+  action: Action | RejectedAction;
   observation: Observation;
   reward: number;
   terminated: boolean;

@@ -14,3 +14,4 @@ export * from './run.js';
 export * from './store.js';
 export * from './defaults.js';
 export * from './define.js';
+export * from './agent.js';

@@ -88,14 +88,181 @@ export function sha256Hex(text: string): string {
   return hash('sha256', text, 'hex');
 }
 
+// ---- canonical JSON written straight to UTF-8 bytes, then hashed -------------------------------
+// Building a string and letting crypto flatten and encode it costs about twice as much as writing
+// the bytes once. The scratch buffer is private, used synchronously, and never escapes a call.
+let bytes = new Uint8Array(4096);
+let length = 0;
+let busy = false;
+const HEX = '0123456789abcdef';
+
+function reserve(n: number): void {
+  if (length + n <= bytes.length) return;
+  let size = bytes.length * 2;
+  while (size < length + n) size *= 2;
+  const grown = new Uint8Array(size);
+  grown.set(bytes.subarray(0, length));
+  bytes = grown;
+}
+
+function putAscii(text: string): void {
+  const n = text.length;
+  reserve(n);
+  for (let i = 0; i < n; i++) bytes[length++] = text.charCodeAt(i);
+}
+
+function putString(text: string): void {
+  const n = text.length;
+  reserve(n * 6 + 2);
+  bytes[length++] = 0x22;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) {
+      if (c >= 0x20 && c !== 0x22 && c !== 0x5c) {
+        bytes[length++] = c;
+        continue;
+      }
+      // The escapes JSON.stringify (and so RFC 8785) uses.
+      bytes[length++] = 0x5c;
+      if (c === 0x22 || c === 0x5c) bytes[length++] = c;
+      else if (c === 0x08) bytes[length++] = 0x62;
+      else if (c === 0x09) bytes[length++] = 0x74;
+      else if (c === 0x0a) bytes[length++] = 0x6e;
+      else if (c === 0x0c) bytes[length++] = 0x66;
+      else if (c === 0x0d) bytes[length++] = 0x72;
+      else {
+        bytes[length++] = 0x75;
+        bytes[length++] = 0x30;
+        bytes[length++] = 0x30;
+        bytes[length++] = HEX.charCodeAt(c >> 4);
+        bytes[length++] = HEX.charCodeAt(c & 15);
+      }
+    } else if (c < 0x800) {
+      bytes[length++] = 0xc0 | (c >> 6);
+      bytes[length++] = 0x80 | (c & 63);
+    } else if (c < 0xd800 || c > 0xdfff) {
+      bytes[length++] = 0xe0 | (c >> 12);
+      bytes[length++] = 0x80 | ((c >> 6) & 63);
+      bytes[length++] = 0x80 | (c & 63);
+    } else {
+      const low = i + 1 < n ? text.charCodeAt(i + 1) : 0;
+      if (c > 0xdbff || low < 0xdc00 || low > 0xdfff) throw new NotCanonical();
+      const cp = 0x10000 + ((c - 0xd800) << 10) + (low - 0xdc00);
+      bytes[length++] = 0xf0 | (cp >> 18);
+      bytes[length++] = 0x80 | ((cp >> 12) & 63);
+      bytes[length++] = 0x80 | ((cp >> 6) & 63);
+      bytes[length++] = 0x80 | (cp & 63);
+      i++;
+    }
+  }
+  bytes[length++] = 0x22;
+}
+
+function putValue(value: unknown): void {
+  switch (typeof value) {
+    case 'string':
+      putString(value);
+      return;
+    case 'number':
+      if (!Number.isFinite(value)) throw new NotCanonical();
+      putAscii(value === 0 ? '0' : '' + value);
+      return;
+    case 'boolean':
+      putAscii(value ? 'true' : 'false');
+      return;
+    case 'object': {
+      if (value === null) {
+        putAscii('null');
+        return;
+      }
+      reserve(1);
+      if (Array.isArray(value)) {
+        bytes[length++] = 0x5b;
+        for (let i = 0; i < value.length; i++) {
+          if (i > 0) {
+            reserve(1);
+            bytes[length++] = 0x2c;
+          }
+          const item = value[i];
+          if (item === undefined) putAscii('null');
+          else putValue(item);
+        }
+        reserve(1);
+        bytes[length++] = 0x5d;
+        return;
+      }
+      const record = value as Record<string, unknown>;
+      // toJSON may run user code, which might hash too: leave such values to the string path.
+      if (typeof (record as { toJSON?: unknown }).toJSON === 'function') throw new NotCanonical();
+      bytes[length++] = 0x7b;
+      const keys = Object.keys(record);
+      const n = keys.length;
+      for (let i = 1; i < n; i++) {
+        const key = keys[i]!;
+        let j = i - 1;
+        while (j >= 0 && keys[j]! > key) {
+          keys[j + 1] = keys[j]!;
+          j--;
+        }
+        keys[j + 1] = key;
+      }
+      let first = true;
+      for (let i = 0; i < n; i++) {
+        const key = keys[i]!;
+        const item = record[key];
+        if (item === undefined) continue;
+        if (!first) {
+          reserve(1);
+          bytes[length++] = 0x2c;
+        }
+        first = false;
+        putString(key);
+        reserve(1);
+        bytes[length++] = 0x3a;
+        putValue(item);
+      }
+      reserve(1);
+      bytes[length++] = 0x7d;
+      return;
+    }
+    default:
+      throw new NotCanonical();
+  }
+}
+
+/** Runs a byte writer and returns the hex sha256 of what it wrote, or undefined when it needs the slow path. */
+function hashWritten(writeAll: () => void): string | undefined {
+  if (busy) return undefined;
+  busy = true;
+  length = 0;
+  try {
+    writeAll();
+    return hash('sha256', bytes.subarray(0, length), 'hex');
+  } catch (error) {
+    if (error instanceof NotCanonical) return undefined;
+    throw error;
+  } finally {
+    busy = false;
+  }
+}
+
 /** Hex sha256 of the canonical JSON of a value; equal to core `digest`. */
 export function fastDigest(value: unknown): string {
-  return sha256Hex(canonicalJson(value));
+  return hashWritten(() => putValue(value)) ?? sha256Hex(canonicalJson(value));
 }
 
 /** The same generator as core `createRng([seed, label, index])`, without the generic canonicaliser. */
 export function rngFor(seed: number, label: string, index: number): Rng {
-  const hex = sha256Hex(canonicalJson([seed, label, index]));
+  const hex =
+    hashWritten(() => {
+      putAscii('[');
+      putValue(seed);
+      putAscii(',');
+      putString(label);
+      putAscii(',');
+      putValue(index);
+      putAscii(']');
+    }) ?? sha256Hex(canonicalJson([seed, label, index]));
   const a = parseInt(hex.slice(0, 8), 16);
   const b = parseInt(hex.slice(8, 16), 16);
   const c = parseInt(hex.slice(16, 24), 16);
@@ -107,22 +274,36 @@ export function rngFor(seed: number, label: string, index: number): Rng {
 
 /** The task id exactly as core `computeTaskId` computes it. */
 export function fastTaskId(task: Pick<Task, 'template' | 'domain' | 'taskType' | 'level' | 'params' | 'spec'>): string {
-  let text: string;
-  try {
-    // Keys in RFC 8785 order: domain, level, params, spec, taskType, template.
-    text =
-      '{"domain":' + write(task.domain) +
-      ',"level":' + write(task.level) +
-      ',"params":' + write(task.params) +
-      ',"spec":' + write(task.spec) +
-      ',"taskType":' + write(task.taskType) +
-      ',"template":' + write(task.template) + '}';
-  } catch (error) {
-    if (!(error instanceof NotCanonical)) throw error;
-    text = canonicalize({
-      template: task.template, domain: task.domain, taskType: task.taskType,
-      level: task.level, params: task.params, spec: task.spec,
-    });
-  }
-  return sha256Hex(text);
+  const fast =
+    task.params !== undefined && task.spec !== undefined
+      ? hashWritten(() => {
+          // Keys in RFC 8785 order: domain, level, params, spec, taskType, template.
+          putAscii('{"domain":');
+          putValue(task.domain);
+          putAscii(',"level":');
+          putValue(task.level);
+          putAscii(',"params":');
+          putValue(task.params);
+          putAscii(',"spec":');
+          putValue(task.spec);
+          putAscii(',"taskType":');
+          putValue(task.taskType);
+          putAscii(',"template":');
+          putValue(task.template);
+          putAscii('}');
+        })
+      : undefined;
+  return (
+    fast ??
+    sha256Hex(
+      canonicalize({
+        template: task.template,
+        domain: task.domain,
+        taskType: task.taskType,
+        level: task.level,
+        params: task.params,
+        spec: task.spec,
+      }),
+    )
+  );
 }

@@ -3,6 +3,7 @@ import {
   createRng,
   digest,
   EnvHarnessError,
+  type Agent,
   type BatchRequest,
   type Domain,
   type JsonValue,
@@ -27,10 +28,32 @@ import {
   type TaskPool,
   type TemplateRegistry,
 } from '../generation/index.js';
-import { createNonTrivialGate, createOracleGate } from '../runtime/index.js';
+import {
+  createCurriculum,
+  slicesFromTemplates,
+  type Curriculum,
+  type CurriculumConfigInput,
+  type CurriculumUpdate,
+  type EpisodeResult,
+  type StrategyName,
+} from '../curriculum/index.js';
+import {
+  createEpisode,
+  createNonTrivialGate,
+  createOracleGate,
+  createStoreRecorder,
+  validateAction,
+  type DynamicsOptions,
+  type Episode,
+  type StoreRecorder,
+} from '../runtime/index.js';
+import type { Action, Feedback, JsonObject, Observation } from '../core/index.js';
 import { createSqliteStore } from '../storage/sqlite/index.js';
 import { systemClock, type Clock } from './clock.js';
 import { buildLockfile, checkLockfile, parseLockfile, type LockCheck, type Lockfile } from './lockfile.js';
+import { runEpisode, type EpisodeOutcome } from './episodes.js';
+import { passKTable, type PassKRow } from './metrics.js';
+import { trainLoop, type TrainOptions, type TrainSummary } from './train.js';
 import {
   buildSnapshotBody,
   diffSnapshots,
@@ -85,6 +108,9 @@ export class Harness {
   private seed = 0;
   private config: JsonValue = {};
   private curriculumState: JsonValue = null;
+  private curriculum: Curriculum | undefined;
+  private recorder: StoreRecorder | undefined;
+  private runCounter = 0;
 
   constructor(store: Store, domains: readonly Domain<any>[], templates: readonly RegisteredTemplate<any>[], clock: Clock) {
     this.store = store;
@@ -216,6 +242,12 @@ export class Harness {
    */
   async generateTask(options: { taskType?: string; level?: number; domain?: string; split?: Split } = {}): Promise<StoredTask> {
     const split = options.split ?? 'dynamic';
+    if (this.curriculum && split === 'dynamic' && options.taskType === undefined && options.level === undefined && options.domain === undefined) {
+      const draw = this.curriculum.draw(this.sampler);
+      const id = draw.replay && draw.taskId ? draw.taskId : this.pool.draw(this.sampler, draw.slice, draw.level, 'dynamic').id;
+      await this.store.setMeta('rng.sampler', [...this.sampler.getState()]);
+      return this.getTask(id);
+    }
     const slices = this.pool.slices(split).filter((s) => {
       const [domain, type] = s.split('/');
       return (options.domain === undefined || domain === options.domain) && (options.taskType === undefined || type === options.taskType);
@@ -236,6 +268,208 @@ export class Harness {
     const task = await this.store.getTask(id);
     if (task === undefined) throw new EnvHarnessError('TASK_NOT_FOUND', `no task ${id}; ids are sha256 hex, see \`envharness pool stats\``);
     return task;
+  }
+
+  // ---- curriculum: the facade verbs ---------------------------------------------------------
+
+  /** Starts (or replaces) the curriculum over the dynamic pool's slices; generateTask then follows it. */
+  useCurriculum(strategy: StrategyName, config?: CurriculumConfigInput): Curriculum {
+    const slices = this.dynamicSlices();
+    if (slices.length === 0) throw new EnvHarnessError('POOL_EMPTY', 'no dynamic tasks to build a curriculum over; run `envharness pool fill` first');
+    this.curriculum = createCurriculum({ strategy, slices, ...(config ? { config } : {}) });
+    this.syncCurriculumState();
+    return this.curriculum;
+  }
+
+  /** Snapshots carry the curriculum as { strategy, slices, state } so a fresh harness can rebuild it. */
+  private syncCurriculumState(): void {
+    const c = this.curriculum;
+    this.curriculumState = c ? { strategy: c.strategy, slices: this.dynamicSlices() as unknown as JsonValue, state: c.getState() } : null;
+  }
+
+  /** The active curriculum, if any. */
+  get activeCurriculum(): Curriculum | undefined {
+    return this.curriculum;
+  }
+
+  private requireCurriculum(): Curriculum {
+    if (!this.curriculum) throw new EnvHarnessError('CONFIG_INVALID', 'no curriculum: call harness.useCurriculum(strategy) first');
+    return this.curriculum;
+  }
+
+  /** Per-slice results -> levels (and weights) move. Returns what moved and why. */
+  async adjustDifficulty(performance: readonly EpisodeResult[]): Promise<CurriculumUpdate> {
+    const curriculum = this.requireCurriculum();
+    const update = curriculum.update(performance);
+    this.syncCurriculumState();
+    return update;
+  }
+
+  /** Per-slice results -> slice weights move toward weak spots; levels stay where they are. */
+  async updateDistribution(feedback: readonly EpisodeResult[]): Promise<CurriculumUpdate> {
+    const curriculum = this.requireCurriculum();
+    const held = curriculum.isHoldingLevels;
+    curriculum.holdLevels(true);
+    try {
+      return curriculum.update(feedback);
+    } finally {
+      curriculum.holdLevels(held);
+      this.syncCurriculumState();
+    }
+  }
+
+  /**
+   * Records a transition of an episode run outside the harness and returns process feedback on it:
+   * INVALID_ACTION (with the JSON pointer) for a malformed action, REDUNDANT_CALL for a repeated tool call.
+   */
+  async evaluateTransition(
+    observation: Observation,
+    action: unknown,
+    reward: number,
+    nextObservation: Observation,
+    options: { episodeId?: string } = {},
+  ): Promise<{ feedback: Feedback[]; step: number }> {
+    const episodeId = options.episodeId ?? 'external';
+    const history = this.external.get(episodeId) ?? [];
+    const feedback: Feedback[] = [];
+    const issue = validateAction(action);
+    if (issue) feedback.push({ code: 'INVALID_ACTION', message: issue.message, pointer: issue.pointer });
+    else {
+      const a = action as Action;
+      if (a.type === 'tool') {
+        const key = JSON.stringify([a.tool, a.args]);
+        if (history.includes(key)) feedback.push({ code: 'REDUNDANT_CALL', message: `${a.tool} was already called with these arguments` });
+        history.push(key);
+      }
+    }
+    this.external.set(episodeId, history);
+    const step = (this.externalSteps.get(episodeId) ?? 0);
+    this.externalSteps.set(episodeId, step + 1);
+    await this.store.appendTransitions([
+      {
+        episodeId,
+        step,
+        action: (issue ? { type: 'message', text: JSON.stringify(action ?? null) } : action) as Action,
+        observation: nextObservation,
+        reward,
+        terminated: false,
+        truncated: false,
+        feedback,
+        info: { step, outcome: 0, shaping: 0, stateHash: '', previous: observation as unknown as JsonObject },
+      },
+    ]);
+    return { feedback, step };
+  }
+  private readonly external = new Map<string, string[]>();
+  private readonly externalSteps = new Map<string, number>();
+
+  /** Slices (domain, task type) with active dynamic tasks, with level bounds from their templates. */
+  dynamicSlices() {
+    const present = new Set(this.pool.slices('dynamic'));
+    return slicesFromTemplates(this.registry.list()).filter((s) => present.has(`${s.domain}/${s.taskType}`));
+  }
+
+  // ---- episodes, training, evaluation -------------------------------------------------------
+
+  private storeRecorder(): StoreRecorder {
+    this.recorder ??= createStoreRecorder(this.store, { maxBatch: 1024, maxDelayMs: 20 });
+    return this.recorder;
+  }
+
+  /** Opens an episode of a stored task (or one sampled from the pool), recorded to the store. */
+  async openEpisode(options: { taskId?: string; taskType?: string; level?: number; split?: Split; episodeId?: string; runId?: string; agent?: string; record?: boolean; dynamics?: DynamicsOptions } = {}): Promise<{ episode: Episode; task: StoredTask }> {
+    const task = options.taskId ? await this.getTask(options.taskId) : await this.generateTask({ taskType: options.taskType, level: options.level, split: options.split });
+    const domain = this.domains.get(task.domain);
+    if (!domain) throw new EnvHarnessError('DOMAIN_NOT_FOUND', `task ${task.id} needs domain ${task.domain}, which is not registered`);
+    const episode = createEpisode(domain, task, {
+      ...options.dynamics,
+      ...(options.record === false ? {} : { recorder: this.storeRecorder() }),
+      ...(options.episodeId ? { episodeId: () => options.episodeId! } : {}),
+      ...(options.runId ? { runId: options.runId } : {}),
+      ...(options.agent ? { agent: options.agent } : {}),
+    });
+    return { episode, task };
+  }
+
+  /** Runs one episode of a task with an agent. */
+  async runEpisode(task: StoredTask | Task, agent: Agent, options: { seed: number; episodeId?: string; runId?: string; record?: boolean; dynamics?: DynamicsOptions }): Promise<EpisodeOutcome> {
+    const domain = this.domains.get(task.domain);
+    if (!domain) throw new EnvHarnessError('DOMAIN_NOT_FOUND', `task ${task.id} needs domain ${task.domain}, which is not registered`);
+    return runEpisode(domain, task, agent, {
+      ...options.dynamics,
+      seed: options.seed,
+      ...(options.record === false ? {} : { recorder: this.storeRecorder() }),
+      ...(options.episodeId ? { episodeId: options.episodeId } : {}),
+      ...(options.runId ? { runId: options.runId } : {}),
+    });
+  }
+
+  /** Trains an agent under a curriculum: sample -> run -> record -> update, with a regression guard. */
+  async train(options: TrainOptions): Promise<TrainSummary> {
+    const summary = await trainLoop(
+      {
+        store: this.store,
+        domains: this.domains,
+        slices: this.dynamicSlices(),
+        clock: this.clock,
+        drawTask: (rng, slice, level) => this.pool.draw(rng, slice, level, 'dynamic').id,
+        regressionTasks: () => this.store.listTasks({ split: 'regression', status: 'active' }),
+        snapshot: async (curriculum, label) => {
+          this.curriculum = curriculum;
+          return this.snapshot({ label });
+        },
+        newRunId: (seed, agent) => this.newRunId('train', seed, agent),
+      },
+      options,
+    );
+    return summary;
+  }
+
+  /**
+   * Evaluates an agent on a split with the curriculum frozen: every task k times (seeds 0..k-1),
+   * pass^1..pass^k per slice exactly as tau-bench computes it, with Wilson intervals.
+   */
+  async evaluate(options: { agent: Agent; split?: Split; k?: number; limit?: number; domains?: string[]; onProgress?: (done: number, total: number) => void }): Promise<{ runId: string; rows: PassKRow[]; outcomes: EpisodeOutcome[] }> {
+    const split = options.split ?? 'regression';
+    const k = options.k ?? 1;
+    let tasks = await this.store.listTasks({ split, status: 'active' });
+    if (options.domains) tasks = tasks.filter((t) => options.domains!.includes(t.domain));
+    if (options.limit) tasks = tasks.slice(0, options.limit);
+    if (tasks.length === 0) throw new EnvHarnessError('POOL_EMPTY', `no active ${split} tasks to evaluate on`);
+    const runId = this.newRunId('eval', 0, options.agent.name);
+    const createdAt = this.clock();
+    const start = await this.snapshot({ label: `eval ${split}` });
+    const config = options.agent.config();
+    const base = {
+      id: runId,
+      kind: 'eval' as const,
+      agent: { name: options.agent.name, version: options.agent.version, configDigest: digest(config) },
+      strategy: 'frozen',
+      seed: 0,
+      config: { split, k, tasks: tasks.length, agentConfig: config },
+      snapshotStart: start.id,
+      createdAt,
+    };
+    await this.store.saveRun({ ...base, status: 'running', updatedAt: createdAt });
+    options.agent.setTraining?.(false);
+    const outcomes: EpisodeOutcome[] = [];
+    const total = tasks.length * k;
+    for (const task of tasks) {
+      for (let trial = 0; trial < k; trial++) {
+        outcomes.push(await this.runEpisode(task, options.agent, { seed: trial, runId, episodeId: `${runId}:${outcomes.length}` }));
+        options.onProgress?.(outcomes.length, total);
+      }
+    }
+    await this.recorder?.flush();
+    const rows = passKTable(outcomes.filter((o) => !o.excluded).map((o) => ({ taskId: o.taskId, slice: o.slice, success: o.outcome >= 1 })), k);
+    await this.store.appendRunEvents(outcomes.map((o, i) => ({ runId, seq: i, kind: 'episode', data: o as unknown as JsonValue })));
+    await this.store.saveRun({ ...base, status: 'finished', snapshotEnd: start.id, summary: { passK: rows as unknown as JsonValue }, updatedAt: this.clock() });
+    return { runId, rows, outcomes };
+  }
+
+  private newRunId(kind: string, seed: number, agent: string): string {
+    // Unique per harness and time; run ids are labels, not part of any replayed computation.
+    return `${kind}-${digest([this.clock(), seed, agent, this.runCounter++, this.store.location]).slice(0, 12)}`;
   }
 
   // ---- review -------------------------------------------------------------------------------
@@ -283,6 +517,7 @@ export class Harness {
 
   /** The complete environment version now; its id is the digest of its body. */
   async snapshot(options: { label?: string } = {}): Promise<Snapshot> {
+    if (this.curriculum) this.syncCurriculumState();
     const body = await buildSnapshotBody({
       store: this.store,
       templates: this.registry.list().map((t) => ({ id: t.id, sourceDigest: t.sourceDigest })),
@@ -343,6 +578,10 @@ export class Harness {
     this.config = config.config ?? {};
     this.sampler = createRng(snap.rng.sampler ?? [this.seed, 'sampler']);
     this.curriculumState = snap.curriculum;
+    const saved = snap.curriculum as { strategy?: StrategyName; slices?: unknown; state?: JsonValue } | null;
+    this.curriculum = saved && saved.strategy && saved.state !== undefined
+      ? createCurriculum({ strategy: saved.strategy, slices: saved.slices as ReturnType<Harness['dynamicSlices']>, state: saved.state })
+      : undefined;
     await this.store.setMeta('rng.sampler', [...this.sampler.getState()]);
     await this.reloadPool();
     return snap;
@@ -372,6 +611,7 @@ export class Harness {
   }
 
   async close(): Promise<void> {
+    await this.recorder?.close();
     await this.store.close();
   }
 }

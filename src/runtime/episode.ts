@@ -1,6 +1,7 @@
 /** The episode: Gymnasium-style reset/step over a domain, with feedback, constraints, faults and recording. */
 import { EnvHarnessError, createRng, toEnvHarnessError } from '../core/index.js';
 import type {
+  RejectedAction,
   Action,
   Budget,
   BudgetKind,
@@ -883,26 +884,16 @@ export function normalizeOutput(text: string): string {
   return text.toLowerCase().replace(/,/g, '');
 }
 
-/**
- * How a transition records an input that is not a valid Action: wrapped, so that consumers can switch
- * on `type`, with the input itself when it is plain JSON (replay feeds it back as it was) and a short
- * description otherwise (in-process callers only: such input cannot arrive over HTTP).
- */
-export interface RejectedAction {
-  type: 'invalid';
-  input: JsonValue;
-}
-
-function recordable(input: unknown): Action {
+// A rejected input is recorded as core's RejectedAction: the input itself when it is plain JSON (replay
+// feeds it back as it was), a short description otherwise (in-process only: HTTP input is always JSON).
+function recordable(input: unknown): RejectedAction {
   let kept: JsonValue;
   try {
     kept = isJsonish(input, 0) ? (input as JsonValue) : describeValue(input);
   } catch {
     kept = 'an unreadable value';
   }
-  const rejected: RejectedAction = { type: 'invalid', input: kept };
-  // Transition.action is typed Action in core; see docs/runtime.md, "Proposed core changes".
-  return rejected as unknown as Action;
+  return { type: 'invalid', input: kept };
 }
 
 /** The input an agent sent at a recorded step: the action, or the rejected input it wrapped. */

@@ -1,6 +1,6 @@
 /** The episode runtime: Gymnasium-style reset/step with process feedback, constraints, seeded faults, recording and exact replay. */
 export { createEpisode, normalizeOutput, sentInput } from './episode.js';
-export type { DynamicsOptions, Episode, EpisodeOptions, RejectedAction } from './episode.js';
+export type { DynamicsOptions, Episode, EpisodeOptions } from './episode.js';
 export { actionSchema, validateAction } from './action.js';
 export type { ActionIssue } from './action.js';
 export { createMemoryRecorder, createStoreRecorder } from './recorder.js';

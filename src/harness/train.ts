@@ -1,0 +1,323 @@
+/** The training loop: sample -> run -> record -> update, with a regression guard and run records. */
+import {
+  createRng,
+  digest,
+  EnvHarnessError,
+  type Agent,
+  type Domain,
+  type JsonValue,
+  type Rng,
+  type RunEvent,
+  type RunRecord,
+  type Store,
+  type StoredTask,
+} from '../core/index.js';
+import {
+  createCurriculum,
+  createGroupTracker,
+  createRegressionGuard,
+  groupStats,
+  type Curriculum,
+  type CurriculumConfigInput,
+  type EpisodeResult,
+  type Slice,
+  type StrategyName,
+} from '../curriculum/index.js';
+import { createStoreRecorder, type DynamicsOptions } from '../runtime/index.js';
+import { runEpisode, type EpisodeOutcome } from './episodes.js';
+import { passKTable, type PassKRow } from './metrics.js';
+
+export interface TrainOptions {
+  agent: Agent;
+  episodes: number;
+  strategy?: StrategyName;
+  curriculum?: CurriculumConfigInput;
+  seed?: number;
+  /** Episodes in flight per round (agents that await, e.g. LLMs, overlap). Results update the curriculum in draw order. */
+  concurrency?: number;
+  /** Run the frozen regression set every N episodes (0: never). */
+  evalEvery?: number;
+  /** At most this many regression tasks per evaluation (taken in seq order). */
+  evalTasks?: number;
+  guard?: { delta?: number; rollback?: boolean };
+  /** GRPO-style groups: each draw runs `size` episodes of one task with one shared seed. */
+  group?: { size: number; skipZeroVariance?: boolean };
+  /** Only these domains (default: every domain with dynamic tasks). */
+  domains?: string[];
+  dynamics?: DynamicsOptions;
+  /** Record transitions to the store (default true). */
+  record?: boolean;
+  label?: string;
+  onProgress?: (progress: TrainProgress) => void;
+}
+
+export interface TrainProgress {
+  episodes: number;
+  total: number;
+  levels: Record<string, number>;
+  weights: Record<string, number>;
+  recentSuccess: number;
+  lastEval?: number;
+}
+
+export interface SliceSummary {
+  slice: string;
+  level: number;
+  weight: number;
+  episodes: number;
+  success: number;
+  windowSuccess: number | null;
+  low: number;
+  high: number;
+  excluded: number;
+}
+
+export interface TrainSummary {
+  runId: string;
+  agent: { name: string; version: string; configDigest: string };
+  strategy: StrategyName;
+  seed: number;
+  episodes: number;
+  success: number;
+  slices: SliceSummary[];
+  evals: Array<{ episode: number; score: number }>;
+  guardEvents: JsonValue[];
+  zeroVarianceGroups?: Record<string, number>;
+  skippedGroups?: number;
+  passK?: PassKRow[];
+  snapshotStart: string;
+  snapshotEnd: string;
+}
+
+/** What the loop needs from the harness. */
+export interface TrainDeps {
+  store: Store;
+  domains: ReadonlyMap<string, Domain<any>>;
+  slices: Slice[];
+  clock: () => string;
+  /** Draws a task id of `slice` at (or nearest to) `level` from the dynamic pool. */
+  drawTask(rng: Rng, slice: string, level: number): string;
+  regressionTasks(): Promise<StoredTask[]>;
+  snapshot(curriculum: Curriculum, label: string): Promise<{ id: string }>;
+  newRunId(seed: number, agent: string): string;
+}
+
+export const DEFAULT_TRAIN_STRATEGY: StrategyName = 'learnability';
+
+/** Trains `agent` for `episodes` episodes under a curriculum; returns the run summary. */
+export async function trainLoop(deps: TrainDeps, options: TrainOptions): Promise<TrainSummary> {
+  const seed = options.seed ?? 0;
+  const strategy = options.strategy ?? DEFAULT_TRAIN_STRATEGY;
+  const concurrency = Math.max(1, options.concurrency ?? 8);
+  const groupSize = Math.max(1, options.group?.size ?? 1);
+  if (!(Number.isInteger(options.episodes) && options.episodes >= 1)) {
+    throw new EnvHarnessError('PARAMS_INVALID', `episodes must be an integer >= 1, got ${options.episodes}`, { details: { pointer: '/episodes' } });
+  }
+  const slices = deps.slices.filter((s) => !options.domains || options.domains.includes(s.domain));
+  if (slices.length === 0) {
+    throw new EnvHarnessError('POOL_EMPTY', 'no dynamic tasks to train on; run `envharness pool fill` first');
+  }
+  let curriculum = createCurriculum({ strategy, slices, ...(options.curriculum ? { config: options.curriculum } : {}) });
+  const guard = createRegressionGuard({ every: options.evalEvery || 1, delta: options.guard?.delta ?? 0.1, rollback: options.guard?.rollback ?? false });
+  const groups = createGroupTracker();
+  const rng = createRng([seed, 'train']);
+  const agentConfig = options.agent.config();
+  const agentInfo = { name: options.agent.name, version: options.agent.version, configDigest: digest(agentConfig) };
+  const start = await deps.snapshot(curriculum, 'train start');
+  const runId = deps.newRunId(seed, agentInfo.name);
+  const createdAt = deps.clock();
+  const run: RunRecord = {
+    id: runId,
+    kind: 'train',
+    agent: agentInfo,
+    strategy,
+    seed,
+    config: {
+      episodes: options.episodes,
+      concurrency,
+      evalEvery: options.evalEvery ?? 0,
+      group: options.group ?? null,
+      curriculum: curriculum.config as unknown as JsonValue,
+      agentConfig,
+      ...(options.label ? { label: options.label } : {}),
+    },
+    snapshotStart: start.id,
+    status: 'running',
+    createdAt,
+    updatedAt: createdAt,
+  };
+  await deps.store.saveRun(run);
+  const recorder = options.record === false ? undefined : createStoreRecorder(deps.store, { maxBatch: 1024, maxDelayMs: 50 });
+  let seq = 0;
+  const events: RunEvent[] = [];
+  const emit = (kind: string, data: JsonValue) => events.push({ runId, seq: seq++, kind, data });
+  const flushEvents = async () => {
+    if (events.length > 0) await deps.store.appendRunEvents(events.splice(0));
+  };
+  emit('curriculum', { episode: 0, levels: curriculum.levels(), weights: curriculum.weights() });
+
+  const all: EpisodeOutcome[] = [];
+  const evals: Array<{ episode: number; score: number }> = [];
+  let skippedGroups = 0;
+  let nextEval = options.evalEvery && options.evalEvery > 0 ? options.evalEvery : Infinity;
+  options.agent.setTraining?.(true);
+
+  try {
+    while (all.length < options.episodes) {
+      const remaining = options.episodes - all.length;
+      const draws = Math.max(1, Math.min(concurrency, Math.ceil(remaining / groupSize)));
+      const plan: Array<{ task: StoredTask; seed: number; draw: ReturnType<Curriculum['draw']> }> = [];
+      for (let i = 0; i < draws; i++) {
+        const draw = curriculum.draw(rng);
+        const taskId = draw.replay && draw.taskId ? draw.taskId : deps.drawTask(rng, draw.slice, draw.level);
+        const task = await deps.store.getTask(taskId);
+        if (!task) throw new EnvHarnessError('TASK_NOT_FOUND', `pool task ${taskId} is missing from the store`);
+        const episodeSeed = rng.nextUint32();
+        for (let g = 0; g < groupSize && plan.length < remaining; g++) plan.push({ task, seed: episodeSeed, draw });
+      }
+      const outcomes = await Promise.all(
+        plan.map(({ task, seed: s }, i) => {
+          const domain = deps.domains.get(task.domain);
+          if (!domain) throw new EnvHarnessError('DOMAIN_NOT_FOUND', `task ${task.id} needs domain ${task.domain}, which is not registered`);
+          return runEpisode(domain, task, options.agent, { ...options.dynamics, seed: s, recorder, runId, episodeId: `${runId}:${all.length + i}` }).then((o) => ({ o, i }));
+        }),
+      );
+      outcomes.sort((a, b) => a.i - b.i);
+      const results: EpisodeResult[] = [];
+      for (let start = 0; start < outcomes.length; start += groupSize) {
+        const members = outcomes.slice(start, start + groupSize).map((x) => x.o);
+        const first = members[0]!;
+        let skip = false;
+        if (groupSize > 1) {
+          const stats = groupStats(members.map((m) => m.outcome));
+          skip = Boolean(options.group?.skipZeroVariance && stats.zeroVariance);
+          groups.record(first.slice, stats, skip);
+          if (skip) {
+            skippedGroups++;
+            emit('group-skipped', { taskId: first.taskId, slice: first.slice, level: first.level, mean: stats.mean });
+          }
+        }
+        for (const m of members) {
+          all.push(m);
+          emit('episode', {
+            n: all.length,
+            episodeId: m.episodeId,
+            taskId: m.taskId,
+            slice: m.slice,
+            level: m.level,
+            outcome: m.outcome,
+            reward: m.reward,
+            steps: m.steps,
+            excluded: m.excluded,
+            feedback: m.feedback as JsonValue,
+            ...(skip ? { skipped: true } : {}),
+          });
+          if (!skip) results.push({ slice: m.slice, level: m.level, success: m.outcome, taskId: m.taskId, excluded: m.excluded });
+        }
+      }
+      const update = curriculum.update(results);
+      emit('curriculum', {
+        episode: all.length,
+        levels: curriculum.levels(),
+        weights: curriculum.weights(),
+        moves: update.moves as unknown as JsonValue,
+        blocked: update.blocked,
+      });
+
+      if (all.length >= nextEval) {
+        nextEval += options.evalEvery!;
+        const score = await evaluateRegression(deps, options, recorder, runId, all.length);
+        if (score !== undefined) {
+          evals.push({ episode: all.length, score });
+          const verdict = guard.observe(all.length, score, curriculum.getState());
+          if (verdict.rollbackTo !== undefined) {
+            curriculum = createCurriculum({ strategy, slices, state: verdict.rollbackTo });
+          }
+          curriculum.holdLevels(verdict.holdLevels);
+          const recent = all.slice(-Math.max(50, options.evalEvery!));
+          emit('eval', { episode: all.length, score, dynamicSuccess: mean(recent.filter((o) => !o.excluded).map((o) => o.outcome)) });
+          if (verdict.event) emit('guard', verdict.event as unknown as JsonValue);
+        }
+      }
+      await flushEvents();
+      options.onProgress?.({
+        episodes: all.length,
+        total: options.episodes,
+        levels: curriculum.levels(),
+        weights: curriculum.weights(),
+        recentSuccess: mean(all.slice(-100).map((o) => o.outcome)),
+        ...(evals.length ? { lastEval: evals[evals.length - 1]!.score } : {}),
+      });
+    }
+  } catch (error) {
+    await recorder?.close().catch(() => {});
+    await deps.store.saveRun({ ...run, status: 'failed', updatedAt: deps.clock(), summary: { error: String(error) } });
+    throw error;
+  }
+  await recorder?.close();
+  const end = await deps.snapshot(curriculum, 'train end');
+  const stats = curriculum.stats();
+  const counted = all.filter((o) => !o.excluded);
+  const summary: TrainSummary = {
+    runId,
+    agent: agentInfo,
+    strategy,
+    seed,
+    episodes: all.length,
+    success: mean(counted.map((o) => o.outcome)),
+    slices: Object.keys(stats).sort().map((slice) => {
+      const s = stats[slice]!;
+      const mine = counted.filter((o) => o.slice === slice);
+      return {
+        slice,
+        level: s.level,
+        weight: s.weight,
+        episodes: all.filter((o) => o.slice === slice).length,
+        success: mean(mine.map((o) => o.outcome)),
+        windowSuccess: s.window.successRate,
+        low: s.window.low,
+        high: s.window.high,
+        excluded: s.excluded,
+      };
+    }),
+    evals,
+    guardEvents: guard.events() as unknown as JsonValue[],
+    ...(groupSize > 1 ? { zeroVarianceGroups: groups.shares() as unknown as Record<string, number>, skippedGroups } : {}),
+    passK: passKTable(counted.map((o) => ({ taskId: o.taskId, slice: o.slice, success: o.outcome >= 1 })), 1),
+    snapshotStart: start.id,
+    snapshotEnd: end.id,
+  };
+  await deps.store.saveRun({ ...run, status: 'finished', snapshotEnd: end.id, summary: summary as unknown as JsonValue, updatedAt: deps.clock() });
+  return summary;
+}
+
+async function evaluateRegression(
+  deps: TrainDeps,
+  options: TrainOptions,
+  recorder: ReturnType<typeof createStoreRecorder> | undefined,
+  runId: string,
+  at: number,
+): Promise<number | undefined> {
+  let tasks = await deps.regressionTasks();
+  if (options.domains) tasks = tasks.filter((t) => options.domains!.includes(t.domain));
+  if (options.evalTasks) tasks = tasks.slice(0, options.evalTasks);
+  if (tasks.length === 0) return undefined;
+  options.agent.setTraining?.(false);
+  try {
+    const outcomes: number[] = [];
+    for (const [i, task] of tasks.entries()) {
+      const domain = deps.domains.get(task.domain);
+      if (!domain) continue;
+      // A fixed seed per task: the regression score moves only when the agent does.
+      const o = await runEpisode(domain, task, options.agent, { ...options.dynamics, seed: 0, recorder, runId, episodeId: `${runId}:eval${at}:${i}` });
+      if (!o.excluded) outcomes.push(o.outcome);
+    }
+    return mean(outcomes);
+  } finally {
+    options.agent.setTraining?.(true);
+  }
+}
+
+function mean(values: readonly number[]): number {
+  return values.length === 0 ? 0 : values.reduce((a, b) => a + b, 0) / values.length;
+}
