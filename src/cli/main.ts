@@ -5,6 +5,11 @@ import { EXIT_CODES } from './exit-codes.js';
 import { colors, processIo, type Io } from './output.js';
 import { registerGenerationCommands } from './commands/generation.js';
 import { registerSnapshotCommands } from './commands/snapshots.js';
+import { registerTrainingCommands } from './commands/training.js';
+import { registerReportCommands } from './commands/report.js';
+import { registerInteropCommands } from './commands/interop.js';
+import { registerServeCommands } from './commands/serve.js';
+import { registerMcpCommands } from './commands/mcp.js';
 
 /** Options every command may read (global flags and ENVHARNESS_* variables, parsed once here). */
 export interface GlobalOptions {
@@ -62,6 +67,11 @@ export function buildProgram(io: Io, env: NodeJS.ProcessEnv = process.env, setEx
   };
   registerGenerationCommands(program, ctx);
   registerSnapshotCommands(program, ctx);
+  registerTrainingCommands(program, ctx);
+  registerReportCommands(program, ctx);
+  registerInteropCommands(program, ctx);
+  registerServeCommands(program, ctx);
+  registerMcpCommands(program, ctx);
   for (const command of program.commands) command.exitOverride().configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s) });
   return program;
 }

@@ -7,10 +7,91 @@ import { EnvHarnessError } from './errors.js';
  * surrogates are rejected because they have no canonical form.
  */
 export function canonicalize(value: unknown): string {
+  try {
+    return fast(value);
+  } catch (error) {
+    if (!(error instanceof NotCanonical)) throw error;
+  }
+  // Only values that have no canonical form get here: the checked writer names where the problem is.
   const out: string[] = [];
   write(value, out, '');
   return out.join('');
 }
+
+// ---- fast path: no pointer bookkeeping; bails out to the checked writer on anything unusual ----
+
+class NotCanonical extends Error {}
+
+// Strings that need more than a pair of quotes: quote, backslash, control characters, surrogates.
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\uD800-\uDFFF]/;
+
+function fastQuote(text: string): string {
+  if (!NEEDS_ESCAPE.test(text)) return '"' + text + '"';
+  if (!text.isWellFormed()) throw new NotCanonical();
+  return JSON.stringify(text);
+}
+
+function fast(value: unknown): string {
+  switch (typeof value) {
+    case 'string':
+      return fastQuote(value);
+    case 'number':
+      if (!Number.isFinite(value)) throw new NotCanonical();
+      return value === 0 ? '0' : '' + value;
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'object': {
+      if (value === null) return 'null';
+      if (Array.isArray(value)) {
+        const n = value.length;
+        if (n === 0) return '[]';
+        let out = '[' + (value[0] === undefined ? 'null' : fast(value[0]));
+        for (let i = 1; i < n; i++) {
+          const item = value[i];
+          out += ',' + (item === undefined ? 'null' : fast(item));
+        }
+        return out + ']';
+      }
+      const record = value as Record<string, unknown>;
+      if (typeof (record as { toJSON?: unknown }).toJSON === 'function') return fast((record as { toJSON: () => unknown }).toJSON());
+      const keys = Object.keys(record);
+      sortKeys(keys);
+      let out = '{';
+      let first = true;
+      for (let i = 0; i < keys.length; i++) {
+        const key = keys[i]!;
+        const item = record[key];
+        if (item === undefined) continue;
+        out += (first ? '' : ',') + fastQuote(key) + ':' + fast(item);
+        first = false;
+      }
+      return out + '}';
+    }
+    default:
+      throw new NotCanonical();
+  }
+}
+
+// `<` on strings compares UTF-16 code units, the order RFC 8785 requires. Small objects (the common
+// case) are sorted by insertion, large ones by the built-in sort with the same comparison.
+function sortKeys(keys: string[]): void {
+  const n = keys.length;
+  if (n > 16) {
+    keys.sort(compareUtf16);
+    return;
+  }
+  for (let i = 1; i < n; i++) {
+    const key = keys[i]!;
+    let j = i - 1;
+    while (j >= 0 && keys[j]! > key) {
+      keys[j + 1] = keys[j]!;
+      j--;
+    }
+    keys[j + 1] = key;
+  }
+}
+
+// ---- checked path: tracks the JSON pointer so errors name the offending member ----
 
 function write(value: unknown, out: string[], pointer: string): void {
   if (value === null) {

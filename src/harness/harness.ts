@@ -141,7 +141,34 @@ export class Harness {
       templates: this.registry.list().map((t) => ({ id: t.id, sourceDigest: t.sourceDigest })),
     });
     await this.reloadPool();
+    await this.installRegressionSets();
     return { seed: this.seed, templates: this.registry.list().length, pool: this.pool.size() };
+  }
+
+  /**
+   * Generates each domain's shipped regression set into a store that lacks it, and checks it against
+   * the digest the domain ships: the frozen set is the same everywhere, or initialisation stops.
+   */
+  private async installRegressionSets(): Promise<void> {
+    for (const domain of this.domains.values()) {
+      const recipe = domain.regressionSet;
+      if (!recipe) continue;
+      const present = (await this.store.listTaskIndex({ split: 'regression' })).filter((e) => e.domain === domain.name);
+      if (present.length === 0) {
+        for (const request of recipe.batches) await this.generate({ ...request, split: 'regression' });
+      }
+      const ids = (await this.store.listTaskIndex({ split: 'regression', status: 'active' }))
+        .filter((e) => e.domain === domain.name)
+        .map((e) => e.id)
+        .sort();
+      if (digest(ids) !== recipe.digest) {
+        throw new EnvHarnessError(
+          'LOCKFILE_MISMATCH',
+          `the ${domain.name} regression set in this store (${ids.length} tasks, digest ${digest(ids).slice(0, 12)}) is not the one the domain ships (digest ${recipe.digest.slice(0, 12)}); use a fresh store, or restore one made with this version`,
+          { details: { domain: domain.name } },
+        );
+      }
+    }
   }
 
   /** Generates a batch through the gates and stores it (accepted tasks enter the pool of its split). */
@@ -406,6 +433,7 @@ export class Harness {
 
   /** Trains an agent under a curriculum: sample -> run -> record -> update, with a regression guard. */
   async train(options: TrainOptions): Promise<TrainSummary> {
+    if (options.seed !== undefined) this.sampler = createRng([options.seed, 'train']);
     const summary = await trainLoop(
       {
         store: this.store,
@@ -419,9 +447,12 @@ export class Harness {
           return this.snapshot({ label });
         },
         newRunId: (seed, agent) => this.newRunId('train', seed, agent),
+        rng: this.sampler,
+        ...(this.curriculum ? { curriculum: this.curriculum } : {}),
       },
-      options,
+      { ...options, seed: options.seed ?? this.seed },
     );
+    await this.store.setMeta('rng.sampler', [...this.sampler.getState()]);
     return summary;
   }
 

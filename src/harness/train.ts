@@ -1,6 +1,5 @@
 /** The training loop: sample -> run -> record -> update, with a regression guard and run records. */
 import {
-  createRng,
   digest,
   EnvHarnessError,
   type Agent,
@@ -100,6 +99,10 @@ export interface TrainDeps {
   regressionTasks(): Promise<StoredTask[]>;
   snapshot(curriculum: Curriculum, label: string): Promise<{ id: string }>;
   newRunId(seed: number, agent: string): string;
+  /** The sampler the loop draws with (the harness's, so a restored snapshot continues the sequence). */
+  rng: Rng;
+  /** A curriculum to continue (the harness's active one), instead of starting a new one. */
+  curriculum?: Curriculum;
 }
 
 export const DEFAULT_TRAIN_STRATEGY: StrategyName = 'learnability';
@@ -107,7 +110,7 @@ export const DEFAULT_TRAIN_STRATEGY: StrategyName = 'learnability';
 /** Trains `agent` for `episodes` episodes under a curriculum; returns the run summary. */
 export async function trainLoop(deps: TrainDeps, options: TrainOptions): Promise<TrainSummary> {
   const seed = options.seed ?? 0;
-  const strategy = options.strategy ?? DEFAULT_TRAIN_STRATEGY;
+  const strategy = options.strategy ?? deps.curriculum?.strategy ?? DEFAULT_TRAIN_STRATEGY;
   const concurrency = Math.max(1, options.concurrency ?? 8);
   const groupSize = Math.max(1, options.group?.size ?? 1);
   if (!(Number.isInteger(options.episodes) && options.episodes >= 1)) {
@@ -117,10 +120,12 @@ export async function trainLoop(deps: TrainDeps, options: TrainOptions): Promise
   if (slices.length === 0) {
     throw new EnvHarnessError('POOL_EMPTY', 'no dynamic tasks to train on; run `envharness pool fill` first');
   }
-  let curriculum = createCurriculum({ strategy, slices, ...(options.curriculum ? { config: options.curriculum } : {}) });
+  let curriculum = deps.curriculum && deps.curriculum.strategy === strategy && !options.curriculum
+    ? deps.curriculum
+    : createCurriculum({ strategy, slices, ...(options.curriculum ? { config: options.curriculum } : {}) });
   const guard = createRegressionGuard({ every: options.evalEvery || 1, delta: options.guard?.delta ?? 0.1, rollback: options.guard?.rollback ?? false });
   const groups = createGroupTracker();
-  const rng = createRng([seed, 'train']);
+  const rng = deps.rng;
   const agentConfig = options.agent.config();
   const agentInfo = { name: options.agent.name, version: options.agent.version, configDigest: digest(agentConfig) };
   const start = await deps.snapshot(curriculum, 'train start');
