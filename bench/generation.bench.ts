@@ -1,6 +1,6 @@
 /** Generation bench: tasks/s per template with gates off and on, instantiateTask alone, and pool draw latency at 100k and 1M tasks. */
 import { readFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import { createRng } from '../src/core/index.js';
 import type { RegisteredTemplate, TaskIndexEntry } from '../src/core/index.js';
 import {
@@ -14,10 +14,23 @@ import { createQaGateHooks } from '../src/generation/testing/qa-checker.js';
 import { addTemplate, storyTemplate, templates } from '../src/generation/testing/templates.js';
 import { fmt, measure, measureAsync, type BenchRow, type BenchSection } from './lib.js';
 
+/** Tasks per CPU-second of this process (user + system), best of `runs`: less sensitive than wall time to other jobs on shared cores. */
+async function cpuRate(fn: (n: number) => Promise<void> | void, n: number, runs = 3): Promise<number> {
+  await fn(Math.max(1, Math.floor(n / 10)));
+  let best = 0;
+  for (let r = 0; r < runs; r++) {
+    const start = process.cpuUsage();
+    await fn(n);
+    const used = process.cpuUsage(start);
+    best = Math.max(best, n / ((used.user + used.system) / 1e6));
+  }
+  return best;
+}
+
 const GATES_OFF = { schema: false, exact_duplicate: false, near_duplicate: false, leakage: false, oracle: false, non_trivial: false };
 
 export async function run(): Promise<BenchSection[]> {
-  return [await benchGeneration(), benchPool()];
+  return [await benchGeneration(), await benchPool()];
 }
 
 async function benchGeneration(): Promise<BenchSection> {
@@ -40,25 +53,25 @@ async function benchGeneration(): Promise<BenchSection> {
       },
       { runs: 5, targetMs: 300 },
     );
-    const batch = async (gates: typeof GATES_OFF | undefined, n: number): Promise<number> =>
-      (
-        await measureAsync(
-          async (count) => {
-            await generateBatch(
-              { templates: [{ id: c.template.id }], levels: [c.level], count, seed: seed++, split: 'dynamic', gates },
-              { registry, hooks, workers: 1 },
-            );
-          },
-          { runs: 3, n },
-        )
-      ).opsPerSec;
-    const off = await batch(GATES_OFF, 30_000);
-    const on = await batch(undefined, 10_000);
+    const generate = (gates: typeof GATES_OFF | undefined) => async (count: number): Promise<void> => {
+      await generateBatch(
+        { templates: [{ id: c.template.id }], levels: [c.level], count, seed: seed++, split: 'dynamic', gates },
+        { registry, hooks, workers: 1 },
+      );
+    };
+    const instantiateCpu = await cpuRate((n) => {
+      const s = seed++;
+      for (let i = 0; i < n; i++) instantiateTask(c.template, { level: c.level, seed: s, index: i });
+    }, 30_000);
+    const off = (await measureAsync(generate(GATES_OFF), { runs: 3, n: 30_000 })).opsPerSec;
+    const offCpu = await cpuRate(generate(GATES_OFF), 30_000);
+    const on = (await measureAsync(generate(undefined), { runs: 3, n: 10_000 })).opsPerSec;
+    const onCpu = await cpuRate(generate(undefined), 10_000);
     rows.push({
       template: `${c.template.id} (${c.what})`,
-      'instantiateTask': `${fmt(instantiate.opsPerSec)}/s`,
-      'batch, gates off': `${fmt(off)}/s`,
-      'batch, gates on': `${fmt(on)}/s`,
+      instantiateTask: `${fmt(instantiate.opsPerSec)}/s (${fmt(instantiateCpu)}/CPU-s)`,
+      'batch, gates off': `${fmt(off)}/s (${fmt(offCpu)}/CPU-s)`,
+      'batch, gates on': `${fmt(on)}/s (${fmt(onCpu)}/CPU-s)`,
     });
   }
   const [load1] = loadavg();
@@ -71,13 +84,13 @@ async function benchGeneration(): Promise<BenchSection> {
       "template with gates off. Reference: reasoning-gym's median generator does 22.6k items/s on this machine.",
     rows,
     notes: [
-      `Load average (1 min) when the bench ran: ${load1!.toFixed(1)} on ${'this machine'}; other jobs share the cores, so figures are lower bounds.`,
+      `Wall-clock medians, with tasks per CPU-second of the process in brackets. Load average (1 min) when the bench ran: ${load1!.toFixed(1)} on ${availableParallelism()} cores; other jobs shared the cores, so wall-clock figures are lower bounds.`,
       'Each task costs two sha256 (the seed of its Rng and its id) over canonical JSON; a batch adds a third for template/level choice unless there is one template and one level.',
     ],
   };
 }
 
-function benchPool(): BenchSection {
+async function benchPool(): Promise<BenchSection> {
   const rows: BenchRow[] = [];
   for (const size of [100_000, 1_000_000]) {
     const pool = createTaskPool();
@@ -116,8 +129,12 @@ function benchPool(): BenchSection {
       },
       { runs: 7, targetMs: 200 },
     );
+    const cpuNs = 1e9 / (await cpuRate((n) => {
+      for (let i = 0; i < n; i++) pool.draw(rng, slices[i % 10]!, 1 + (i % 5));
+    }, 2_000_000, 5));
     rows.push({
       'pool size': fmt(size),
+      'draw, CPU time': `${cpuNs.toFixed(0)} ns`,
       'draw (slice, level)': `${hit.nsPerOp.toFixed(0)} ns`,
       'draw (slice, level, split)': `${bySplit.nsPerOp.toFixed(0)} ns`,
       'draw with level fallback': `${fallback.nsPerOp.toFixed(0)} ns`,

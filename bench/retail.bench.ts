@@ -19,6 +19,10 @@ import {
   type RetailWorld,
 } from '../src/domains/retail/index.js';
 import { fmt, measure, median, type BenchSection } from './lib.js';
+import { createTemplateRegistry, generateBatch, instantiateTask } from '../src/generation/index.js';
+import { createEpisode, createNonTrivialGate, createOracleGate, createRuntimeCache } from '../src/runtime/index.js';
+import { retail as retailDomain, retailTemplates, retailTrainingTemplates } from '../src/domains/retail/index.js';
+import type { Task } from '../src/core/index.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const dataDir = process.env.TAU_BENCH_DATA ?? path.resolve(here, '../../shared/data/tau-bench-retail');
@@ -38,8 +42,9 @@ function cpuPerOp(fn: (n: number) => void, n: number): number {
 const TAU = { goldSteps: 14_000, readSteps: 45_000, episodes: 4.6, resetMs: 37, hashMs: 81, deepcopyMs: 40 };
 
 export async function run(): Promise<BenchSection[]> {
+  const phase2 = [episodeSection(), await generationSection()];
   if (!existsSync(dataDir)) {
-    return [{ title: 'Retail domain', description: `skipped: tau-bench data not found at ${dataDir} (set TAU_BENCH_DATA)`, rows: [] }];
+    return [{ title: 'Retail domain', description: `skipped: tau-bench data not found at ${dataDir} (set TAU_BENCH_DATA)`, rows: [] }, ...phase2];
   }
   const t0 = performance.now();
   const tauWorld = loadTauBenchWorld(dataDir);
@@ -54,6 +59,7 @@ export async function run(): Promise<BenchSection[]> {
   const tools = new Map<string, Tool<RetailState, any>>(retail.tools.map((t) => [t.name, t]));
 
   return [
+    ...phase2,
     worldSection(loadMs, firstDigestMs),
     forkSection(retail, tauWorld),
     toolSection(retail, base, tasks, tools),
@@ -336,5 +342,107 @@ function replaySection(retail: ReturnType<typeof createRetailDomain>, base: Reta
         'reward 1': failures === 0 ? 'all' : `${failures} failed`,
       },
     ],
+  };
+}
+
+/** One task per template and level, and the same at levels 1-2 only (single requests, ~5 tool steps). */
+function benchTasks(): { all: Task[]; simple: Task[] } {
+  const all: Task[] = [];
+  for (const template of retailTemplates) {
+    for (let level = 1; level <= template.levels.length; level++) for (const seed of [1, 2]) all.push(instantiateTask(template, { level, seed, index: 0 }));
+  }
+  const simple = all.filter((t) => t.level <= 2 && !['compound', 'conditional'].includes(t.taskType));
+  return { all, simple };
+}
+
+/** A full retail episode through createEpisode: reset (fork + the user's opening), the oracle's actions, reward check. */
+function episodeSection(): BenchSection {
+  const { all, simple } = benchTasks();
+  const cache = createRuntimeCache(retailDomain);
+  const run = (tasks: Task[]) => {
+    let seed = 0;
+    return (n: number): void => {
+      for (let i = 0; i < n; i++) {
+        const task = tasks[i % tasks.length]!;
+        const episode = createEpisode(retailDomain, task, { cache });
+        episode.reset({ seed: seed++ });
+        let outcome = 0;
+        for (const action of task.spec.solution) outcome = episode.step(action).info.outcome;
+        if (outcome !== 1) throw new Error(`bench: the oracle failed ${task.template} level ${task.level}`);
+      }
+    };
+  };
+  for (const task of all) run([task])(1);
+  const rows = [];
+  for (const [name, tasks] of [
+    ['single requests, levels 1-2', simple],
+    ['every template and level', all],
+  ] as const) {
+    const steps = tasks.reduce((n, t) => n + t.spec.solution.length, 0) / tasks.length;
+    const toolSteps = tasks.reduce((n, t) => n + t.spec.solution.filter((a) => a.type === 'tool').length, 0) / tasks.length;
+    const fn = run([...tasks]);
+    const wall = measure(fn, { runs: 5, targetMs: 300 });
+    const cpu = median([0, 1, 2].map(() => cpuPerOp(fn, Math.max(200, Math.round(wall.opsPerSec / 3)))));
+    rows.push({
+      workload: `retail episode, oracle actions (${name}; ${steps.toFixed(1)} steps, ${toolSteps.toFixed(1)} tool calls)`,
+      'episodes/s (wall)': fmt(wall.opsPerSec),
+      'episodes/s (CPU)': fmt(1e6 / cpu),
+      'µs/episode (CPU)': cpu.toFixed(0),
+      target: '>= 4,600/s (1000x tau-bench 4.6/s)',
+    });
+  }
+  return {
+    title: 'Retail: full episodes',
+    description:
+      'createEpisode + reset({ seed }) (fork of a 500-user / 1,000-order world and the simulated user\'s opening) + the reference solution step by step (tool calls with policy rules and confirmation checks, messages answered by the rule-based user) + the reward check on the last step. One shared runtime cache; tasks cycle over templates and levels.',
+    rows,
+  };
+}
+
+/** Retail task generation through every gate, including the simulator-backed oracle and non-triviality gates. */
+async function generationSection(): Promise<BenchSection> {
+  const registry = createTemplateRegistry(retailTemplates);
+  const cache = createRuntimeCache(retailDomain);
+  const hooks = { oracle: createOracleGate(retailDomain, { cache }), nonTrivial: createNonTrivialGate(retailDomain, { cache }) };
+  const request = (seed: number, count: number) => ({
+    templates: retailTrainingTemplates.map((t) => ({ id: t.id })),
+    levels: [1, 2, 3, 4, 5],
+    count,
+    seed,
+    split: 'dynamic' as const,
+  });
+  const t0 = performance.now();
+  await generateBatch(request(0, 200), { registry, hooks });
+  const warmMs = performance.now() - t0;
+  const rows = [];
+  let seed = 1;
+  for (const [name, withHooks] of [
+    ['schema + duplicate + near-duplicate gates', false],
+    ['all gates (+ oracle replay, empty and random trajectories)', true],
+  ] as const) {
+    const count = withHooks ? 2_000 : 5_000;
+    const rates: number[] = [];
+    const cpuRates: number[] = [];
+    let accepted = 0;
+    for (let r = 0; r < 3; r++) {
+      const c0 = process.cpuUsage();
+      const w0 = performance.now();
+      const batch = await generateBatch(request(seed++, count), { registry, ...(withHooks ? { hooks } : {}) });
+      const wall = performance.now() - w0;
+      const used = process.cpuUsage(c0);
+      accepted += batch.tasks.length / count / 3;
+      rates.push((count * 1000) / wall);
+      cpuRates.push(count / ((used.user + used.system) / 1e6));
+    }
+    rows.push({ workload: `generateBatch, 10 templates x 5 levels, ${count} candidates: ${name}`, accepted: `${(accepted * 100).toFixed(0)}%`, 'tasks/s (wall)': fmt(median(rates)), 'tasks/s (CPU)': fmt(median(cpuRates)), target: withHooks ? '>= 20,000/s' : '-' });
+  }
+  const single = measure((n) => {
+    for (let i = 0; i < n; i++) instantiateTask(retailTrainingTemplates[i % 10]!, { level: 1 + (i % 5), seed: 7_000_000 + i, index: 0 });
+  });
+  rows.push({ workload: 'instantiateTask alone (sample + build + solve + task id)', accepted: '-', 'tasks/s (wall)': fmt(single.opsPerSec), 'tasks/s (CPU)': '-', target: '-' });
+  return {
+    title: 'Retail: task generation with gates',
+    description: `generateBatch on the main thread (one core) over the ten training templates and five levels. The first batch, which builds the four task worlds and the candidate lists, took ${warmMs.toFixed(0)} ms and is excluded.`,
+    rows,
   };
 }

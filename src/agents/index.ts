@@ -3,12 +3,15 @@ import { EnvHarnessError, type Agent } from '../core/index.js';
 import { createLearnerAgent, type LearnerOptions } from './learner.js';
 import { createOracleAgent, type OracleAgentOptions } from './oracle.js';
 import { createRandomAgent, type RandomAgentOptions } from './random.js';
+import { createRuleBasedAgent, type RuleBasedAgentOptions } from './rule-based.js';
 
 export { createRandomAgent, type RandomAgentOptions } from './random.js';
 export { createOracleAgent, type OracleAgentOptions } from './oracle.js';
+export { createRuleBasedAgent, type RuleBasedAgentOptions } from './rule-based.js';
+export { detectIntents, RetailDialogue, type RetailIntentKind, type RetailRequest } from './retail-dialogue.js';
 export { createLearnerAgent, DEFAULT_LEARNER_SHAPING, LEARNER_STATE_FORMAT, type LearnerAgent, type LearnerOptions } from './learner.js';
 export { genericSkills, type SkillSet, type SkillTracker } from './skill-set.js';
-export { retailSkills } from './retail-skills.js';
+export { RETAIL_MACROS, retailSkills, type RetailMacro } from './retail-skills.js';
 export { FAULT_ERROR_CODES, isFaultError } from './faults.js';
 export { sampleFromSchema } from './schema-sample.js';
 
@@ -19,7 +22,7 @@ export type BuiltinAgentName = (typeof BUILTIN_AGENT_NAMES)[number];
 /** Options per built-in agent name. */
 export interface BuiltinAgentOptions {
   random: RandomAgentOptions;
-  'rule-based': Record<string, never>;
+  'rule-based': RuleBasedAgentOptions;
   oracle: OracleAgentOptions;
   learner: LearnerOptions;
 }
@@ -35,6 +38,8 @@ export function createAgent(name: string, options: unknown = {}): Agent {
   switch (name) {
     case 'random':
       return createRandomAgent(options as RandomAgentOptions);
+    case 'rule-based':
+      return createRuleBasedAgent(options as RuleBasedAgentOptions);
     case 'oracle':
       return createOracleAgent(options as OracleAgentOptions);
     case 'learner':

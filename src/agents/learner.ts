@@ -41,12 +41,18 @@ export interface LearnerOptions {
   alpha?: number;
   /** Discount per step (default 0.95): shorter macro chains are worth more. */
   gamma?: number;
-  /** Exploration rate of a state never visited (default 0.5). */
+  /** Exploration rate of a state never visited (default 0.3). */
   epsilon?: number;
   /** Exploration never falls below this (default 0.02). */
   epsilonMin?: number;
   /** Visits after which a state's exploration has halved (default 20): ε(s) = ε·k / (k + visits(s)). */
   explorationVisits?: number;
+  /**
+   * Count-based exploration while training (default 0.2): a macro scores Q + bonus / sqrt(1 + tries), so
+   * every macro of a state that keeps coming back gets tried, which random exploration alone rarely
+   * does deep in a long chain.
+   */
+  bonus?: number;
   /** Reward per feedback code (default `DEFAULT_LEARNER_SHAPING`). OFF_PATH is deliberately absent: it derives from the reference solution. */
   shaping?: Partial<Record<FeedbackCode, number>>;
   /** The learner finishes on its own after this many steps (default 40). */
@@ -71,8 +77,11 @@ export interface LearnerAgent extends Agent {
 }
 
 interface Entry {
+  /** Updates of this state. */
   n: number;
   q: Map<string, number>;
+  /** Tries per macro. */
+  c: Map<string, number>;
 }
 
 interface Step {
@@ -94,7 +103,8 @@ export function createLearnerAgent(options: LearnerOptions = {}): LearnerAgent {
   const seed = options.seed ?? 0;
   const alpha = options.alpha ?? 0.2;
   const gamma = options.gamma ?? 0.95;
-  const epsilon = options.epsilon ?? 0.5;
+  const epsilon = options.epsilon ?? 0.3;
+  const bonus = options.bonus ?? 0.2;
   const epsilonMin = options.epsilonMin ?? 0.02;
   const k = options.explorationVisits ?? 20;
   const shaping = { ...(options.shaping ?? DEFAULT_LEARNER_SHAPING) };
@@ -113,7 +123,7 @@ export function createLearnerAgent(options: LearnerOptions = {}): LearnerAgent {
   };
   const entryOf = (table: Map<string, Entry>, key: string): Entry => {
     let entry = table.get(key);
-    if (entry === undefined) table.set(key, (entry = { n: 0, q: new Map() }));
+    if (entry === undefined) table.set(key, (entry = { n: 0, q: new Map(), c: new Map() }));
     return entry;
   };
   const best = (entry: Entry | undefined, options: readonly string[]): number => {
@@ -121,13 +131,21 @@ export function createLearnerAgent(options: LearnerOptions = {}): LearnerAgent {
     for (const m of options) max = Math.max(max, entry?.q.get(m) ?? 0);
     return max === -Infinity ? 0 : max;
   };
-  const choose = (entry: Entry | undefined, choices: readonly string[], rng: Rng): string => {
-    if (training) {
+  const choose = (entry: Entry | undefined, choices: readonly string[], rng: Rng, learning: boolean): string => {
+    if (learning) {
       const eps = Math.max(epsilonMin, (epsilon * k) / (k + (entry?.n ?? 0)));
       if (rng.chance(eps)) return rng.pick(choices);
     }
-    const top = best(entry, choices);
-    const ties = choices.filter((m) => (entry?.q.get(m) ?? 0) === top);
+    let top = -Infinity;
+    let ties: string[] = [];
+    for (const m of choices) {
+      let score = entry?.q.get(m) ?? 0;
+      if (learning && bonus > 0) score += bonus / Math.sqrt(1 + (entry?.c.get(m) ?? 0));
+      if (score > top) {
+        top = score;
+        ties = [m];
+      } else if (score === top) ties.push(m);
+    }
     return ties.length === 1 ? ties[0]! : rng.pick(ties);
   };
   const learn = (table: Map<string, Entry>, trajectory: readonly Step[]): void => {
@@ -138,6 +156,7 @@ export function createLearnerAgent(options: LearnerOptions = {}): LearnerAgent {
       const future = step.next === undefined ? 0 : gamma * best(table.get(step.next.key), step.next.options);
       const q = entry.q.get(step.macro) ?? 0;
       entry.q.set(step.macro, q + alpha * (step.reward + future - q));
+      entry.c.set(step.macro, (entry.c.get(step.macro) ?? 0) + 1);
       entry.n++;
     }
   };
@@ -153,6 +172,7 @@ export function createLearnerAgent(options: LearnerOptions = {}): LearnerAgent {
         epsilon,
         epsilonMin,
         explorationVisits: k,
+        bonus,
         shaping: sortedObject(shaping as Record<string, number>),
         maxSteps,
         skills: skills.map((s) => s.id),
@@ -173,8 +193,12 @@ export function createLearnerAgent(options: LearnerOptions = {}): LearnerAgent {
         for (const key of [...table.keys()].sort()) {
           const entry = table.get(key)!;
           const q: JsonObject = {};
-          for (const m of [...entry.q.keys()].sort()) q[m] = entry.q.get(m)!;
-          states[key] = { n: entry.n, q };
+          const c: JsonObject = {};
+          for (const m of [...entry.q.keys()].sort()) {
+            q[m] = entry.q.get(m)!;
+            c[m] = entry.c.get(m) ?? 0;
+          }
+          states[key] = { n: entry.n, q, c };
         }
         out[id] = states;
       }
@@ -201,7 +225,7 @@ export function createLearnerAgent(options: LearnerOptions = {}): LearnerAgent {
           tracker ??= skill.start(observation);
           if (trajectory.length >= maxSteps) return { type: 'finish' };
           const key = tracker.state();
-          const macro = choose(table.get(key), tracker.options(), rng);
+          const macro = choose(table.get(key), tracker.options(), rng, learning && training);
           pending = { key, macro, action: tracker.expand(macro) };
           return pending.action;
         },
@@ -241,15 +265,21 @@ function restore(state: JsonValue, tables: Map<string, Map<string, Entry>>): num
     const table = tables.get(id) ?? tables.set(id, new Map()).get(id)!;
     for (const [key, value] of Object.entries(states as JsonObject)) {
       const at = `/tables/${id}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
-      if (value === null || typeof value !== 'object' || Array.isArray(value)) return fail(at, 'expected { n, q }');
+      if (value === null || typeof value !== 'object' || Array.isArray(value)) return fail(at, 'expected { n, q, c }');
       const n = value['n'];
       const q = value['q'];
+      const c = value['c'] ?? {};
       if (typeof n !== 'number' || !Number.isInteger(n) || n < 0) fail(`${at}/n`, 'expected a non-negative integer');
       if (q === null || typeof q !== 'object' || Array.isArray(q)) return fail(`${at}/q`, 'expected an object');
-      const entry: Entry = { n: n as number, q: new Map() };
+      if (c === null || typeof c !== 'object' || Array.isArray(c)) return fail(`${at}/c`, 'expected an object');
+      const entry: Entry = { n: n as number, q: new Map(), c: new Map() };
       for (const [m, v] of Object.entries(q)) {
         if (typeof v !== 'number' || !Number.isFinite(v)) fail(`${at}/q/${m}`, 'expected a finite number');
         entry.q.set(m, v as number);
+      }
+      for (const [m, v] of Object.entries(c)) {
+        if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) fail(`${at}/c/${m}`, 'expected a non-negative integer');
+        entry.c.set(m, v as number);
       }
       table.set(key, entry);
     }

@@ -62,7 +62,8 @@ const MAIN_THREAD_CHUNK = 2_048;
 /**
  * Generates a batch: candidate i picks its template by weight and then its level uniformly among the
  * requested levels that template declares, both with `createRng([seed, 'template', i])`; it is
- * instantiated (in workers for large batches) and passes the gates in index order. The result is byte-identical for any worker count, timezone or locale.
+ * instantiated (in workers for large batches) and passes the gates in index order. The result is
+ * byte-identical for any worker count, timezone or locale.
  * @example
  * const batch = await generateBatch({ templates: [{ id: 'math/add' }], levels: [1, 2], count: 1000,
  *   seed: 42, split: 'dynamic' }, { registry });
@@ -78,7 +79,6 @@ export async function generateBatch(request: BatchRequest, deps: GenerateBatchDe
   }
   const templates = resolveTemplates(request, deps.registry);
   const weights = request.templates.map((t) => t.weight ?? 1);
-  const levels = [...request.levels];
   const threshold = request.nearDuplicateThreshold ?? DEFAULT_NEAR_DUPLICATE_THRESHOLD;
   const reviewShare = request.reviewShare ?? DEFAULT_REVIEW_SHARE;
   const runner = createGateRunner({
@@ -94,7 +94,7 @@ export async function generateBatch(request: BatchRequest, deps: GenerateBatchDe
     seed: request.seed,
     templates,
     weights,
-    levels,
+    levels: [...request.levels],
     signatures: runner.enabled.near_duplicate || runner.enabled.leakage,
   });
 
@@ -127,7 +127,27 @@ export async function generateBatch(request: BatchRequest, deps: GenerateBatchDe
     await workers?.close();
   }
 
-  const acceptedIds = tasks.map((t) => t.id);
+  const manifest = buildManifest(request, templates, weights, threshold, reviewShare, tasks, runner.results());
+  for (const entry of log) entry.batchId = manifest.id;
+  const review = reviewShare > 0 ? tasks.map((t) => t.id).filter((id) => isSelectedForReview(id, reviewShare)) : [];
+  return { manifest, tasks, log, review };
+}
+
+/** Whether a task id falls in the review share: its first 32 bits, read as a fraction, are below the share. */
+export function isSelectedForReview(taskId: string, share: number): boolean {
+  return parseInt(taskId.slice(0, 8), 16) / 4294967296 < share;
+}
+
+/** The manifest: everything that made the batch, and nothing about when or where it ran. */
+function buildManifest(
+  request: BatchRequest,
+  templates: readonly RegisteredTemplate<any>[],
+  weights: readonly number[],
+  threshold: number,
+  reviewShare: number,
+  tasks: readonly Task[],
+  gates: BatchManifest['gates'],
+): BatchManifest {
   const byType: Record<string, number> = {};
   const byLevel: Record<string, number> = {};
   for (const task of tasks) {
@@ -135,7 +155,7 @@ export async function generateBatch(request: BatchRequest, deps: GenerateBatchDe
     byLevel[String(task.level)] = (byLevel[String(task.level)] ?? 0) + 1;
   }
   const parameterRanges: Record<string, Record<string, LevelSpec>> = {};
-  const distinctLevels = [...new Set(levels)].sort((a, b) => a - b);
+  const distinctLevels = [...new Set(request.levels)].sort((a, b) => a - b);
   for (const template of templates) {
     parameterRanges[template.id] = Object.fromEntries(
       levelsDeclared(template, distinctLevels).map((level) => [String(level), template.levels[level - 1]!]),
@@ -146,27 +166,19 @@ export async function generateBatch(request: BatchRequest, deps: GenerateBatchDe
     templates: templates.map((t, i) => ({ id: t.id, version: t.version, sourceDigest: t.sourceDigest, weight: weights[i]!, taskType: t.taskType })),
     seed: request.seed,
     split: request.split,
-    levels,
+    levels: [...request.levels],
     parameterRanges,
-    requested: count,
+    requested: request.count,
     accepted: tasks.length,
-    rejected: count - tasks.length,
-    gates: runner.results(),
+    rejected: request.count - tasks.length,
+    gates,
     nearDuplicateThreshold: threshold,
     reviewShare,
-    digest: fastDigest(acceptedIds),
+    digest: fastDigest(tasks.map((t) => t.id)),
     labels: { ...(request.labels ?? {}) },
     counts: { byType: sortKeys(byType), byLevel: sortKeys(byLevel, (a, b) => Number(a) - Number(b)) },
   };
-  const manifest: BatchManifest = { id: fastDigest(body), ...body };
-  for (const entry of log) entry.batchId = manifest.id;
-  const review = reviewShare > 0 ? acceptedIds.filter((id) => isSelectedForReview(id, reviewShare)) : [];
-  return { manifest, tasks, log, review };
-}
-
-/** Whether a task id falls in the review share: its first 32 bits, read as a fraction, are below the share. */
-export function isSelectedForReview(taskId: string, share: number): boolean {
-  return parseInt(taskId.slice(0, 8), 16) / 4294967296 < share;
+  return { id: fastDigest(body), ...body };
 }
 
 function resolveTemplates(request: BatchRequest, registry: TemplateRegistry): RegisteredTemplate<any>[] {

@@ -1,7 +1,7 @@
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
-import { canonicalize, computeTaskId, createRng, digest, EnvHarnessError } from '../core/index.js';
-import { canonicalJson, fastDigest, fastTaskId, rngFor } from './hashing.js';
+import { computeTaskId, createRng, digest, EnvHarnessError } from '../core/index.js';
+import { fastDigest, fastTaskId, rngFor } from './hashing.js';
 
 // Keys that stress RFC 8785 ordering: UTF-16 order differs from code point order above U+FFFF.
 const key = fc.oneof(fc.string(), fc.constantFrom('a', 'B', '\u00e9', '\ud83d\ude00', '\uff5e', '~', '/', ''));
@@ -18,44 +18,52 @@ const value = fc.letrec((tie) => ({
   ),
 })).json;
 
-describe('canonicalJson', () => {
-  test.prop([value])('is byte-identical to core canonicalize', (v) => {
+describe('fastDigest', () => {
+  test.prop([value])('equals core digest, or throws where core canonicalize throws', (v) => {
     let expected: string | Error;
     try {
-      expected = canonicalize(v);
+      expected = digest(v);
     } catch (error) {
       expected = error as Error;
     }
-    if (expected instanceof Error) expect(() => canonicalJson(v)).toThrow(expected.message);
-    else expect(canonicalJson(v)).toBe(expected);
+    if (expected instanceof Error) expect(() => fastDigest(v)).toThrow(expected.message);
+    else expect(fastDigest(v)).toBe(expected);
   });
 
   it('drops undefined keys, maps undefined array items to null and prints -0 as 0', () => {
-    expect(canonicalJson({ b: 1, a: undefined, c: [undefined, -0] })).toBe(canonicalize({ b: 1, a: undefined, c: [undefined, -0] }));
+    const v = { b: 1, a: undefined, c: [undefined, -0] };
+    expect(fastDigest(v)).toBe(digest(v));
   });
 
-  it('throws core errors (with the pointer) for values without a canonical form', () => {
+  it('throws core errors (PARAMS_INVALID with the pointer) for values without a canonical form', () => {
     for (const bad of [{ a: [1, Number.NaN] }, { s: '\ud800' }, { f: () => 1 }, 10n]) {
-      const error = (() => {
-        try {
-          canonicalJson(bad);
-        } catch (e) {
-          return e;
-        }
-        return undefined;
-      })();
+      let error: unknown;
+      try {
+        fastDigest(bad);
+      } catch (e) {
+        error = e;
+      }
       expect(error).toBeInstanceOf(EnvHarnessError);
       expect((error as EnvHarnessError).code).toBe('PARAMS_INVALID');
     }
   });
 
-  test.prop([value])('fastDigest equals core digest', (v) => {
-    try {
-      canonicalize(v);
-    } catch {
-      return;
+  it('hashes escapes, every UTF-8 length and large values exactly as core does', () => {
+    const strings = [
+      'quote " backslash \\ controls \u0000\u0001\b\t\n\f\r\u001f del \u007f',
+      'two bytes \u00e9\u07ff, three \u0800\uffff\u2028, four \ud83d\ude00\udbff\udfff',
+      'x\u00e9\ud83d\ude00'.repeat(5000),
+    ];
+    for (const text of strings) {
+      const value = { [text.slice(0, 40)]: text, list: [text, 1.5e-7, -0, 1e21, true, null] };
+      expect(fastDigest(value)).toBe(digest(value));
     }
-    expect(fastDigest(v)).toBe(digest(v));
+  });
+
+  it('falls back to the string path for toJSON (which may hash again) and stays correct', () => {
+    const inner = { n: 1 };
+    const value = { a: { toJSON: () => ({ d: fastDigest(inner), z: 1 }) }, b: 2 };
+    expect(fastDigest(value)).toBe(digest({ a: { d: digest(inner), z: 1 }, b: 2 }));
   });
 });
 

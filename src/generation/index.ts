@@ -27,4 +27,4 @@ export { generateBatch, isSelectedForReview } from './batch.js';
 export type { GenerateBatchDeps, GeneratedBatch } from './batch.js';
 export { createRefillingPool, createTaskPool, sliceOf } from './pool.js';
 export type { PoolDraw, RefillingPool, RefillingPoolOptions, TaskPool } from './pool.js';
-export { canonicalJson, fastDigest, fastTaskId, rngFor, sha256Hex } from './hashing.js';
+export { fastDigest, fastTaskId } from './hashing.js';

@@ -61,7 +61,7 @@ describe('minhash signatures', () => {
 });
 
 describe('MinHashIndex', () => {
-  it('finds every entry a brute-force scan finds at threshold 0.7 and above (LSH recall)', () => {
+  it('finds a match whenever a linear scan finds one, at any threshold (exact LSH)', () => {
     const rng = createRng(['lsh-recall']);
     const index = new MinHashIndex();
     const stored: Array<[string, Uint32Array]> = [];
@@ -76,7 +76,7 @@ describe('MinHashIndex', () => {
     for (let q = 0; q < 200; q++) {
       const query = minhashText(text(rng, 40).join(' '));
       const probe = rng.chance(0.7) ? stored[rng.int(0, stored.length - 1)]![1] : query;
-      for (const threshold of [0.7, 0.9]) {
+      for (const threshold of [0.3, 0.7, 0.8, 0.9, 0.95]) {
         const brute = stored.some(([, s]) => estimateSimilarity(s, probe) >= threshold);
         const found = index.findSimilar(probe, threshold);
         expect(found !== undefined).toBe(brute);
@@ -84,7 +84,7 @@ describe('MinHashIndex', () => {
         if (brute) positives++;
       }
     }
-    expect(positives).toBeGreaterThan(100);
+    expect(positives).toBeGreaterThan(300);
   });
 
   it('round-trips through JSON', () => {

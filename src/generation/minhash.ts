@@ -1,7 +1,6 @@
 /** MinHash signatures of tasks and an LSH-banded index over them, for the near-duplicate and leakage gates. */
-import { createRng, EnvHarnessError, MINHASH_PERMUTATIONS, SHINGLE_SIZE } from '../core/index.js';
+import { canonicalize, createRng, EnvHarnessError, MINHASH_PERMUTATIONS, SHINGLE_SIZE } from '../core/index.js';
 import type { JsonValue, Task } from '../core/index.js';
-import { canonicalJson } from './hashing.js';
 
 /** A task's MinHash signature: MINHASH_PERMUTATIONS unsigned 32-bit minima. */
 export type MinHashSignature = Uint32Array;
@@ -15,9 +14,18 @@ export interface MinHashIndexData {
 }
 
 const FORMAT = 'envharness.minhash/1';
-// 16 bands of 4 rows: a pair with Jaccard 0.7 shares a band with probability > 0.999.
-const BANDS = 16;
-const ROWS = MINHASH_PERMUTATIONS / BANDS;
+/**
+ * The LSH banding for a threshold. A pair with fewer unequal minima than there are bands shares at
+ * least one band (pigeonhole), so with bands >= 65 - 64 * threshold every stored signature whose
+ * estimated similarity reaches the threshold is a candidate: the index is exact, and as few bands as
+ * that (8 at the default 0.9) keep unrelated candidates rare.
+ */
+function bandsFor(threshold: number): number {
+  const needed = MINHASH_PERMUTATIONS + 1 - MINHASH_PERMUTATIONS * threshold;
+  let bands = 8;
+  while (bands < needed && bands < MINHASH_PERMUTATIONS) bands *= 2;
+  return bands;
+}
 
 // The permutations are fixed forever by this seed: changing it would change every signature.
 const PERMUTATION_SEED = createRng(['envharness/minhash', 1]);
@@ -78,7 +86,7 @@ function paramFeatures(value: JsonValue, pointer: string, out: number[]): void {
     else for (const key of Object.keys(value).sort()) paramFeatures(value[key]!, `${pointer}/${key}`, out);
     return;
   }
-  out.push(hashString(`\u0000param${pointer}=${canonicalJson(value)}`));
+  out.push(hashString(`\u0000param${pointer}=${canonicalize(value)}`));
 }
 
 /** The MinHash signature of instructions plus canonical params. */
@@ -119,12 +127,15 @@ export function estimateSimilarity(a: MinHashSignature, b: MinHashSignature): nu
 }
 
 /** A band's bucket key; 30 bits so that V8 keeps it a small integer (collisions are re-checked anyway). */
-function bandKey(signature: MinHashSignature, band: number): number {
+function bandKey(signature: MinHashSignature, offset: number, band: number, rows: number): number {
   let h = band + 1;
-  const start = band * ROWS;
-  for (let r = 0; r < ROWS; r++) h = fmix32(Math.imul(h, 0x9e3779b1) ^ signature[start + r]!);
+  const start = offset + band * rows;
+  for (let r = 0; r < rows; r++) h = fmix32(Math.imul(h, 0x9e3779b1) ^ signature[start + r]!);
   return h >>> 2;
 }
+
+/** One banding of the index: per band, bucket key -> entry positions. */
+type BandTable = Array<Map<number, number[]>>;
 
 /** A match found in an index. */
 export interface MinHashMatch {
@@ -140,7 +151,8 @@ export class MinHashIndex {
   private ids: string[] = [];
   private positions = new Map<string, number>();
   private signatures = new Uint32Array(MINHASH_PERMUTATIONS * 64);
-  private bands: Array<Map<number, number[]>> = Array.from({ length: BANDS }, () => new Map<number, number[]>());
+  // Bandings by band count, built on the first query that needs one and kept up to date after.
+  private tables = new Map<number, BandTable>();
   // Per-entry "seen in this query" marks, so an entry sharing several bands is compared once.
   private marks = new Uint32Array(64);
   private query = 0;
@@ -176,12 +188,27 @@ export class MinHashIndex {
     this.signatures.set(signature, position * MINHASH_PERMUTATIONS);
     this.ids.push(id);
     this.positions.set(id, position);
-    for (let band = 0; band < BANDS; band++) {
-      const key = bandKey(signature, band);
-      const bucket = this.bands[band]!.get(key);
-      if (bucket === undefined) this.bands[band]!.set(key, [position]);
+    for (const [bands, table] of this.tables) this.band(table, bands, position);
+  }
+
+  private band(table: BandTable, bands: number, position: number): void {
+    const rows = MINHASH_PERMUTATIONS / bands;
+    for (let band = 0; band < bands; band++) {
+      const key = bandKey(this.signatures, position * MINHASH_PERMUTATIONS, band, rows);
+      const bucket = table[band]!.get(key);
+      if (bucket === undefined) table[band]!.set(key, [position]);
       else bucket.push(position);
     }
+  }
+
+  private tableFor(bands: number): BandTable {
+    let table = this.tables.get(bands);
+    if (table === undefined) {
+      table = Array.from({ length: bands }, () => new Map<number, number[]>());
+      for (let position = 0; position < this.ids.length; position++) this.band(table, bands, position);
+      this.tables.set(bands, table);
+    }
+    return table;
   }
 
   /** The signature stored for an id. */
@@ -193,7 +220,7 @@ export class MinHashIndex {
 
   /**
    * The first entry (in band order, then insertion order: deterministic) whose estimated Jaccard
-   * similarity with `signature` is at least `threshold`. Exhaustive for thresholds of about 0.7 and up.
+   * similarity with `signature` is at least `threshold`. Exact: it finds one whenever a linear scan would.
    */
   findSimilar(signature: MinHashSignature, threshold: number): MinHashMatch | undefined {
     this.query = (this.query + 1) >>> 0;
@@ -201,8 +228,11 @@ export class MinHashIndex {
       this.marks.fill(0);
       this.query = 1;
     }
-    for (let band = 0; band < BANDS; band++) {
-      const bucket = this.bands[band]!.get(bandKey(signature, band));
+    const bands = bandsFor(threshold);
+    const rows = MINHASH_PERMUTATIONS / bands;
+    const table = this.tableFor(bands);
+    for (let band = 0; band < bands; band++) {
+      const bucket = table[band]!.get(bandKey(signature, 0, band, rows));
       if (bucket === undefined) continue;
       for (const position of bucket) {
         if (this.marks[position] === this.query) continue;

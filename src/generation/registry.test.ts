@@ -43,6 +43,12 @@ describe('createTemplateRegistry', () => {
     expect(registry.list().map((t) => t.id)).toEqual(['math/add@1', 'retail/cancel@1', 'retail/refund@1', 'retail/refund@2']);
   });
 
+  it('orders versions numerically and takes the highest as latest', () => {
+    const many = createTemplateRegistry([template('math', 'mul', 10), template('math', 'mul', 2), template('math', 'mul', 9)]);
+    expect(many.list().map((t) => t.version)).toEqual([2, 9, 10]);
+    expect(many.get('math/mul').version).toBe(10);
+  });
+
   it('refuses the same id@version twice with REGISTRATION_CONFLICT', () => {
     const error = thrown(() => registry.register(template('retail', 'refund', 1, 'changed')));
     expect(error.code).toBe('REGISTRATION_CONFLICT');

@@ -460,10 +460,10 @@ export class Harness {
    * Evaluates an agent on a split with the curriculum frozen: every task k times (seeds 0..k-1),
    * pass^1..pass^k per slice exactly as tau-bench computes it, with Wilson intervals.
    */
-  async evaluate(options: { agent: Agent; split?: Split; k?: number; limit?: number; domains?: string[]; onProgress?: (done: number, total: number) => void }): Promise<{ runId: string; rows: PassKRow[]; outcomes: EpisodeOutcome[] }> {
+  async evaluate(options: { agent: Agent; split?: Split; template?: string; k?: number; limit?: number; domains?: string[]; onProgress?: (done: number, total: number) => void }): Promise<{ runId: string; rows: PassKRow[]; outcomes: EpisodeOutcome[] }> {
     const split = options.split ?? 'regression';
     const k = options.k ?? 1;
-    let tasks = await this.store.listTasks({ split, status: 'active' });
+    let tasks = await this.store.listTasks({ split, status: 'active', ...(options.template ? { template: options.template } : {}) });
     if (options.domains) tasks = tasks.filter((t) => options.domains!.includes(t.domain));
     if (options.limit) tasks = tasks.slice(0, options.limit);
     if (tasks.length === 0) throw new EnvHarnessError('POOL_EMPTY', `no active ${split} tasks to evaluate on`);

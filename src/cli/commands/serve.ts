@@ -1,5 +1,125 @@
-/** CLI: envharness serve (HTTP API). */
+/** CLI: envharness serve (HTTP API v1). */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { Command } from 'commander';
-import type { CliContext } from '../main.js';
+import { createHarness, EnvHarnessError, loadDeclarativeTemplates, type Domain, type RegisteredTemplate } from '../../index.js';
+import { BUILTIN_AGENT_NAMES, createAgent } from '../../agents/index.js';
+import { builtinDomains } from '../../builtins.js';
+import { createServer, SERVER_DEFAULTS } from '../../server/index.js';
+import { collect, parseIntOption, type CliContext } from '../main.js';
+import { colors } from '../output.js';
 
-export function registerServeCommands(_program: Command, _ctx: CliContext): void {}
+interface ServeOptions {
+  host: string;
+  port: number;
+  token?: string;
+  idle: number;
+  bodyLimit: number;
+  domainModule: string[];
+  allowHost: string[];
+}
+
+export function registerServeCommands(program: Command, ctx: CliContext): void {
+  program
+    .command('serve')
+    .description('serve the HTTP API v1 (OpenAPI document at /v1/openapi.json); binds 127.0.0.1 unless told otherwise')
+    .option('--host <address>', 'bind address; a non-loopback address needs --token', SERVER_DEFAULTS.host)
+    .option('--port <n>', 'port (0: any free port; the chosen one is printed)', parseIntOption('--port', 0), SERVER_DEFAULTS.port)
+    .option('--token <token>', 'server token (env ENVHARNESS_TOKEN); generated and printed when absent')
+    .option('--idle <seconds>', 'close episodes idle this long', parseIntOption('--idle', 1), SERVER_DEFAULTS.idleMs / 1000)
+    .option('--body-limit <bytes>', 'largest request body', parseIntOption('--body-limit', 1024), SERVER_DEFAULTS.bodyLimit)
+    .option('--domain-module <file>', 'an ES module exporting `domains` (Domain[]) to serve besides the built-in ones; repeatable', collect, [])
+    .option('--allow-host <name>', 'a further Host/Origin name to accept (e.g. behind a reverse proxy); repeatable', collect, [])
+    .action(async (opts: ServeOptions) => {
+      const globals = ctx.globals();
+      // Env vars are read here, once; an empty ENVHARNESS_TOKEN counts as absent.
+      const token = opts.token ?? (process.env.ENVHARNESS_TOKEN || undefined);
+      const domains = [...builtinDomains(), ...(await loadDomainModules(opts.domainModule))];
+      const harness = await createHarness({ store: globals.store, domains, templates: loadTemplateFiles(globals.templates) });
+      let server: ReturnType<typeof createServer>;
+      try {
+        await harness.initialize();
+        server = createServer({
+          harness,
+          host: opts.host,
+          port: opts.port,
+          idleMs: opts.idle * 1000,
+          bodyLimit: opts.bodyLimit,
+          allowedHosts: opts.allowHost,
+          // Server-side agents for evaluation runs (POST /v1/runs { evaluate: { agent } }).
+          agents: Object.fromEntries(BUILTIN_AGENT_NAMES.map((name) => [name, () => createAgent(name)])),
+          ...(token !== undefined ? { token } : {}),
+        });
+      } catch (error) {
+        await harness.close();
+        throw error;
+      }
+      let address: { url: string };
+      try {
+        address = await server.listen();
+      } catch (error) {
+        await server.close();
+        await harness.close();
+        const e = error as NodeJS.ErrnoException;
+        throw new EnvHarnessError('CONFIG_INVALID', `cannot listen on ${opts.host}:${opts.port}: ${e.code ?? e.message}`, { cause: error, details: { pointer: '/port' } });
+      }
+      if (globals.json) {
+        ctx.io.out(JSON.stringify({ url: address.url, store: harness.store.location, ...(server.tokenGenerated ? { token: server.token } : {}) }));
+      } else {
+        ctx.io.out(`EnvHarness API v1 listening on ${address.url} (store ${harness.store.location}, domains ${domains.map((d) => d.name).join(', ')})`);
+        if (server.tokenGenerated) ctx.io.out(`token ${colors.bold(server.token)}  (send Authorization: Bearer <token>; set ENVHARNESS_TOKEN or --token to choose it)`);
+        ctx.io.out(`OpenAPI: ${address.url}/v1/openapi.json  ·  Ctrl-C stops`);
+      }
+      await new Promise<void>((done) => {
+        const stop = () => {
+          process.off('SIGINT', stop);
+          process.off('SIGTERM', stop);
+          done();
+        };
+        process.on('SIGINT', stop);
+        process.on('SIGTERM', stop);
+      });
+      await server.close();
+      await harness.close();
+      if (!globals.json) ctx.io.err('envharness serve: stopped; open episodes were recorded as closed');
+    });
+}
+
+/** Imports modules that export `domains` (an array) or `domain`; their domains are served next to the built-in ones. */
+async function loadDomainModules(files: readonly string[]): Promise<Domain<any>[]> {
+  const out: Domain<any>[] = [];
+  for (const file of files) {
+    let mod: Record<string, unknown>;
+    try {
+      mod = (await import(pathToFileURL(resolve(file)).href)) as Record<string, unknown>;
+    } catch (error) {
+      throw new EnvHarnessError('CONFIG_INVALID', `--domain-module ${file}: cannot import it: ${(error as Error).message}`, { cause: error });
+    }
+    const found = Array.isArray(mod['domains']) ? (mod['domains'] as unknown[]) : mod['domain'] !== undefined ? [mod['domain']] : [];
+    if (found.length === 0 || !found.every(isDomain)) {
+      throw new EnvHarnessError('CONFIG_INVALID', `--domain-module ${file}: export \`domains\` (an array of domains from defineDomain) or \`domain\``);
+    }
+    out.push(...(found as Domain<any>[]));
+  }
+  return out;
+}
+
+function isDomain(value: unknown): boolean {
+  const d = value as Partial<Domain<unknown>> | null;
+  return d !== null && typeof d === 'object' && typeof d.name === 'string' && Array.isArray(d.tools) && Array.isArray(d.templates);
+}
+
+function loadTemplateFiles(files: readonly string[]): RegisteredTemplate<any>[] {
+  const templates: RegisteredTemplate<any>[] = [];
+  for (const file of files) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (error) {
+      throw new EnvHarnessError('CONFIG_INVALID', `cannot read template file ${file}: ${(error as Error).message}`, { cause: error });
+    }
+    templates.push(...loadDeclarativeTemplates(text, file.endsWith('.json') ? 'json' : 'yaml'));
+  }
+  return templates;
+}

@@ -8,7 +8,7 @@ import type { RetailState } from './state.js';
 describe('createRetailDomain', () => {
   it('builds states for registered worlds by digest and forks them', () => {
     const world = makeRetailWorld();
-    const retail = createRetailDomain({ worlds: [world] });
+    const retail = createRetailDomain({ worlds: [world], tasks: false });
     expect(worldRef(world)).toEqual({ world: 'fixture', digest: world.digest });
     const state = retail.createState(worldRef(world));
     expect(state.world).toBe(world);
@@ -17,7 +17,19 @@ describe('createRetailDomain', () => {
     expect(digest(retail.exportState(state))).toBe(world.digest);
     expect(retail.name).toBe('retail');
     expect(retail.templates).toEqual([]);
+    expect(retail.policy).toBeUndefined();
     expect(retail.tools).toHaveLength(16);
+  });
+
+  it('comes with templates, policy, user, acceptance checks and the regression set by default', () => {
+    const retail = createRetailDomain();
+    expect(retail.templates.map((t) => t.taskType)).toEqual([
+      'order_status', 'cancel', 'return_refund', 'exchange', 'address_change', 'payment_change',
+      'compound', 'conditional', 'out_of_scope', 'policy_trap', 'compound', 'conditional',
+    ]);
+    expect(retail.policy?.rules.map((r) => r.id)).toEqual(['authenticate_first', 'one_user', 'pending_only', 'refund_destination']);
+    expect(retail.createUser).toBeTypeOf('function');
+    expect(retail.regressionSet?.batches[0]?.split).toBe('regression');
   });
 
   it('registers worlds later, idempotently', () => {

@@ -1,7 +1,11 @@
 /** The retail domain object: worlds by reference, copy-on-write states, tau-bench's tools. */
 import { z } from 'zod';
-import { canonicalize, defineDomain, EnvHarnessError, type Domain, type JsonObject, type JsonValue } from '../../core/index.js';
+import { canonicalize, defineDomain, EnvHarnessError, type Domain, type JsonObject, type JsonValue, type Template } from '../../core/index.js';
 import { generateRetailWorld, normalizeWorldParams } from './generator.js';
+import { RETAIL_POLICY_TEXT, retailAcceptanceChecks, retailPolicyRules } from './policy.js';
+import { RETAIL_REGRESSION_SET } from './regression.js';
+import { retailTemplates } from './templates/index.js';
+import { createRetailUser } from './user.js';
 import { createRetailState, exportRetailState, forkRetailState, hashRetailState, type RetailState } from './state.js';
 import { retailTools } from './tools.js';
 import type { RetailWorld } from './world.js';
@@ -24,8 +28,15 @@ const digestRef = z.strictObject({ world: z.string(), digest: z.string().regex(/
 export interface CreateRetailDomainOptions {
   /** Worlds tasks may name by `{ world, digest }` (e.g. from `loadTauBenchWorld`). */
   worlds?: readonly RetailWorld[];
-  /** Generated worlds kept in memory, most recently used first (default 8). */
+  /** Generated worlds kept in memory, most recently used first (default 12: the 8 task worlds and room). */
   generatedCacheSize?: number;
+  /**
+   * Templates, policy, simulated user, acceptance checks and regression set (default true). `false` gives
+   * the bare world and tools, e.g. to replay tau-bench's gold actions, which do not follow this policy.
+   */
+  tasks?: boolean;
+  /** Templates to offer instead of `retailTemplates`. */
+  templates?: readonly Template<any>[];
 }
 
 /** The retail domain plus its world registry. */
@@ -43,8 +54,8 @@ export function worldRef(world: RetailWorld): JsonObject {
 }
 
 /**
- * The retail domain: tau-bench's 16 tools on copy-on-write states. Templates, policy and the
- * simulated user arrive in phase 2.
+ * The retail domain: tau-bench's 16 tools on copy-on-write states, with the policy (`policy.md` and its
+ * machine-checked rules), the rule-based simulated customer, the templates and the frozen regression set.
  * @example
  * const retail = createRetailDomain({ worlds: [loadTauBenchWorld(dir)] });
  * const state = retail.fork(retail.createState({ world: 'tau-bench', digest: 'd991536b…' }));
@@ -52,7 +63,7 @@ export function worldRef(world: RetailWorld): JsonObject {
 export function createRetailDomain(options: CreateRetailDomainOptions = {}): RetailDomain {
   const byDigest = new Map<string, RetailWorld>();
   const generated = new Map<string, RetailWorld>();
-  const cacheSize = Math.max(1, options.generatedCacheSize ?? 8);
+  const cacheSize = Math.max(1, options.generatedCacheSize ?? 12);
 
   const addWorld = (world: RetailWorld): void => {
     if (!byDigest.has(world.digest)) byDigest.set(world.digest, world);
@@ -100,7 +111,15 @@ export function createRetailDomain(options: CreateRetailDomainOptions = {}): Ret
     hashState: hashRetailState,
     exportState: (state) => exportRetailState(state) as unknown as JsonValue,
     tools: retailTools,
-    templates: [],
+    templates: options.tasks === false ? [] : [...(options.templates ?? retailTemplates)],
+    ...(options.tasks === false
+      ? {}
+      : {
+          policy: { text: RETAIL_POLICY_TEXT, rules: retailPolicyRules },
+          acceptance: retailAcceptanceChecks,
+          createUser: createRetailUser,
+          regressionSet: RETAIL_REGRESSION_SET,
+        }),
   });
   return Object.assign(domain, { addWorld, resolveWorld });
 }

@@ -1,4 +1,14 @@
-/** The retail customer-service domain: tau-bench's world, schema and 16 tools on copy-on-write state. */
+/** The retail customer-service domain: tau-bench's world, schema and 16 tools, policy, simulated customer, templates. */
+import { createRetailDomain } from './domain.js';
+
+/**
+ * The ready retail domain: generated worlds, tau-bench's tools, the policy, the simulated customer, the
+ * ten training and two held-out templates and the frozen regression set.
+ * @example
+ * const harness = await createHarness({ store, domains: [retail] });
+ */
+export const retail = createRetailDomain();
+
 export {
   createRetailDomain,
   worldRef,
@@ -59,3 +69,42 @@ export type {
   RetailUser,
   RetailVariant,
 } from './schema.js';
+export { RETAIL_POLICY_TEXT, retailAcceptanceChecks, retailPolicyRules, authenticatedUser } from './policy.js';
+export { createRetailUser, parseProposal, fulfils, addressText, itemsText, optionsText } from './user.js';
+export { bankOf, HELDOUT_BANK, TRAIN_BANK, isClosing, isRefusal, type PhraseBank } from './phrases.js';
+export {
+  goalOf,
+  retailGoalSchema,
+  WRITE_TOOLS,
+  type Disclosure,
+  type GoalAddress,
+  type Intent,
+  type IntentKind,
+  type ItemRef,
+  type MethodRef,
+  type OrderRef,
+  type PhraseBankName,
+  type RetailGoal,
+} from './goal.js';
+export {
+  addressChangeTemplate,
+  cancelTemplate,
+  compoundHeldoutTemplate,
+  compoundTemplate,
+  conditionalHeldoutTemplate,
+  conditionalTemplate,
+  exchangeTemplate,
+  orderStatusTemplate,
+  outOfScopeTemplate,
+  paymentChangeTemplate,
+  policyTrapTemplate,
+  retailHeldoutTemplates,
+  retailParamsSchema,
+  retailTemplates,
+  retailTrainingTemplates,
+  returnRefundTemplate,
+  type RetailParams,
+} from './templates/index.js';
+export { referenceSolution, RETAIL_INSTRUCTIONS } from './templates/reference.js';
+export { TASK_WORLD_SEEDS } from './templates/worlds.js';
+export { RETAIL_REGRESSION_BATCHES, RETAIL_REGRESSION_DIGEST, RETAIL_REGRESSION_SET } from './regression.js';

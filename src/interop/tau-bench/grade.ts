@@ -4,6 +4,7 @@ import {
   applyTauBenchActions,
   createRetailState,
   digestRetailExport,
+  hashRetailState,
   RESPOND_ACTION,
   retailTools,
   toolsByName,
@@ -31,13 +32,13 @@ export interface TauBenchGrade {
   finalState: boolean;
   /** Per required output, whether some message to the user contained it (tau-bench's `outputs`). */
   outputs: Record<string, boolean>;
-  /** sha256 of the RFC 8785 canonical JSON of the agent's and of the gold database. */
-  sha256: string;
-  goldSha256: string;
+  /** sha256 of the RFC 8785 canonical JSON of the agent's and of the gold database (when asked for). */
+  sha256?: string;
+  goldSha256?: string;
 }
 
 const TOOLS = toolsByName(retailTools);
-const goldCache = new WeakMap<RetailWorld, Map<string, string>>();
+const goldCache = new WeakMap<RetailWorld, Map<string, Gold>>();
 
 /** The tau-bench task an imported task came from; PARAMS_INVALID for tasks that were not imported. */
 export function tauBenchParams(task: Task): TauBenchParams {
@@ -69,11 +70,23 @@ export function tauBenchGoldState(task: Task, world: RetailWorld): RetailState {
 
 /** sha256 of the canonical JSON of the gold database (memoised per world and task id). */
 export function tauBenchGoldDigest(task: Task, world: RetailWorld): string {
+  const gold = goldOf(task, world);
+  return (gold.sha256 ??= digestRetailExport(gold.state));
+}
+
+interface Gold {
+  state: RetailState;
+  hash: string;
+  sha256?: string;
+}
+
+function goldOf(task: Task, world: RetailWorld): Gold {
   let perWorld = goldCache.get(world);
   if (perWorld === undefined) goldCache.set(world, (perWorld = new Map()));
   let gold = perWorld.get(task.id);
   if (gold === undefined) {
-    gold = digestRetailExport(tauBenchGoldState(task, world));
+    const state = tauBenchGoldState(task, world);
+    gold = { state, hash: hashRetailState(state) };
     perWorld.set(task.id, gold);
   }
   return gold;
@@ -91,19 +104,27 @@ export function tauBenchOutputSaid(output: string, agentMessages: readonly strin
 /**
  * tau-bench's reward for an imported task: 1 iff the world after the agent's actions equals the
  * world after the gold actions (canonical JSON digest) and every required output appears in what
- * the agent said to the user (`agentMessages`, the texts of its `message` actions).
+ * the agent said to the user (`agentMessages`, the texts of its `message` actions). The world
+ * comparison uses the states' incremental hashes, which are equal exactly when the canonical
+ * digests are; `gradeTauBenchDetailed` computes the digests themselves.
  * @example
  * gradeTauBench(task, finalState, ['Your order #W123 is cancelled.']); // 0 or 1
  */
 export function gradeTauBench(task: Task, finalState: RetailState, agentMessages: readonly string[]): 0 | 1 {
-  return gradeTauBenchDetailed(task, finalState, agentMessages).reward;
+  const { task: source } = tauBenchParams(task);
+  // States of one world hash equal exactly when their canonical exports are equal (hashRetailState's
+  // guarantee), so the incremental hash decides what the full canonical digest would.
+  if (hashRetailState(finalState) !== goldOf(task, finalState.world).hash) return 0;
+  return source.outputs.every((output) => tauBenchOutputSaid(output, agentMessages)) ? 1 : 0;
 }
 
-/** `gradeTauBench` with its parts: state match, each output, both digests. */
-export function gradeTauBenchDetailed(task: Task, finalState: RetailState, agentMessages: readonly string[]): TauBenchGrade {
+/**
+ * `gradeTauBench` with its parts: state match and each output; with `digests` (default true) also
+ * both canonical digests, which cost a pass over the whole world (a few ms for tau-bench's).
+ */
+export function gradeTauBenchDetailed(task: Task, finalState: RetailState, agentMessages: readonly string[], options: { digests?: boolean } = {}): TauBenchGrade {
   const { task: source } = tauBenchParams(task);
-  const goldSha256 = tauBenchGoldDigest(task, finalState.world);
-  const sha256 = digestRetailExport(finalState);
+  const gold = goldOf(task, finalState.world);
   const outputs: Record<string, boolean> = {};
   let said = true;
   for (const output of source.outputs) {
@@ -111,13 +132,21 @@ export function gradeTauBenchDetailed(task: Task, finalState: RetailState, agent
     outputs[output] = found;
     said &&= found;
   }
-  const finalStateOk = sha256 === goldSha256;
-  return { reward: finalStateOk && said ? 1 : 0, finalState: finalStateOk, outputs, sha256, goldSha256 };
+  const finalStateOk = hashRetailState(finalState) === gold.hash;
+  const grade: TauBenchGrade = { reward: finalStateOk && said ? 1 : 0, finalState: finalStateOk, outputs };
+  if (options.digests !== false) {
+    grade.sha256 = digestRetailExport(finalState);
+    grade.goldSha256 = tauBenchGoldDigest(task, finalState.world);
+  }
+  return grade;
 }
 
 /** The grade as JSON (for run events and reports). */
 export function gradeJson(grade: TauBenchGrade): JsonValue {
-  return { reward: grade.reward, finalState: grade.finalState, outputs: grade.outputs, sha256: grade.sha256, goldSha256: grade.goldSha256 };
+  const json: { [key: string]: JsonValue } = { reward: grade.reward, finalState: grade.finalState, outputs: grade.outputs };
+  if (grade.sha256 !== undefined) json.sha256 = grade.sha256;
+  if (grade.goldSha256 !== undefined) json.goldSha256 = grade.goldSha256;
+  return json;
 }
 
 function checkWorld(task: Task, world: RetailWorld): void {

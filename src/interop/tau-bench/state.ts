@@ -94,7 +94,7 @@ export interface EpisodeStateExport {
 export async function loadEpisodeState(store: Store, domain: RetailDomain, episodeId: string): Promise<EpisodeStateExport> {
   const record = await store.getEpisode(episodeId);
   if (record === undefined) {
-    throw new EnvHarnessError('EPISODE_NOT_FOUND', `no episode ${episodeId} in ${store.location}; list episodes with \`envharness runs show\``, { details: { episodeId } });
+    throw new EnvHarnessError('EPISODE_NOT_FOUND', `no episode ${episodeId} in ${store.location}; check the id (\`tau-bench eval\` prints the pattern of the ids it records)`, { details: { episodeId } });
   }
   const task = await store.getTask(record.taskId);
   if (task === undefined) throw new EnvHarnessError('TASK_NOT_FOUND', `episode ${episodeId} ran task ${record.taskId}, which is not in the store`, { details: { taskId: record.taskId } });

@@ -1,0 +1,38 @@
+/** Resolves `--agent NAME` to an agent: the built-ins, or an OpenAI-compatible endpoint. */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { createAgent, EnvHarnessError, type Agent, type JsonValue } from '../index.js';
+
+export interface AgentFlags {
+  agent: string;
+  seed?: number;
+  agentState?: string;
+  baseUrl?: string;
+  model?: string;
+}
+
+/** The built-in agent, with a learner's saved state loaded from `agentState` when the file exists. */
+export async function resolveAgent(flags: AgentFlags, env: NodeJS.ProcessEnv): Promise<Agent> {
+  if (flags.agent === 'openai') {
+    // Loaded on demand: the openai client is only needed for this agent.
+    const mod = await import('../agents/openai.js');
+    return mod.openaiAgentFromOptions({ baseUrl: flags.baseUrl, model: flags.model }, env);
+  }
+  const options: Record<string, unknown> = { seed: flags.seed ?? 0 };
+  if (flags.agent === 'learner' && flags.agentState && existsSync(flags.agentState)) {
+    try {
+      options.state = JSON.parse(readFileSync(flags.agentState, 'utf8')) as JsonValue;
+    } catch (error) {
+      throw new EnvHarnessError('IMPORT_INVALID', `cannot read agent state ${flags.agentState}: ${(error as Error).message}; delete it to start fresh`, { cause: error });
+    }
+  }
+  return createAgent(flags.agent, options);
+}
+
+/** Saves a learning agent's state (no-op for agents without state). */
+export function saveAgentState(agent: Agent, path: string | undefined): string | undefined {
+  if (!path || !agent.getState) return undefined;
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, `${JSON.stringify(agent.getState())}\n`);
+  return path;
+}

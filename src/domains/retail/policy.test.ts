@@ -1,0 +1,92 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import type { Action, Task } from '../../core/index.js';
+import { instantiateTask } from '../../generation/index.js';
+import { createEpisode, createRuntimeCache, type Episode } from '../../runtime/index.js';
+import { cancelTemplate, goalOf, outOfScopeTemplate, RETAIL_POLICY_TEXT, retail, type RetailGoal } from './index.js';
+import { worldIndex } from './templates/worlds.js';
+
+const cache = createRuntimeCache(retail);
+
+function start(task: Task): Episode {
+  const episode = createEpisode(retail, task, { cache, faults: false });
+  episode.reset({ seed: 0 });
+  return episode;
+}
+
+const goal = (task: Task): RetailGoal => goalOf(task.spec.user)!;
+
+/** An order of another customer in the task's world. */
+function foreignOrder(task: Task): string {
+  const index = worldIndex((task.spec.initialState as { seed: number }).seed);
+  return index.customers.find((c) => c.id !== goal(task).profile.user_id)!.orders[0]!.order_id;
+}
+
+describe('retail policy', () => {
+  it('gives agents the text of policy.md', () => {
+    expect(RETAIL_POLICY_TEXT).toBe(readFileSync(new URL('./policy.md', import.meta.url), 'utf8'));
+    const task = instantiateTask(cancelTemplate, { level: 1, seed: 1, index: 0 });
+    expect(createEpisode(retail, task, { cache }).reset({ seed: 0 }).policy).toBe(RETAIL_POLICY_TEXT);
+  });
+
+  it('refuses account access before authentication, and that fails the task', () => {
+    const task = instantiateTask(cancelTemplate, { level: 2, seed: 1, index: 0 });
+    const episode = start(task);
+    const order = (task.spec.solution.find((a) => a.type === 'tool' && a.tool === 'get_order_details') as Action & { type: 'tool' }).args;
+    const early = episode.step({ type: 'tool', tool: 'get_order_details', args: order });
+    expect(early.observation.error?.code).toBe('POLICY_VIOLATION');
+    expect(early.feedback[0]).toMatchObject({ code: 'POLICY_VIOLATION', ref: 'authenticate_first', severity: 'high' });
+    let last = early;
+    for (const action of task.spec.solution) last = episode.step(action);
+    expect(last.info.acceptance).toMatchObject({ finalState: true });
+    expect(last.info.outcome).toBe(0);
+  });
+
+  it('keeps to one customer: another customer\'s order or profile is refused', () => {
+    const task = instantiateTask(cancelTemplate, { level: 1, seed: 2, index: 0 });
+    const episode = start(task);
+    episode.step(task.spec.solution[0]!);
+    const other = episode.step({ type: 'tool', tool: 'get_order_details', args: { order_id: foreignOrder(task) } });
+    expect(other.feedback.map((f) => f.ref)).toEqual(['one_user']);
+    const index = worldIndex((task.spec.initialState as { seed: number }).seed);
+    const stranger = index.customers.find((c) => c.id !== goal(task).profile.user_id)!;
+    const lookup = episode.step({ type: 'tool', tool: 'find_user_id_by_email', args: { email: stranger.user.email } });
+    expect(lookup.feedback.map((f) => f.ref)).toEqual(['one_user']);
+    expect(episode.step({ type: 'tool', tool: 'get_user_details', args: { user_id: stranger.id } }).observation.error?.code).toBe('POLICY_VIOLATION');
+  });
+
+  it('refuses writes to orders in the wrong status (before the tool would), which fails the task', () => {
+    const task = instantiateTask(cancelTemplate, { level: 1, seed: 3, index: 0 });
+    const episode = start(task);
+    // The reference up to its confirmed cancel, then a return of that pending order instead.
+    const confirmAt = task.spec.solution.findIndex((a) => a.type === 'tool' && a.tool === 'cancel_pending_order');
+    for (const action of task.spec.solution.slice(0, confirmAt)) episode.step(action);
+    expect(episode.trace.at(-1)!.userReply?.confirms).toBe(true);
+    const orderId = (task.spec.solution[confirmAt] as Action & { type: 'tool' }).args['order_id'] as string;
+    const result = episode.step({ type: 'tool', tool: 'return_delivered_order_items', args: { order_id: orderId, item_ids: [], payment_method_id: 'x' } });
+    expect(result.observation.error?.code).toBe('POLICY_VIOLATION');
+    expect(result.feedback.map((f) => f.ref)).toContain('pending_only');
+    let last = result;
+    for (const action of task.spec.solution.slice(confirmAt - 1)) last = episode.step(action);
+    expect(last.info.acceptance).toMatchObject({ finalState: true });
+    expect(last.info.outcome).toBe(0);
+  });
+
+  it('needs out-of-scope requests transferred or refused after authentication', () => {
+    const task = instantiateTask(outOfScopeTemplate, { level: 1, seed: 1, index: 0 });
+    const identify = task.spec.solution[0]!;
+    const outcome = (actions: Action[]): number => {
+      const episode = start(task);
+      let last;
+      for (const a of [...actions, { type: 'finish' } as Action]) last = episode.step(a);
+      return last!.info.outcome;
+    };
+    const transfer: Action = { type: 'tool', tool: 'transfer_to_human_agents', args: { summary: 'customer wants a person' } };
+    const refuse: Action = { type: 'message', text: "I'm sorry, I cannot help with that." };
+    expect(outcome([])).toBe(0);
+    expect(outcome([transfer])).toBe(0);
+    expect(outcome([identify, transfer])).toBe(1);
+    expect(outcome([identify, refuse])).toBe(1);
+    expect(outcome(task.spec.solution.slice(0, -1))).toBe(1);
+  });
+});

@@ -1,0 +1,33 @@
+/** Writes a run's HTML report to a file: what `envharness report` and the end of `envharness train` call. */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Store } from '../core/index.js';
+import { buildReport, type ReportData } from './report-data.js';
+import { renderReportHtml } from './report-html.js';
+
+/** A harness (anything with a `store`) or a store. */
+export type StoreSource = Store | { readonly store: Store };
+
+function storeOf(source: StoreSource): Store {
+  return 'store' in source && typeof source.store === 'object' ? source.store : (source as Store);
+}
+
+/**
+ * Builds the report of `runId` (optionally side by side with `compareId`) and writes it to `outPath`.
+ * @example
+ * const summary = await harness.train({ agent, episodes: 500 });
+ * await writeRunReport(harness, summary.runId, '.envharness/reports/latest.html');
+ */
+export async function writeRunReport(
+  source: StoreSource,
+  runId: string | undefined,
+  outPath: string,
+  options: { compareId?: string } = {},
+): Promise<{ path: string; bytes: number; data: ReportData }> {
+  const data = await buildReport(storeOf(source), { ...(runId === undefined ? {} : { runId }), ...options });
+  const html = renderReportHtml(data);
+  mkdirSync(dirname(outPath), { recursive: true });
+  writeFileSync(outPath, html);
+  return { path: outPath, bytes: Buffer.byteLength(html), data };
+}
+

@@ -1,0 +1,136 @@
+/** Request bodies: strict JSON parsing with a depth cap, and zod validation whose issues become JSON pointers. */
+import type { ZodType } from 'zod';
+import { EnvHarnessError } from '../index.js';
+
+/** Deepest nesting accepted in any request body (deeper input is a 422, never a stack overflow downstream). */
+export const MAX_BODY_DEPTH = 64;
+
+/** Parses a request body as JSON; an empty body is `emptyAs`. Throws PARAMS_INVALID (pointer '') on bad JSON or too deep nesting. */
+export function parseJsonBody(text: string, emptyAs?: unknown): unknown {
+  if (text.length === 0 || /^\s*$/.test(text)) {
+    if (emptyAs !== undefined) return emptyAs;
+    throw new EnvHarnessError('PARAMS_INVALID', 'the request body is empty; send a JSON object', { details: { pointer: '' } });
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new EnvHarnessError('PARAMS_INVALID', `the request body is not valid JSON: ${(error as Error).message}`, { details: { pointer: '' } });
+  }
+  const deep = tooDeep(value, MAX_BODY_DEPTH);
+  if (deep !== undefined) {
+    throw new EnvHarnessError('PARAMS_INVALID', `the request body is nested deeper than ${MAX_BODY_DEPTH} levels`, { details: { pointer: deep } });
+  }
+  return value;
+}
+
+/**
+ * The pointer of the first container nested deeper than `max`, or undefined. Iterative, so that a body of
+ * a million brackets costs no stack.
+ */
+export function tooDeep(root: unknown, max: number): string | undefined {
+  if (root === null || typeof root !== 'object') return undefined;
+  const stack: Array<{ value: object; depth: number; path: string }> = [{ value: root as object, depth: 1, path: '' }];
+  while (stack.length > 0) {
+    const { value, depth, path } = stack.pop()!;
+    if (depth > max) return path;
+    if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) {
+        const v: unknown = value[i];
+        if (v !== null && typeof v === 'object') stack.push({ value: v, depth: depth + 1, path: `${path}/${i}` });
+      }
+    } else {
+      for (const key of Object.keys(value)) {
+        const v: unknown = (value as Record<string, unknown>)[key];
+        if (v !== null && typeof v === 'object') stack.push({ value: v, depth: depth + 1, path: `${path}/${escapeToken(key)}` });
+      }
+    }
+  }
+  return undefined;
+}
+
+/** Validates with a zod schema; the first issue becomes PARAMS_INVALID with a pointer that resolves in `input`. */
+export function parseWith<T>(schema: ZodType<T>, input: unknown, prefix: readonly PropertyKey[] = []): T {
+  const parsed = schema.safeParse(input);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  let path: PropertyKey[] = [...issue.path];
+  // An unknown key is reported at the key itself, which exists in the input.
+  if (issue.code === 'unrecognized_keys' && issue.keys.length > 0) path = [...path, issue.keys[0]!];
+  const pointer = closestPointer(input, path);
+  const at = pointer === '' ? 'the body' : pointer;
+  throw new EnvHarnessError('PARAMS_INVALID', `${at}: ${issue.message}`, { details: { pointer: formatPointer(prefix) + pointer } });
+}
+
+/** The longest prefix of `path` that exists in `root`, as a JSON pointer (a missing field is reported at its parent). */
+export function closestPointer(root: unknown, path: readonly PropertyKey[]): string {
+  let current: unknown = root;
+  let out = '';
+  for (const part of path) {
+    if (current === null || typeof current !== 'object') break;
+    const key = String(part);
+    if (Array.isArray(current)) {
+      if (!/^(0|[1-9][0-9]*)$/.test(key) || Number(key) >= current.length) break;
+      current = current[Number(key)];
+    } else {
+      if (!Object.prototype.hasOwnProperty.call(current, key)) break;
+      current = (current as Record<string, unknown>)[key];
+    }
+    out += `/${escapeToken(key)}`;
+  }
+  return out;
+}
+
+export function formatPointer(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const part of path) out += `/${escapeToken(String(part))}`;
+  return out;
+}
+
+function escapeToken(token: string): string {
+  return token.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+/** Whether a plain object (JSON.parse output) has the key as its own property. */
+export function has(object: Record<string, unknown>, key: string): boolean {
+  return Object.prototype.hasOwnProperty.call(object, key);
+}
+
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+/** A `\uD800`-`\uDFFF` escape in JSON text: the only way a lone surrogate gets into parsed input. */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+
+/** Whether JSON text can hold a lone surrogate at all (only a `\uD800`-`\uDFFF` escape puts one there): lets the common case skip the walk. */
+export function maySurrogate(raw: string): boolean {
+  return SURROGATE_ESCAPE.test(raw);
+}
+
+/**
+ * The pointer of the first object in `root` with a key that holds a lone UTF-16 surrogate, or undefined.
+ * Such keys have no canonical JSON form, so they are refused before they reach the runtime (whose
+ * feedback would name them and then fail to be recorded).
+ */
+export function loneSurrogateKey(root: unknown): string | undefined {
+  if (root === null || typeof root !== 'object') return undefined;
+  const stack: Array<{ value: object; path: string }> = [{ value: root as object, path: '' }];
+  while (stack.length > 0) {
+    const { value, path } = stack.pop()!;
+    const keys = Array.isArray(value) ? [] : Object.keys(value);
+    if (keys.some((k) => LONE_SURROGATE.test(k))) return path;
+    if (Array.isArray(value)) {
+      value.forEach((v: unknown, i) => {
+        if (v !== null && typeof v === 'object') stack.push({ value: v, path: `${path}/${i}` });
+      });
+    } else {
+      for (const key of keys) {
+        const v: unknown = (value as Record<string, unknown>)[key];
+        if (v !== null && typeof v === 'object') stack.push({ value: v, path: `${path}/${escapeToken(key)}` });
+      }
+    }
+  }
+  return undefined;
+}

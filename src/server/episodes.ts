@@ -1,0 +1,596 @@
+/**
+ * Server-side episodes: capability tokens, one step at a time per episode, Idempotency-Key replay,
+ * group-committed transitions (a step is answered only once its transition is durable), and the idle reaper.
+ */
+import { createHash, randomInt } from 'node:crypto';
+import { EnvHarnessError, isEnvHarnessError, type DynamicsOptions, type Episode, type Harness, type Observation, type Split, type StepResult, type StoredTask } from '../index.js';
+import { generateId, generateToken, hashToken, tokenMatches } from './auth.js';
+import { formatPointer, has, isObject, loneSurrogateKey, maySurrogate, parseJsonBody } from './body.js';
+import { fail, problem, problemOf, problemReply, type Problem, type Reply } from './errors.js';
+import type { CreateEpisodeBody, Dynamics, ResetBody } from './schemas.js';
+
+/** Idempotency keys remembered per episode (oldest forgotten first). */
+export const MAX_IDEMPOTENCY_KEYS = 256;
+const MAX_KEY_LENGTH = 256;
+const JSON_HEADERS = Object.freeze({ 'content-type': 'application/json' });
+const REPLAY_HEADERS = Object.freeze({ 'content-type': 'application/json', 'idempotent-replayed': 'true' });
+
+/** Where an episode's tasks come from: one task, or sampling (the curriculum when nothing is pinned). */
+export interface EpisodeSource {
+  taskId?: string;
+  domain?: string;
+  taskType?: string;
+  level?: number;
+  split?: Split;
+}
+
+export type ServerEpisodeStatus = 'ready' | 'running' | 'terminated' | 'truncated' | 'closed';
+
+/** What clients see of a server episode. */
+export interface EpisodeView {
+  id: string;
+  status: ServerEpisodeStatus;
+  task: { id: string; template: string; domain: string; taskType: string; level: number; split: string };
+  slice: string;
+  attempt: number;
+  attemptId?: string;
+  seed?: number;
+  steps: number;
+  resample: boolean;
+  runId?: string;
+  createdAt: string;
+  lastUsedAt: string;
+}
+
+export interface ResetInfo {
+  episodeId: string;
+  taskId: string;
+  template: string;
+  domain: string;
+  taskType: string;
+  level: number;
+  slice: string;
+  seed: number;
+  attempt: number;
+}
+
+interface IdempotencyEntry {
+  fingerprint: string;
+  /** Undefined while the first request with this key is in flight. */
+  reply?: Reply;
+}
+
+/** One server episode: a capability over a sequence of attempts (one runtime episode per reset). */
+export class ServerEpisode {
+  task: StoredTask;
+  episode: Episode | undefined;
+  attempt = 0;
+  seed: number | undefined;
+  /** A step, reset or close is in progress (from before the runtime step until its commit). */
+  busy = false;
+  /** A commit failed after a step was applied: the in-memory state is ahead of the store. */
+  broken: EnvHarnessError | undefined;
+  closed = false;
+  lastUsed: number;
+  readonly keys = new Map<string, IdempotencyEntry>();
+
+  constructor(
+    readonly id: string,
+    readonly tokenHash: Buffer,
+    readonly source: EpisodeSource,
+    readonly resample: boolean,
+    readonly options: { runId?: string; agent?: string; dynamics?: Dynamics },
+    readonly createdAt: number,
+    task: StoredTask,
+  ) {
+    this.task = task;
+    this.lastUsed = createdAt;
+  }
+}
+
+export interface EpisodeRegistryOptions {
+  harness: Harness;
+  /** Milliseconds without a request after which an episode is closed and forgotten. */
+  idleMs: number;
+  /** Milliseconds since the epoch (injected for tests). */
+  now: () => number;
+  /** Largest number of items in one batched step. */
+  maxBatch: number;
+}
+
+/** The parsed envelope of a step: `{ action, expectedStep? }`. */
+interface StepEnvelope {
+  action: unknown;
+  expectedStep?: number;
+}
+
+/** What a batched item turned into before the commit. */
+interface PendingItem {
+  index: number;
+  text?: string;
+  ep?: ServerEpisode;
+  key?: string;
+  fingerprint?: string;
+  /** True when this item holds its episode's busy flag. */
+  holds: boolean;
+}
+
+const DUMMY_HASH = hashToken('envharness: no such episode');
+
+/**
+ * The server's open episodes. Lookups are keyed by (id, token): an unknown id and a wrong token give the
+ * same answer, so the API never reveals which episodes exist.
+ */
+export class EpisodeRegistry {
+  private readonly episodes = new Map<string, ServerEpisode>();
+  private readonly harness: Harness;
+  private readonly now: () => number;
+  readonly idleMs: number;
+  readonly maxBatch: number;
+  private tickPromise: Promise<void> | undefined;
+
+  constructor(options: EpisodeRegistryOptions) {
+    this.harness = options.harness;
+    this.now = options.now;
+    this.idleMs = options.idleMs;
+    this.maxBatch = options.maxBatch;
+  }
+
+  /** Open episodes. */
+  get size(): number {
+    return this.episodes.size;
+  }
+
+  /** The episode with this id if `token` is its capability; otherwise undefined (same cost either way). */
+  authorize(id: string, token: string | undefined): ServerEpisode | undefined {
+    const ep = this.episodes.get(id);
+    const ok = tokenMatches(token ?? '', ep?.tokenHash ?? DUMMY_HASH);
+    return ep !== undefined && ok && !ep.closed ? ep : undefined;
+  }
+
+  /** The one "not found" problem for an episode route: identical for unknown ids and foreign tokens. */
+  notFound(id: string, instance?: string): Problem {
+    return problem('EPISODE_NOT_FOUND', `no episode ${truncate(id)} for this token; use the id and token returned when the episode was created`, instance === undefined ? {} : { instance });
+  }
+
+  /** Creates an episode (drawing its first task); resets it at once when `seed` is given. */
+  async create(body: CreateEpisodeBody): Promise<{ ep: ServerEpisode; token: string; reset?: { observation: Observation; info: ResetInfo } }> {
+    if (body.taskId !== undefined) {
+      for (const key of ['domain', 'taskType', 'level', 'split'] as const) {
+        if (body[key] !== undefined) throw fail('PARAMS_INVALID', `give either taskId or ${key} (sampling), not both`, `/${key}`);
+      }
+    }
+    if (body.runId !== undefined && (await this.harness.store.getRun(body.runId)) === undefined) {
+      throw fail('RUN_NOT_FOUND', `no run ${truncate(body.runId)}; create it with POST /v1/runs`, '/runId');
+    }
+    const source: EpisodeSource = {};
+    if (body.taskId !== undefined) source.taskId = body.taskId;
+    if (body.domain !== undefined) source.domain = body.domain;
+    if (body.taskType !== undefined) source.taskType = body.taskType;
+    if (body.level !== undefined) source.level = body.level;
+    if (body.split !== undefined) source.split = body.split as Split;
+    if (body.domain !== undefined && !this.harness.domains.has(body.domain)) {
+      throw fail('DOMAIN_NOT_FOUND', `no domain ${truncate(body.domain)}; registered: ${[...this.harness.domains.keys()].join(', ') || '(none)'}`, '/domain');
+    }
+    const task = await this.draw(source, body.taskId !== undefined ? '/taskId' : undefined);
+    const token = generateToken('ehe');
+    const options: ServerEpisode['options'] = {};
+    if (body.runId !== undefined) options.runId = body.runId;
+    if (body.agent !== undefined) options.agent = body.agent;
+    if (body.dynamics !== undefined) options.dynamics = body.dynamics;
+    const ep = new ServerEpisode(generateId('ep'), hashToken(token), source, body.resample ?? body.taskId === undefined, options, this.now(), task);
+    this.episodes.set(ep.id, ep);
+    if (body.seed === undefined) return { ep, token };
+    try {
+      return { ep, token, reset: await this.reset(ep, { seed: body.seed }, '/seed') };
+    } catch (error) {
+      this.episodes.delete(ep.id);
+      throw error;
+    }
+  }
+
+  /** Starts a new attempt: the first reset runs the task drawn at creation; later ones draw again when resampling. */
+  async reset(ep: ServerEpisode, body: ResetBody, seedPointer = '/seed'): Promise<{ observation: Observation; info: ResetInfo }> {
+    this.guard(ep);
+    ep.busy = true;
+    try {
+      const options = body.options ?? {};
+      let task = ep.task;
+      if (options.taskId !== undefined) task = await this.draw({ taskId: options.taskId }, '/options/taskId');
+      else if (ep.attempt > 0 && (options.resample ?? ep.resample)) task = await this.draw(ep.source);
+      const previous = ep.episode;
+      if (previous !== undefined && previous.status === 'running') await previous.close();
+      const attempt = ep.attempt + 1;
+      const { episode } = await this.harness.openEpisode({
+        taskId: task.id,
+        episodeId: `${ep.id}:${attempt}`,
+        ...(ep.options.runId !== undefined ? { runId: ep.options.runId } : {}),
+        ...(ep.options.agent !== undefined ? { agent: ep.options.agent } : {}),
+        ...(ep.options.dynamics !== undefined ? { dynamics: ep.options.dynamics as DynamicsOptions } : {}),
+      });
+      // Gymnasium's seed=None: a fresh seed, reported so the attempt can be replayed.
+      const seed = body.seed ?? randomInt(0, 2 ** 31 - 1);
+      let observation: Observation;
+      try {
+        observation = episode.reset({ seed });
+      } catch (error) {
+        if (isEnvHarnessError(error, 'PARAMS_INVALID')) throw fail('PARAMS_INVALID', error.message, seedPointer);
+        throw error;
+      }
+      ep.episode = episode;
+      ep.task = task;
+      ep.attempt = attempt;
+      ep.seed = seed;
+      await this.commit([episode], [ep]);
+      return { observation, info: resetInfo(ep, episode, task, seed, attempt) };
+    } finally {
+      ep.busy = false;
+      ep.lastUsed = this.now();
+    }
+  }
+
+  /**
+   * One step from a raw request body, with Idempotency-Key semantics: the same key and body replay the
+   * first reply byte for byte; the same key with another body is 422; a key still in flight is 409.
+   */
+  async step(ep: ServerEpisode, raw: string, key: string | undefined, instance?: string): Promise<Reply> {
+    ep.lastUsed = this.now();
+    let fingerprint = '';
+    if (key !== undefined) {
+      const keyProblem = checkKey(key);
+      if (keyProblem !== undefined) return problemReply({ ...keyProblem, ...(instance ? { instance } : {}) });
+      fingerprint = `s:${sha256(raw)}`;
+      const prior = replayOf(ep, key, fingerprint, instance);
+      if (prior !== undefined) return prior;
+    }
+    let envelope: StepEnvelope;
+    let result: StepResult;
+    try {
+      envelope = parseStepEnvelope(parseJsonBody(raw), '', maySurrogate(raw));
+      this.guard(ep);
+      ep.busy = true;
+    } catch (error) {
+      const reply = problemReply(problemOf(error, instance));
+      remember(ep, key, fingerprint, reply);
+      return reply;
+    }
+    if (key !== undefined) rememberPending(ep, key, fingerprint);
+    let reply: Reply;
+    try {
+      result = applyStep(ep, envelope, '');
+      const text = JSON.stringify(result);
+      await this.commit([ep.episode!], [ep]);
+      reply = { status: 200, body: text, headers: JSON_HEADERS as Record<string, string> };
+    } catch (error) {
+      reply = problemReply(problemOf(error, instance));
+    } finally {
+      ep.busy = false;
+      ep.lastUsed = this.now();
+    }
+    remember(ep, key, fingerprint, reply);
+    return reply;
+  }
+
+  /**
+   * Many episodes' steps in one request: each item is authorised, validated and applied on its own (its
+   * failure is its own problem); all transitions are committed together before the reply.
+   */
+  async stepMany(body: unknown, raw?: string): Promise<Reply> {
+    if (!isObject(body)) throw fail('PARAMS_INVALID', 'the body must be an object { steps: [...] }', '');
+    for (const key of Object.keys(body)) if (key !== 'steps') throw fail('PARAMS_INVALID', `unknown field "${key}"; the body is { steps: [...] }`, formatPointer([key]));
+    const steps = body['steps'];
+    if (!Array.isArray(steps)) throw fail('PARAMS_INVALID', '"steps" must be an array of { episodeId, token, action, expectedStep?, idempotencyKey? }', has(body, 'steps') ? '/steps' : '');
+    if (steps.length === 0 || steps.length > this.maxBatch) throw fail('PARAMS_INVALID', `"steps" must hold 1..${this.maxBatch} items, got ${steps.length}`, '/steps');
+
+    const scan = raw === undefined || maySurrogate(raw);
+    const texts: string[] = new Array(steps.length);
+    const pending: PendingItem[] = [];
+    const touched = new Set<ServerEpisode>();
+    for (let i = 0; i < steps.length; i++) {
+      const item: unknown = steps[i];
+      const base = `/steps/${i}`;
+      const out: PendingItem = { index: i, holds: false };
+      try {
+        if (!isObject(item)) throw fail('PARAMS_INVALID', 'each item must be an object { episodeId, token, action, expectedStep?, idempotencyKey? }', base);
+        for (const key of Object.keys(item)) {
+          if (!BATCH_ITEM_KEYS.has(key)) throw fail('PARAMS_INVALID', `unknown field "${key}" in a batched step`, `${base}${formatPointer([key])}`);
+        }
+        const episodeId = item['episodeId'];
+        const token = item['token'];
+        if (typeof episodeId !== 'string') throw fail('PARAMS_INVALID', '"episodeId" must be a string', has(item, 'episodeId') ? `${base}/episodeId` : base);
+        if (typeof token !== 'string') throw fail('PARAMS_INVALID', '"token" must be a string', has(item, 'token') ? `${base}/token` : base);
+        const envelope = parseStepEnvelope(item, base, scan);
+        const rawKey = item['idempotencyKey'];
+        if (rawKey !== undefined && (typeof rawKey !== 'string' || checkKey(rawKey) !== undefined)) {
+          throw fail('PARAMS_INVALID', `"idempotencyKey" must be 1..${MAX_KEY_LENGTH} visible ASCII characters`, `${base}/idempotencyKey`);
+        }
+        const ep = this.authorize(episodeId, token);
+        if (ep === undefined) {
+          texts[i] = itemProblem(this.notFound(episodeId));
+          continue;
+        }
+        ep.lastUsed = this.now();
+        out.ep = ep;
+        if (rawKey !== undefined) {
+          out.key = rawKey;
+          out.fingerprint = `b:${sha256(JSON.stringify([envelope.action, envelope.expectedStep ?? null]))}`;
+          const prior = replayOf(ep, rawKey, out.fingerprint);
+          if (prior !== undefined) {
+            texts[i] = prior.status === 200 ? prior.body : itemProblem(JSON.parse(prior.body) as Problem);
+            continue;
+          }
+        }
+        this.guard(ep);
+        ep.busy = true;
+        out.holds = true;
+        if (out.key !== undefined) rememberPending(ep, out.key, out.fingerprint!);
+        const result = applyStep(ep, envelope, base);
+        out.text = `{"ok":true,"result":${JSON.stringify(result)}}`;
+        touched.add(ep);
+      } catch (error) {
+        texts[i] = itemProblem(problemOf(error));
+      }
+      pending.push(out);
+    }
+
+    const failed = new Map<ServerEpisode, Problem>();
+    if (touched.size > 0) {
+      const eps = [...touched];
+      try {
+        await this.commit(eps.map((ep) => ep.episode!), eps);
+      } catch (error) {
+        const p = problemOf(error);
+        for (const ep of eps) failed.set(ep, p);
+      }
+    }
+    for (const item of pending) {
+      const ep = item.ep;
+      if (item.text !== undefined) texts[item.index] = ep !== undefined && failed.has(ep) ? itemProblem(failed.get(ep)!) : item.text;
+      if (ep === undefined) continue;
+      if (item.holds) {
+        ep.busy = false;
+        ep.lastUsed = this.now();
+      }
+      if (item.key !== undefined && item.holds) {
+        const text = texts[item.index]!;
+        const transient = item.text === undefined || failed.has(ep) ? isTransientItem(text) : false;
+        if (transient) ep.keys.delete(item.key);
+        else remember(ep, item.key, item.fingerprint!, { status: 200, body: text, headers: REPLAY_HEADERS as Record<string, string> });
+      }
+    }
+    return { status: 200, body: `{"results":[${texts.join(',')}]}`, headers: JSON_HEADERS as Record<string, string> };
+  }
+
+  /** The episode as clients see it, with the current attempt's stored transitions when asked. */
+  async detail(ep: ServerEpisode, withTransitions: boolean): Promise<{ episode: EpisodeView; transitions?: unknown[] }> {
+    ep.lastUsed = this.now();
+    const episode = this.view(ep);
+    if (!withTransitions) return { episode };
+    const transitions = ep.episode?.id === undefined ? [] : await this.harness.store.listTransitions(ep.episode.id);
+    return { episode, transitions };
+  }
+
+  /** Ends the current attempt (recorded as `closed` if it was running) and forgets the episode. */
+  async close(ep: ServerEpisode): Promise<EpisodeView> {
+    if (ep.busy) throw new EnvHarnessError('EPISODE_BUSY', `episode ${ep.id} is applying another request; close it after that response`);
+    return this.forceClose(ep);
+  }
+
+  private async forceClose(ep: ServerEpisode): Promise<EpisodeView> {
+    ep.busy = true;
+    try {
+      // A broken episode's state is ahead of the store: record nothing more for it.
+      if (ep.broken === undefined) await ep.episode?.close();
+    } finally {
+      ep.busy = false;
+      ep.closed = true;
+      this.episodes.delete(ep.id);
+    }
+    return { ...this.view(ep), status: 'closed' };
+  }
+
+  /** Closes every episode idle for `idleMs` or longer; returns how many. */
+  async reap(): Promise<number> {
+    const now = this.now();
+    const idle = [...this.episodes.values()].filter((ep) => !ep.busy && now - ep.lastUsed >= this.idleMs);
+    let reaped = 0;
+    for (const ep of idle) {
+      try {
+        await this.close(ep);
+      } catch {
+        // A store failure while recording `closed`: forget the episode anyway, the reaper must not wedge.
+        this.episodes.delete(ep.id);
+      }
+      reaped++;
+    }
+    return reaped;
+  }
+
+  /** Closes everything (server shutdown). */
+  async closeAll(): Promise<void> {
+    for (const ep of [...this.episodes.values()]) {
+      try {
+        await this.forceClose(ep);
+      } catch {
+        this.episodes.delete(ep.id);
+      }
+    }
+  }
+
+  view(ep: ServerEpisode): EpisodeView {
+    const task = ep.task;
+    const episode = ep.episode;
+    const status: ServerEpisodeStatus = ep.closed ? 'closed' : episode === undefined ? 'ready' : (episode.status as ServerEpisodeStatus);
+    const view: EpisodeView = {
+      id: ep.id,
+      status,
+      task: { id: task.id, template: task.template, domain: task.domain, taskType: task.taskType, level: task.level, split: task.split },
+      slice: `${task.domain}/${task.taskType}`,
+      attempt: ep.attempt,
+      steps: episode?.steps ?? 0,
+      resample: ep.resample,
+      createdAt: new Date(ep.createdAt).toISOString(),
+      lastUsedAt: new Date(ep.lastUsed).toISOString(),
+    };
+    if (episode?.id !== undefined) view.attemptId = episode.id;
+    if (ep.seed !== undefined) view.seed = ep.seed;
+    if (ep.options.runId !== undefined) view.runId = ep.options.runId;
+    return view;
+  }
+
+  /** Busy, broken and closed episodes refuse new work. */
+  private guard(ep: ServerEpisode): void {
+    if (ep.broken !== undefined) throw ep.broken;
+    if (ep.busy) throw new EnvHarnessError('EPISODE_BUSY', `episode ${ep.id} is applying another request; retry after its response (with the same Idempotency-Key, retries are safe)`);
+  }
+
+  private async draw(source: EpisodeSource, pointer?: string): Promise<StoredTask> {
+    let task: StoredTask;
+    try {
+      task = source.taskId !== undefined
+        ? await this.harness.getTask(source.taskId)
+        : await this.harness.generateTask({
+            ...(source.domain !== undefined ? { domain: source.domain } : {}),
+            ...(source.taskType !== undefined ? { taskType: source.taskType } : {}),
+            ...(source.level !== undefined ? { level: source.level } : {}),
+            ...(source.split !== undefined ? { split: source.split } : {}),
+          });
+    } catch (error) {
+      if (pointer !== undefined && isEnvHarnessError(error, 'TASK_NOT_FOUND')) throw fail('TASK_NOT_FOUND', error.message, pointer);
+      throw error;
+    }
+    if (!this.harness.domains.has(task.domain)) {
+      throw fail('DOMAIN_NOT_FOUND', `task ${task.id.slice(0, 12)} needs domain ${task.domain}, which this server does not have`, pointer);
+    }
+    return task;
+  }
+
+  /**
+   * Makes the given episodes' recorded transitions durable. Waiting one macrotask first lets every step
+   * that arrived in the same I/O phase join one group commit.
+   */
+  private async commit(episodes: readonly Episode[], owners: readonly ServerEpisode[]): Promise<void> {
+    this.tickPromise ??= new Promise<void>((resolve) =>
+      setImmediate(() => {
+        this.tickPromise = undefined;
+        resolve();
+      }),
+    );
+    await this.tickPromise;
+    try {
+      await Promise.all(episodes.map((e) => e.flush()));
+    } catch (error) {
+      const e = isEnvHarnessError(error) ? error : new EnvHarnessError('STORE_FAILED', `recording failed: ${String(error)}`, { cause: error });
+      const broken = new EnvHarnessError(e.code === 'STORE_CONFLICT' ? 'STORE_CONFLICT' : 'STORE_FAILED', `the step was applied but could not be recorded (${e.message}); this episode refuses further requests, create a new one`, { cause: error });
+      for (const ep of owners) ep.broken = broken;
+      throw broken;
+    }
+  }
+}
+
+const BATCH_ITEM_KEYS = new Set(['episodeId', 'token', 'action', 'expectedStep', 'idempotencyKey']);
+const STEP_KEYS = new Set(['action', 'expectedStep']);
+
+/** `{ action, expectedStep? }` from a parsed body (or a batched item, which has more keys). */
+function parseStepEnvelope(value: unknown, base: string, scan: boolean): StepEnvelope {
+  if (!isObject(value)) throw fail('PARAMS_INVALID', 'the body must be an object { action, expectedStep? }', base);
+  if (base === '') {
+    for (const key of Object.keys(value)) {
+      if (!STEP_KEYS.has(key)) throw fail('PARAMS_INVALID', `unknown field "${key}"; the body is { action, expectedStep? }`, formatPointer([key]));
+    }
+  }
+  if (!has(value, 'action')) throw fail('PARAMS_INVALID', 'missing "action": send { "action": { "type": "tool", "tool": ..., "args": {...} } }', base);
+  const bad = scan ? loneSurrogateKey(value['action']) : undefined;
+  if (bad !== undefined) throw fail('PARAMS_INVALID', 'a key in the action contains a lone UTF-16 surrogate (it has no canonical JSON form)', `${base}/action${bad}`);
+  const expected = value['expectedStep'];
+  if (expected !== undefined && !(typeof expected === 'number' && Number.isSafeInteger(expected) && expected >= 1)) {
+    throw fail('PARAMS_INVALID', '"expectedStep" must be an integer >= 1 (the step number this action becomes)', `${base}/expectedStep`);
+  }
+  return expected === undefined ? { action: value['action'] } : { action: value['action'], expectedStep: expected };
+}
+
+/** Applies a step synchronously. The caller holds the episode's busy flag. */
+function applyStep(ep: ServerEpisode, envelope: StepEnvelope, base: string): StepResult {
+  const episode = ep.episode;
+  if (episode === undefined) {
+    throw new EnvHarnessError('EPISODE_NOT_FOUND', `episode ${ep.id} has not started: POST /v1/episodes/${ep.id}/reset first`);
+  }
+  if (envelope.expectedStep !== undefined && episode.status === 'running' && envelope.expectedStep !== episode.steps + 1) {
+    throw fail('STORE_CONFLICT', `expectedStep ${envelope.expectedStep} but the next step of episode ${ep.id} is ${episode.steps + 1}; this step was already applied or one is missing`, `${base}/expectedStep`, { next: episode.steps + 1 });
+  }
+  return episode.step(envelope.action);
+}
+
+function resetInfo(ep: ServerEpisode, episode: Episode, task: StoredTask, seed: number, attempt: number): ResetInfo {
+  return {
+    episodeId: episode.id!,
+    taskId: task.id,
+    template: task.template,
+    domain: task.domain,
+    taskType: task.taskType,
+    level: task.level,
+    slice: `${task.domain}/${task.taskType}`,
+    seed,
+    attempt,
+  };
+}
+
+/** The stored reply for a key, a 422 for a reused key, a 409 while the first is in flight; undefined for a new key. */
+function replayOf(ep: ServerEpisode, key: string, fingerprint: string, instance?: string): Reply | undefined {
+  const prior = ep.keys.get(key);
+  if (prior === undefined) return undefined;
+  const extra = instance === undefined ? {} : { instance };
+  if (prior.fingerprint !== fingerprint) {
+    return problemReply(problem('IDEMPOTENCY_CONFLICT', `Idempotency-Key ${truncate(key)} was already used with a different request body; use a new key for a new request`, extra));
+  }
+  if (prior.reply === undefined) {
+    return problemReply(problem('EPISODE_BUSY', `the first request with Idempotency-Key ${truncate(key)} is still being applied; retry after it`, extra));
+  }
+  const headers = { ...prior.reply.headers, 'idempotent-replayed': 'true' };
+  return { status: prior.reply.status, body: prior.reply.body, headers };
+}
+
+function rememberPending(ep: ServerEpisode, key: string, fingerprint: string): void {
+  ep.keys.set(key, { fingerprint });
+}
+
+/** Stores a final reply for replay; transient failures (busy, 5xx) are forgotten so that a retry runs again. */
+function remember(ep: ServerEpisode, key: string | undefined, fingerprint: string, reply: Reply): void {
+  if (key === undefined) return;
+  if (reply.status >= 500 || isBusy(reply)) {
+    const entry = ep.keys.get(key);
+    if (entry !== undefined && entry.reply === undefined) ep.keys.delete(key);
+    return;
+  }
+  ep.keys.delete(key);
+  ep.keys.set(key, { fingerprint, reply });
+  while (ep.keys.size > MAX_IDEMPOTENCY_KEYS) ep.keys.delete(ep.keys.keys().next().value!);
+}
+
+function isBusy(reply: Reply): boolean {
+  return reply.status === 409 && reply.body.includes('"code":"EPISODE_BUSY"');
+}
+
+function isTransientItem(text: string): boolean {
+  return text.includes('"code":"EPISODE_BUSY"') || /"status":5\d\d/.test(text);
+}
+
+function itemProblem(p: Problem): string {
+  return `{"ok":false,"problem":${JSON.stringify(p)}}`;
+}
+
+/** Idempotency keys: 1..256 visible ASCII characters (the draft's sf-string). */
+function checkKey(key: string): Problem | undefined {
+  if (key.length === 0 || key.length > MAX_KEY_LENGTH || !/^[\x21-\x7e]+$/.test(key)) {
+    return problem('PARAMS_INVALID', `Idempotency-Key must be 1..${MAX_KEY_LENGTH} visible ASCII characters`);
+  }
+  return undefined;
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('base64url');
+}
+
+function truncate(text: string): string {
+  return text.length <= 80 ? text : `${text.slice(0, 77)}...`;
+}

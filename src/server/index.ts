@@ -1,0 +1,9 @@
+/** The HTTP API v1 of EnvHarness: `createServer({ harness })`, its guards, the error -> status table. */
+export { createServer, SERVER_DEFAULTS } from './server.js';
+export type { EnvHarnessServer, ServerOptions } from './server.js';
+export type { ExtraRoutes, ServerContext, ServerEnv } from './app.js';
+export { EpisodeRegistry, ServerEpisode, MAX_IDEMPOTENCY_KEYS } from './episodes.js';
+export type { EpisodeSource, EpisodeView, ResetInfo, ServerEpisodeStatus } from './episodes.js';
+export { HTTP_STATUS, PROBLEM_CONTENT_TYPE, HttpProblem, problem, problemOf, problemReply } from './errors.js';
+export type { HttpOnlyCode, Problem, ProblemCode, Reply } from './errors.js';
+export { isLoopback, HostPolicy, MIN_TOKEN_LENGTH } from './auth.js';

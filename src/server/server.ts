@@ -1,0 +1,207 @@
+/** createServer(): the harness behind HTTP API v1 on a Node server, with its limits, token and idle reaper. */
+import { createServer as createHttpServer, type Server } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { getRequestListener } from '@hono/node-server';
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { EnvHarnessError, type Agent, type Harness } from '../index.js';
+import { buildApp, type ExtraRoutes, type ServerEnv } from './app.js';
+import { checkTokenShape, generateToken, hashToken, HostPolicy, isLoopback } from './auth.js';
+import { EpisodeRegistry } from './episodes.js';
+import { createFastPath } from './fast-path.js';
+import { problem } from './errors.js';
+
+/** Defaults of the HTTP server (docs/http.md, "Limits"). */
+export const SERVER_DEFAULTS = {
+  host: '127.0.0.1',
+  port: 8787,
+  /** Largest request body (bytes). */
+  bodyLimit: 1024 * 1024,
+  /** An episode without a request for this long is closed and forgotten. */
+  idleMs: 15 * 60 * 1000,
+  /** Largest number of items in one batched step. */
+  maxBatch: 1024,
+  /** Headers must arrive within this time (slowloris). */
+  headersTimeoutMs: 10_000,
+  /** The whole request must arrive within this time. */
+  requestTimeoutMs: 60_000,
+  keepAliveTimeoutMs: 5_000,
+} as const;
+
+export interface ServerOptions {
+  harness: Harness;
+  /** The server (admin) token. Generated when absent, which is only allowed on a loopback address. */
+  token?: string;
+  /** Bind address (default 127.0.0.1). A non-loopback address needs an explicit `token`. */
+  host?: string;
+  /** Port (default 8787; 0 picks a free one). */
+  port?: number;
+  /** Largest request body in bytes (default 1 MiB); larger bodies get 413. */
+  bodyLimit?: number;
+  /** Idle episodes are closed after this many milliseconds (default 15 min). */
+  idleMs?: number;
+  /** Largest batched step (default 1024 items). */
+  maxBatch?: number;
+  /** Host names accepted in Host/Origin besides loopback names and the bind address (e.g. a reverse proxy's). */
+  allowedHosts?: readonly string[];
+  /** Server-side agents, by name, for evaluation runs (POST /v1/runs { evaluate }). */
+  agents?: Readonly<Record<string, () => Agent>>;
+  /** More routes (e.g. an MCP endpoint), behind the same guards. */
+  extraRoutes?: ExtraRoutes;
+  /** Clock in milliseconds (default Date.now): idle reaping and timestamps. */
+  now?: () => number;
+  /** Reported by /v1/health and the OpenAPI document. */
+  version?: string;
+}
+
+/** A created server: the app (for in-process requests), its token, and listen/close. */
+export interface EnvHarnessServer {
+  readonly app: OpenAPIHono<ServerEnv>;
+  readonly episodes: EpisodeRegistry;
+  /** The server token (admin bearer token). */
+  readonly token: string;
+  /** True when the token was generated (print it for the operator). */
+  readonly tokenGenerated: boolean;
+  readonly host: string;
+  /** Handles a request in-process (no socket). */
+  fetch(request: Request): Response | Promise<Response>;
+  /** Binds and starts the idle reaper; resolves with the address (the real port when `port` was 0). */
+  listen(): Promise<{ url: string; host: string; port: number }>;
+  /** Closes every episode (recorded as closed), stops the reaper and the listener. Does not close the harness. */
+  close(): Promise<void>;
+  /** Runs the reaper once now (tests). */
+  reap(): Promise<number>;
+}
+
+/**
+ * Creates the HTTP server of a harness. Refuses a non-loopback `host` without an explicit token.
+ * @example
+ * const server = createServer({ harness });
+ * const { url } = await server.listen();
+ * console.log(url, server.token);
+ */
+export function createServer(options: ServerOptions): EnvHarnessServer {
+  const host = options.host ?? SERVER_DEFAULTS.host;
+  const port = options.port ?? SERVER_DEFAULTS.port;
+  if (options.token === undefined && !isLoopback(host)) {
+    throw new EnvHarnessError(
+      'CONFIG_INVALID',
+      `refusing to listen on ${host} without a token: a non-loopback address is reachable from other machines; pass --token (or ENVHARNESS_TOKEN), or bind 127.0.0.1`,
+      { details: { pointer: '/token' } },
+    );
+  }
+  if (options.token !== undefined) checkTokenShape(options.token);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new EnvHarnessError('CONFIG_INVALID', `port must be an integer in 0..65535, got ${port}`, { details: { pointer: '/port' } });
+  }
+  const bodyLimit = positiveInt(options.bodyLimit ?? SERVER_DEFAULTS.bodyLimit, 'bodyLimit');
+  const idleMs = positiveInt(options.idleMs ?? SERVER_DEFAULTS.idleMs, 'idleMs');
+  const maxBatch = positiveInt(options.maxBatch ?? SERVER_DEFAULTS.maxBatch, 'maxBatch');
+  const token = options.token ?? generateToken('ehs');
+  const now = options.now ?? Date.now;
+  const episodes = new EpisodeRegistry({ harness: options.harness, idleMs, now, maxBatch });
+  const adminTokenHash = hashToken(token);
+  const hosts = new HostPolicy(host, options.allowedHosts);
+  const app = buildApp({
+    harness: options.harness,
+    episodes,
+    adminTokenHash,
+    hosts,
+    bodyLimit,
+    agents: options.agents ?? {},
+    now,
+    version: options.version ?? '0.1.0',
+    ...(options.extraRoutes !== undefined ? { extraRoutes: options.extraRoutes } : {}),
+  });
+
+  let server: Server | undefined;
+  let reaper: ReturnType<typeof setInterval> | undefined;
+  let reaping = false;
+  const sockets = new Set<Socket>();
+  const reap = async () => {
+    if (reaping) return 0;
+    reaping = true;
+    try {
+      return await episodes.reap();
+    } finally {
+      reaping = false;
+    }
+  };
+
+  return {
+    app,
+    episodes,
+    token,
+    tokenGenerated: options.token === undefined,
+    host,
+    fetch: (request) => app.fetch(request),
+    reap,
+    async listen() {
+      if (server !== undefined) throw new EnvHarnessError('CONFIG_INVALID', 'the server is already listening');
+      const fast = createFastPath({ episodes, hosts, adminTokenHash, bodyLimit });
+      const rest = getRequestListener(app.fetch);
+      const s = createHttpServer((req, res) => {
+        if (!fast(req, res)) void rest(req, res);
+      });
+      s.headersTimeout = SERVER_DEFAULTS.headersTimeoutMs;
+      s.requestTimeout = SERVER_DEFAULTS.requestTimeoutMs;
+      s.keepAliveTimeout = SERVER_DEFAULTS.keepAliveTimeoutMs;
+      s.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => answerClientError(error, socket));
+      s.on('connection', (socket: Socket) => {
+        socket.setNoDelay(true);
+        sockets.add(socket);
+        socket.once('close', () => sockets.delete(socket));
+      });
+      server = s;
+      await new Promise<void>((resolve, reject) => {
+        s.once('error', reject);
+        s.listen(port, host, () => {
+          s.off('error', reject);
+          resolve();
+        });
+      });
+      const interval = Math.max(10, Math.min(60_000, Math.floor(idleMs / 2)));
+      reaper = setInterval(() => void reap().catch(() => undefined), interval);
+      reaper.unref();
+      const address = s.address() as AddressInfo;
+      const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+      return { url: `http://${shown}:${address.port}`, host: address.address, port: address.port };
+    },
+    async close() {
+      if (reaper !== undefined) clearInterval(reaper);
+      reaper = undefined;
+      const s = server;
+      server = undefined;
+      if (s !== undefined) {
+        const closed = new Promise<void>((resolve) => s.close(() => resolve()));
+        s.closeIdleConnections();
+        for (const socket of sockets) if (!socket.destroyed) socket.end();
+        await episodes.closeAll();
+        const timer = setTimeout(() => s.closeAllConnections(), 2000);
+        await closed;
+        clearTimeout(timer);
+      } else {
+        await episodes.closeAll();
+      }
+    },
+  };
+}
+
+/** Framing errors (bad headers, oversized headers, timeouts) get a JSON answer instead of a bare close. */
+function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+  if (!socket.writable || (error.code === 'ECONNRESET' || error.code === 'EPIPE')) {
+    socket.destroy();
+    return;
+  }
+  const code = error.code === 'HPE_HEADER_OVERFLOW' ? 'HEADERS_TOO_LARGE' : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'REQUEST_TIMEOUT' : 'MALFORMED_REQUEST';
+  const p = problem(code, `malformed HTTP request (${error.code ?? 'parse error'})`);
+  const body = JSON.stringify(p);
+  socket.end(`HTTP/1.1 ${p.status} ${p.title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+}
+
+function positiveInt(value: number, name: string): number {
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw new EnvHarnessError('CONFIG_INVALID', `${name} must be a positive integer, got ${value}`, { details: { pointer: `/${name}` } });
+  }
+  return value;
+}
+
