@@ -97,6 +97,7 @@ async function createEpisodes(port: number, body: object, n: number): Promise<Ar
   const out = [];
   for (let i = 0; i < n; i++) {
     const res = await fetch(`http://127.0.0.1:${port}/v1/episodes`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ ...body, seed: i }) });
+    if (res.status !== 201) throw new Error(`cannot create an episode (${JSON.stringify(body)}): ${await res.text()}`);
     const json = (await res.json()) as { episode: { id: string }; token: string };
     out.push({ id: json.episode.id, token: json.token });
   }
@@ -137,10 +138,20 @@ export async function run(): Promise<BenchSection[]> {
     const toolBody = JSON.stringify({ action: { type: 'tool', tool: 'get_stock', args: { item: 'widget-1' } } });
     const nullEpisodes = await createEpisodes(server.port, { domain: 'null' }, CONNECTIONS);
     const toolEpisodes = await createEpisodes(server.port, { taskId: tasks.endless }, CONNECTIONS);
+    // A retail task of the shipped regression set, its budget lifted so that the episodes never end.
+    const retailBody = JSON.stringify({ action: { type: 'tool', tool: 'list_all_product_types', args: {} } });
+    const lifted = { steps: 1_000_000_000, toolCalls: 1_000_000_000, consecutiveErrors: 1_000_000_000 };
+    const retailEpisodes = await createEpisodes(server.port, { domain: 'retail', split: 'regression', dynamics: { budget: lifted } }, CONNECTIONS).catch((error: Error) => {
+      process.stderr.write(`bench: no retail target: ${error.message}\n`);
+      return [];
+    });
     const targets: Array<{ name: string; port: number; pid: number; requests: Buffer[] }> = [
       { name: 'node:http null route (floor of this machine, same moment)', port: raw.port, pid: raw.child.pid!, requests: Array.from({ length: CONNECTIONS }, () => post('/step', raw.port, 'x', noopBody)) },
       { name: 'envharness serve: null-domain step (validate, step, record, commit, answer)', port: server.port, pid: server.child.pid!, requests: nullEpisodes.map((e) => post(`/v1/episodes/${e.id}/step`, server.port, e.token, noopBody)) },
       { name: 'envharness serve: inventory tool step (get_stock)', port: server.port, pid: server.child.pid!, requests: toolEpisodes.map((e) => post(`/v1/episodes/${e.id}/step`, server.port, e.token, toolBody)) },
+      ...(retailEpisodes.length > 0
+        ? [{ name: 'envharness serve: retail tool step (list_all_product_types)', port: server.port, pid: server.child.pid!, requests: retailEpisodes.map((e) => post(`/v1/episodes/${e.id}/step`, server.port, e.token, retailBody)) }]
+        : []),
     ];
     for (const target of targets) await load(target.port, target.pid, target.requests, 1); // warm-up
     const results = new Map<string, LoadResult[]>();

@@ -16,3 +16,4 @@ export { createSqliteStore } from './storage/sqlite/index.js';
 export * from './report/index.js';
 export { builtinDomains } from './builtins.js';
 export { math, createStatelessDomain } from './domains/math/index.js';
+export { retail, retailTemplates, createRetailDomain, generateRetailWorld, loadTauBenchWorld, type RetailDomain } from './domains/retail/index.js';

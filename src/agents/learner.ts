@@ -105,6 +105,7 @@ export function createLearnerAgent(options: LearnerOptions = {}): LearnerAgent {
   const gamma = options.gamma ?? 0.95;
   const epsilon = options.epsilon ?? 0.3;
   const bonus = options.bonus ?? 0.2;
+  const optimism = (options as { optimism?: boolean }).optimism ?? false;
   const epsilonMin = options.epsilonMin ?? 0.02;
   const k = options.explorationVisits ?? 20;
   const shaping = { ...(options.shaping ?? DEFAULT_LEARNER_SHAPING) };
@@ -131,6 +132,11 @@ export function createLearnerAgent(options: LearnerOptions = {}): LearnerAgent {
     for (const m of options) max = Math.max(max, entry?.q.get(m) ?? 0);
     return max === -Infinity ? 0 : max;
   };
+  const optimistic = (entry: Entry | undefined, options: readonly string[]): number => {
+    let max = -Infinity;
+    for (const m of options) max = Math.max(max, (entry?.q.get(m) ?? 0) + bonus / Math.sqrt(1 + (entry?.c.get(m) ?? 0)));
+    return max === -Infinity ? 0 : max;
+  };
   const choose = (entry: Entry | undefined, choices: readonly string[], rng: Rng, learning: boolean): string => {
     if (learning) {
       const eps = Math.max(epsilonMin, (epsilon * k) / (k + (entry?.n ?? 0)));
@@ -153,7 +159,7 @@ export function createLearnerAgent(options: LearnerOptions = {}): LearnerAgent {
     for (let t = trajectory.length - 1; t >= 0; t--) {
       const step = trajectory[t]!;
       const entry = entryOf(table, step.key);
-      const future = step.next === undefined ? 0 : gamma * best(table.get(step.next.key), step.next.options);
+      const future = step.next === undefined ? 0 : gamma * (optimism ? optimistic(table.get(step.next.key), step.next.options) : best(table.get(step.next.key), step.next.options));
       const q = entry.q.get(step.macro) ?? 0;
       entry.q.set(step.macro, q + alpha * (step.reward + future - q));
       entry.c.set(step.macro, (entry.c.get(step.macro) ?? 0) + 1);

@@ -291,6 +291,14 @@ export class RetailDialogue {
 
   /** Updates the records and flags from a step's result for the action the agent sent. */
   afterStep(action: Action, observation: Observation): void {
+    try {
+      this.take(action, observation);
+    } finally {
+      this.changed();
+    }
+  }
+
+  private take(action: Action, observation: Observation): void {
     this.changed();
     this.steps++;
     if (action.type === 'tool') {

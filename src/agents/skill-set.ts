@@ -37,7 +37,7 @@ const IDENT = /[A-Za-z0-9#][A-Za-z0-9_@.#-]*[A-Za-z0-9]/g;
 /**
  * The generic skill set: one macro per tool (arguments from the identifiers and numbers the user
  * mentioned), plus tell the last result, ask for confirmation, close, retry after a fault, finish.
- * State: which tools have succeeded, how the last step went, whether confirmation was asked, whether the
+ * State: which tools have succeeded (in order), how the last step went, whether confirmation was asked, whether the
  * last result was told.
  */
 export const genericSkills: SkillSet = {
@@ -71,7 +71,8 @@ class GenericTracker implements SkillTracker {
   }
 
   state(): string {
-    return `${this.cue}|${[...this.succeeded].sort().join(',')}|${this.last}|${this.asked ? 1 : 0}${this.told ? 1 : 0}`;
+    // Tools in the order they first succeeded: "checked, then added" and "added, then checked" differ.
+    return `${this.cue}|${[...this.succeeded].join('>')}|${this.last}|${this.asked ? 1 : 0}${this.told ? 1 : 0}`;
   }
 
   options(): readonly string[] {

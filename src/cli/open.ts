@@ -1,6 +1,7 @@
 /** Opens the harness the CLI works on: the store from --store, built-in domains, declarative template files. */
-import { readFileSync } from 'node:fs';
-import { createHarness, EnvHarnessError, loadDeclarativeTemplates, type Harness, type RegisteredTemplate } from '../index.js';
+import { existsSync, readFileSync } from 'node:fs';
+import { createHarness, EnvHarnessError, loadDeclarativeTemplates, loadTauBenchWorld, type Harness, type RegisteredTemplate } from '../index.js';
+import type { RetailDomain } from '../domains/retail/index.js';
 import { builtinDomains } from '../builtins.js';
 import type { GlobalOptions } from './main.js';
 
@@ -17,6 +18,10 @@ export async function openHarness(globals: GlobalOptions): Promise<Harness> {
   }
   const harness = await createHarness({ store: globals.store, domains: builtinDomains(), templates });
   await harness.initialize();
+  // A store with imported tau-bench tasks needs tau-bench's world registered with the retail domain.
+  const meta = (await harness.store.getMeta('interop.tau-bench')) as { dir?: string } | undefined;
+  const retail = harness.domains.get('retail') as RetailDomain | undefined;
+  if (meta?.dir && retail && existsSync(meta.dir)) retail.addWorld(loadTauBenchWorld(meta.dir));
   return harness;
 }
 

@@ -2,10 +2,9 @@
 import { EnvHarnessError } from '../core/index.js';
 import type { Rng, Split, TaskIndexEntry } from '../core/index.js';
 
-/** One draw from the pool. */
+/** One draw from the pool (`pool.get(id)` gives the index entry). */
 export interface PoolDraw {
   id: string;
-  entry: TaskIndexEntry;
   /** The level drawn from; differs from `requestedLevel` when that level was empty. */
   level: number;
   requestedLevel: number;
@@ -18,7 +17,7 @@ export interface PoolDraw {
  * with replacement: a drawn task stays until removed.
  */
 export interface TaskPool {
-  /** Adds entries (ids already present are skipped); returns how many were added. */
+  /** Adds entries, held by reference (ids already present are skipped); returns how many were added. */
   add(entries: readonly TaskIndexEntry[]): number;
   /** Removes a task; returns whether it was there. */
   remove(id: string): boolean;
@@ -46,7 +45,8 @@ interface Bucket {
   /** 0: the all-splits table, 1: the per-split table. */
   kind: 0 | 1;
   level: number;
-  items: Slot[];
+  // Ids only: a draw reads one array slot and no object, which keeps it flat at a million tasks.
+  items: string[];
   owner: SliceTable;
 }
 
@@ -91,16 +91,16 @@ export function createTaskPool(): TaskPool {
 
   function put(bucket: Bucket, slot: Slot): void {
     slot.positions[bucket.kind] = bucket.items.length;
-    bucket.items.push(slot);
+    bucket.items.push(slot.entry.id);
     bucket.owner.size++;
   }
 
   function take(table: Table, slice: string, bucket: Bucket, slot: Slot): void {
     const position = slot.positions[bucket.kind];
     const last = bucket.items.pop()!;
-    if (last !== slot) {
+    if (last !== slot.entry.id) {
       bucket.items[position] = last;
-      last.positions[bucket.kind] = position;
+      slots.get(last)!.positions[bucket.kind] = position;
     }
     bucket.owner.size--;
     if (bucket.items.length === 0) bucket.owner.levels.delete(bucket.level);
@@ -172,9 +172,9 @@ export function createTaskPool(): TaskPool {
           }
         }
       }
-      const items = bucket!.items;
-      const entry = items[items.length === 1 ? 0 : rng.int(0, items.length - 1)]!.entry;
-      return { id: entry.id, entry, level: entry.level, requestedLevel: level, fellBack: entry.level !== level };
+      const { items, level: drawn } = bucket!;
+      const id = items[items.length === 1 ? 0 : rng.int(0, items.length - 1)]!;
+      return { id, level: drawn, requestedLevel: level, fellBack: drawn !== level };
     },
 
     size(slice, level, split) {

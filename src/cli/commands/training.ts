@@ -36,8 +36,8 @@ export function chooseDomains(h: Harness, given: string[]): string[] {
  */
 export async function ensurePool(h: Harness, io: Io, domains: string[], perLevel: number, seed: number, show: boolean): Promise<number> {
   const index = await h.store.listTaskIndex({ status: 'active' });
-  const have = new Set(index.map((e) => e.template));
-  const missing = h.registry.list().filter((t) => domains.includes(t.domain) && !have.has(t.id));
+  const have = new Set(index.filter((e) => e.split !== 'regression').map((e) => `${e.split} ${e.template}`));
+  const missing = h.registry.list().filter((t) => domains.includes(t.domain) && !have.has(`${t.heldout ? 'heldout' : 'dynamic'} ${t.id}`));
   if (missing.length === 0) return 0;
   const total = missing.reduce((s, t) => s + t.levels.length * perLevel, 0);
   const bar = progress(io, 'generating tasks', show);

@@ -87,7 +87,15 @@ const conditional = z.strictObject({
   pending: z.boolean(),
 });
 
+/**
+ * Version of the simulated customer's behaviour (phrase banks, recognisers, replies). It is part of every
+ * goal, so changing how the customer talks changes task ids, and with them the regression digest.
+ */
+export const RETAIL_USER_VERSION = 1;
+
 export const retailGoalSchema = z.strictObject({
+  /** `RETAIL_USER_VERSION` when the task was made. */
+  user: z.number().int(),
   bank: z.enum(['train', 'heldout']),
   disclosure: z.enum(['all_at_once', 'on_request', 'one_fact']),
   noise: z.number().int().min(0).max(2),

@@ -74,6 +74,7 @@ export { createRetailUser, parseProposal, fulfils, addressText, itemsText, optio
 export { bankOf, HELDOUT_BANK, TRAIN_BANK, isClosing, isRefusal, type PhraseBank } from './phrases.js';
 export {
   goalOf,
+  RETAIL_USER_VERSION,
   retailGoalSchema,
   WRITE_TOOLS,
   type Disclosure,

@@ -190,6 +190,12 @@ describe('retail simulated user', () => {
     expect(problems).toEqual([]);
   }, 120_000);
 
+  it('(the fact check itself catches invented facts)', () => {
+    const task = sample[0]!;
+    const invented = ['My email is nobody123@example.com.', 'It is order #W0000000.', 'My zip code is 00001.', "It's the order with the Drone, the Guitar, the Snowboard, the Projector and the Monitor in it."];
+    expect(contradictions(task, invented).length).toBeGreaterThanOrEqual(4);
+  });
+
   it('is deterministic: the same task, seed and messages give the same replies and flags', () => {
     for (const task of sample.filter((_, i) => i % 4 === 0)) {
       const run = (): unknown[] => {

@@ -31,6 +31,6 @@ export const RETAIL_REGRESSION_BATCHES: BatchRequest[] = [
 ];
 
 /** sha256 over the sorted ids of the accepted tasks (core's `digest` of the sorted id list). */
-export const RETAIL_REGRESSION_DIGEST = 'pending';
+export const RETAIL_REGRESSION_DIGEST = '9ba3f2b4c240eee30470ef1014211028e6305b4cec6c9c298ee611523f0116c1';
 
 export const RETAIL_REGRESSION_SET = { batches: RETAIL_REGRESSION_BATCHES, digest: RETAIL_REGRESSION_DIGEST };

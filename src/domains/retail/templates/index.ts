@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { defineTemplate, type JsonObject, type LevelSpec, type RegisteredTemplate, type Rng } from '../../../core/index.js';
 import { normalizeWorldParams } from '../generator.js';
-import { retailGoalSchema, type Intent, type PhraseBankName, type RetailGoal } from '../goal.js';
+import { RETAIL_USER_VERSION, retailGoalSchema, type Intent, type PhraseBankName, type RetailGoal } from '../goal.js';
 import type { RetailOrder } from '../schema.js';
 import {
   cancelIntent,
@@ -79,6 +79,7 @@ function tagsOf(taskType: string, goal: RetailGoal): string[] {
 
 function goalFor(rng: Rng, c: Customer, style: Style, intents: Intent[], extra: { bank?: PhraseBankName; staggered?: boolean; conditional?: RetailGoal['conditional'] } = {}): RetailGoal {
   const goal: RetailGoal = {
+    user: RETAIL_USER_VERSION,
     bank: extra.bank ?? 'train',
     disclosure: style.disclosure,
     noise: style.noise,
