@@ -14,6 +14,7 @@ export { runStaticVsAdaptive, type ExperimentOptions, type ExperimentResult, typ
 export { passHatK, passKTable, binomial, type PassKRow, type Trial } from './harness/metrics.js';
 export { createSqliteStore } from './storage/sqlite/index.js';
 export * from './report/index.js';
+export { createServer, SERVER_DEFAULTS, HTTP_STATUS, type EnvHarnessServer, type ServerOptions } from './server/index.js';
 export { builtinDomains } from './builtins.js';
 export { math, createStatelessDomain } from './domains/math/index.js';
 export { retail, retailTemplates, createRetailDomain, generateRetailWorld, loadTauBenchWorld, type RetailDomain } from './domains/retail/index.js';

@@ -1,32 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import type { Action, AgentContext, Domain, Task } from '../core/index.js';
+import type { Action, AgentContext, Task } from '../core/index.js';
 import { runEpisode } from '../harness/episodes.js';
 import { createEpisode } from '../runtime/index.js';
 import { createInventoryDomain } from '../runtime/testing/index.js';
 import { createAgent } from './index.js';
 import { createLearnerAgent, type LearnerAgent } from './learner.js';
-import { inventoryTasks, mean, runMany } from './testing.js';
+import { inventoryTasks, mean, playEpisode, runMany } from './testing.js';
 
 const inventory = createInventoryDomain();
 const tasks = inventoryTasks(2);
-
-/** Plays one episode by hand, handing the learner `ctx` as given; returns its actions. */
-async function play(domain: Domain<any>, task: Task, learner: LearnerAgent, seed: number, ctx: AgentContext): Promise<Action[]> {
-  const episode = createEpisode(domain, task);
-  let observation = episode.reset({ seed });
-  const session = learner.begin(ctx);
-  const actions: Action[] = [];
-  for (;;) {
-    const action = await session.act(observation);
-    actions.push(action);
-    const result = episode.step(action);
-    session.observe?.(result);
-    if (result.terminated || result.truncated) break;
-    observation = result.observation;
-  }
-  await session.end?.({ reward: 0, outcome: 0, steps: actions.length, terminated: true, truncated: false });
-  return actions;
-}
 
 describe('learner agent', () => {
   it('learns: success over the last 100 training episodes is far above the first 100', async () => {
@@ -69,7 +51,7 @@ describe('learner agent', () => {
         return target[key as keyof AgentContext];
       },
     });
-    await expect(play(inventory, tasks[0]!, learner, 5, ctx)).resolves.not.toHaveLength(0);
+    await expect(playEpisode(inventory, tasks[0]!, learner, 5, ctx)).resolves.not.toHaveLength(0);
   });
 
   it('acts and learns the same whether the reference solution is intact or corrupted', async () => {
@@ -84,10 +66,17 @@ describe('learner agent', () => {
       const learner = createLearnerAgent({ seed: 9, training: true });
       const trajectories: Action[][] = [];
       for (let e = 0; e < 60; e++) {
-        trajectories.push(await play(domain, t, learner, e, { episodeId: `e${e}`, seed: e, domain: 'inventory', ...(handOver ? { task: t } : {}) }));
+        trajectories.push(await playEpisode(domain, t, learner, e, { episodeId: `e${e}`, seed: e, domain: 'inventory', ...(handOver ? { task: t } : {}) }));
       }
       return { trajectories, state: learner.getState() };
     };
+    // The corruption is visible to the environment: the same call is on the reference path in one and off it in the other.
+    const offPath = (t: Task) => {
+      const episode = createEpisode(createInventoryDomain(), t);
+      episode.reset({ seed: 0 });
+      return episode.step({ type: 'tool', tool: 'get_stock', args: (task.spec.solution[0] as { args: Record<string, string> }).args }).feedback.some((f) => f.code === 'OFF_PATH');
+    };
+    expect([offPath(task), offPath(corrupted)]).toEqual([false, true]);
     const intact = await run(task, false);
     expect(await run(corrupted, false)).toEqual(intact);
     expect(await run(corrupted, true)).toEqual(intact);

@@ -48,7 +48,7 @@ export interface LearnerOptions {
   /** Visits after which a state's exploration has halved (default 20): ε(s) = ε·k / (k + visits(s)). */
   explorationVisits?: number;
   /**
-   * Count-based exploration while training (default 0.2): a macro scores Q + bonus / sqrt(1 + tries), so
+   * Count-based exploration while training (default 0.5): a macro scores Q + bonus / sqrt(1 + tries), so
    * every macro of a state that keeps coming back gets tried, which random exploration alone rarely
    * does deep in a long chain.
    */
@@ -104,8 +104,7 @@ export function createLearnerAgent(options: LearnerOptions = {}): LearnerAgent {
   const alpha = options.alpha ?? 0.2;
   const gamma = options.gamma ?? 0.95;
   const epsilon = options.epsilon ?? 0.3;
-  const bonus = options.bonus ?? 0.2;
-  const optimism = (options as { optimism?: boolean }).optimism ?? false;
+  const bonus = options.bonus ?? 0.5;
   const epsilonMin = options.epsilonMin ?? 0.02;
   const k = options.explorationVisits ?? 20;
   const shaping = { ...(options.shaping ?? DEFAULT_LEARNER_SHAPING) };
@@ -132,11 +131,6 @@ export function createLearnerAgent(options: LearnerOptions = {}): LearnerAgent {
     for (const m of options) max = Math.max(max, entry?.q.get(m) ?? 0);
     return max === -Infinity ? 0 : max;
   };
-  const optimistic = (entry: Entry | undefined, options: readonly string[]): number => {
-    let max = -Infinity;
-    for (const m of options) max = Math.max(max, (entry?.q.get(m) ?? 0) + bonus / Math.sqrt(1 + (entry?.c.get(m) ?? 0)));
-    return max === -Infinity ? 0 : max;
-  };
   const choose = (entry: Entry | undefined, choices: readonly string[], rng: Rng, learning: boolean): string => {
     if (learning) {
       const eps = Math.max(epsilonMin, (epsilon * k) / (k + (entry?.n ?? 0)));
@@ -159,7 +153,7 @@ export function createLearnerAgent(options: LearnerOptions = {}): LearnerAgent {
     for (let t = trajectory.length - 1; t >= 0; t--) {
       const step = trajectory[t]!;
       const entry = entryOf(table, step.key);
-      const future = step.next === undefined ? 0 : gamma * (optimism ? optimistic(table.get(step.next.key), step.next.options) : best(table.get(step.next.key), step.next.options));
+      const future = step.next === undefined ? 0 : gamma * best(table.get(step.next.key), step.next.options);
       const q = entry.q.get(step.macro) ?? 0;
       entry.q.set(step.macro, q + alpha * (step.reward + future - q));
       entry.c.set(step.macro, (entry.c.get(step.macro) ?? 0) + 1);
@@ -224,13 +218,19 @@ export function createLearnerAgent(options: LearnerOptions = {}): LearnerAgent {
       const skill = skills.find((s) => s.handles(domain)) ?? genericSkills;
       const table = tables.get(skill.id) ?? tables.set(skill.id, new Map()).get(skill.id)!;
       const trajectory: Step[] = [];
+      // Whether the skill set's state is unchanged since the previous step is part of the key ("#"), so
+      // the learner can learn to try something else instead of going round in circles.
+      let previous: string | undefined;
+      const keyOf = (state: string): string => (state === previous ? `${state}#` : state);
       let tracker: SkillTracker | undefined;
       let pending: { key: string; macro: string; action: Action } | undefined;
       return {
         act(observation: Observation): Action {
           tracker ??= skill.start(observation);
           if (trajectory.length >= maxSteps) return { type: 'finish' };
-          const key = tracker.state();
+          const state = tracker.state();
+          const key = keyOf(state);
+          previous = state;
           const macro = choose(table.get(key), tracker.options(), rng, learning && training);
           pending = { key, macro, action: tracker.expand(macro) };
           return pending.action;
@@ -243,7 +243,7 @@ export function createLearnerAgent(options: LearnerOptions = {}): LearnerAgent {
             key: pending.key,
             macro: pending.macro,
             reward: rewardOf(result),
-            ...(ended ? {} : { next: { key: tracker.state(), options: tracker.options() } }),
+            ...(ended ? {} : { next: { key: keyOf(tracker.state()), options: tracker.options() } }),
           });
           pending = undefined;
         },

@@ -181,8 +181,6 @@ export class RetailDialogue {
   readonly products = new Map<string, ProductRecord>();
   /** Order references in the user's words, latest last: an id, "my last order", or a description by items. */
   private readonly orderRefs: Array<{ at: number; id?: string; latest?: boolean; byItems?: string }> = [];
-  /** Order ids the customer said belong to someone else. */
-  private readonly othersOrders: string[] = [];
   /** Canonical keys of tool calls that failed (not by an injected fault): never sent again. */
   private readonly failed = new Set<string>();
   /** Sentences that may name items (not order descriptions). */
@@ -191,13 +189,11 @@ export class RetailDialogue {
   /** The user said yes to the last proposal (and no write has happened since). */
   confirmed = false;
   declined = 0;
-  proposals = 0;
   asked = new Map<string, number>();
   last: LastResult = 'start';
   lastCall: Action | undefined;
   steps = 0;
   readonly budgetSteps: number;
-  private closingAsked = false;
 
   constructor(reset: Observation) {
     this.budgetSteps = reset.budget?.steps ?? 30;
@@ -264,10 +260,11 @@ export class RetailDialogue {
       // A sentence about someone else's order asks nothing else of this customer's account.
       if (kinds.includes('other_customer')) kinds = ['other_customer'];
       // Someone else's order is not a reference to one of this customer's orders.
-      if (kinds.includes('other_customer')) this.othersOrders.push(...ids);
-      else if (ids.length > 0) this.orderRefs.push({ at: index, id: ids[ids.length - 1]! });
-      else if (latest) this.orderRefs.push({ at: index, latest: true });
-      else if (byItems) this.orderRefs.push({ at: index, byItems: lower });
+      if (!kinds.includes('other_customer')) {
+        if (ids.length > 0) this.orderRefs.push({ at: index, id: ids[ids.length - 1]! });
+        else if (latest) this.orderRefs.push({ at: index, latest: true });
+        else if (byItems) this.orderRefs.push({ at: index, byItems: lower });
+      }
       if (!byItems) this.itemText += ` ${lower}`;
       this.optionText += ` ${lower}`;
       if (/\bbefore\b|\bif (?:it|not|it['’]s|it has)|\bif it hasn|\bfirst though\b/.test(lower) && (opening || index === 0)) this.conditional = true;
@@ -323,7 +320,6 @@ export class RetailDialogue {
         if (yes) this.declined = 0;
         else this.declined++;
       }
-      if (this.closingAsked) this.closingAsked = false;
       this.hear(reply);
     }
   }
@@ -692,7 +688,6 @@ export class RetailDialogue {
   propose(): Action | undefined {
     const plan = this.plan();
     if (plan === undefined) return undefined;
-    this.proposals++;
     return say(`${plan.describe} Shall I go ahead? Please confirm.`);
   }
 
@@ -780,7 +775,6 @@ export class RetailDialogue {
   }
 
   anythingElse(): Action {
-    this.closingAsked = true;
     return say('Is there anything else I can help you with?');
   }
 

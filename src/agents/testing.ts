@@ -1,7 +1,8 @@
 /** Test and measurement helpers: inventory and retail task sets and a loop that runs an agent over tasks. */
-import type { Agent, Domain, RegisteredTemplate, Task } from '../core/index.js';
+import type { Action, Agent, AgentContext, Domain, RegisteredTemplate, Task } from '../core/index.js';
 import { instantiateTask } from '../generation/index.js';
 import { runEpisode } from '../harness/episodes.js';
+import { createEpisode } from '../runtime/index.js';
 import { clearanceTemplate, instantiate, restockTemplate } from '../runtime/testing/index.js';
 
 /** `perLevel` inventory tasks per template and level (restock 1-4, clearance 1-3). */
@@ -41,4 +42,25 @@ export async function runMany(domain: Domain<any>, tasks: readonly Task[], agent
 
 export function mean(values: readonly number[]): number {
   return values.length === 0 ? 0 : values.reduce((a, b) => a + b, 0) / values.length;
+}
+
+/** Plays one episode by hand, handing the agent `ctx` exactly as given (e.g. a task it should never read); returns its actions. */
+export async function playEpisode(domain: Domain<any>, task: Task, agent: Agent, seed: number, ctx: AgentContext): Promise<Action[]> {
+  const episode = createEpisode(domain, task);
+  let observation = episode.reset({ seed });
+  const session = agent.begin(ctx);
+  const actions: Action[] = [];
+  let outcome = 0;
+  for (;;) {
+    const action = await session.act(observation);
+    actions.push(action);
+    const result = episode.step(action);
+    session.observe?.(result);
+    if (result.terminated || result.truncated) {
+      outcome = result.info.outcome;
+      await session.end?.({ reward: result.reward, outcome, steps: actions.length, terminated: result.terminated, truncated: result.truncated });
+      return actions;
+    }
+    observation = result.observation;
+  }
 }

@@ -33,6 +33,7 @@ export interface GateCandidate {
 /** What the gates say about one candidate. */
 export type GateOutcome = { accepted: true } | { accepted: false; gate: GateName; reason: string; details?: JsonValue };
 
+/** The inputs of one batch's gates. */
 export interface GateRunnerOptions {
   /** Requested gates (absent = on). Gates without their input (hook, index) are recorded as off. */
   gates?: Partial<Record<GateName, boolean>>;
@@ -137,9 +138,9 @@ export function createGateRunner(options: GateRunnerOptions): GateRunner {
       outcome = record('schema', checkTaskSchema(task, options.template?.(task.template)));
       if (outcome) return outcome;
     }
-    const firstSeen = seen.get(task.id);
-    if (firstSeen === undefined) seen.set(task.id, candidate.index);
     if (enabled.exact_duplicate) {
+      const firstSeen = seen.get(task.id);
+      if (firstSeen === undefined) seen.set(task.id, candidate.index);
       let verdict: GateVerdict = { ok: true };
       if (firstSeen !== undefined) {
         verdict = { ok: false, reason: `same task id as candidate ${firstSeen} of this batch`, details: { duplicateOf: task.id, candidate: firstSeen } };

@@ -96,6 +96,19 @@ class GymnasiumLoop(unittest.TestCase):
         self.assertEqual(len({r["taskId"] for r in results}) > 1, True)
         env.close()
 
+    def test_retail_when_built_in(self) -> None:
+        try:
+            env = CLIENT.make(domain="retail", split="regression")
+        except (DomainNotFoundError, EnvHarnessError) as error:
+            self.skipTest(f"no retail tasks on this server: {error}")
+        with env:
+            obs, info = env.reset(seed=0)
+            self.assertEqual(info["domain"], "retail")
+            self.assertIn("find_user_id_by_email", [t["name"] for t in obs["tools"]])
+            obs, reward, terminated, truncated, info = env.step(tool("list_all_product_types"))
+            self.assertEqual(obs["kind"], "tool")
+            self.assertFalse(terminated)
+
     def test_agent_mistakes_are_observations(self) -> None:
         env = CLIENT.make(domain="inventory", task_type="restock", seed=1)
         obs, reward, terminated, truncated, info = env.step(tool("no_such_tool"))

@@ -3,9 +3,18 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Command } from 'commander';
-import { createHarness, EnvHarnessError, loadDeclarativeTemplates, type Domain, type RegisteredTemplate } from '../../index.js';
-import { BUILTIN_AGENT_NAMES, createAgent } from '../../agents/index.js';
-import { builtinDomains } from '../../builtins.js';
+import {
+  BUILTIN_AGENT_NAMES,
+  builtinDomains,
+  createAgent,
+  createHarness,
+  EnvHarnessError,
+  loadDeclarativeTemplates,
+  type Domain,
+  type RegisteredTemplate,
+} from '../../index.js';
+// The server's defaults are needed while commands are registered, before src/index.ts has finished
+// evaluating (it re-exports the server), so they come from the server module itself.
 import { createServer, SERVER_DEFAULTS } from '../../server/index.js';
 import { collect, parseIntOption, type CliContext } from '../main.js';
 import { colors } from '../output.js';

@@ -5,6 +5,7 @@ import { generateRetailWorld, normalizeWorldParams } from './generator.js';
 import { RETAIL_POLICY_TEXT, retailAcceptanceChecks, retailPolicyRules } from './policy.js';
 import { RETAIL_REGRESSION_SET } from './regression.js';
 import { retailTemplates } from './templates/index.js';
+import { taskWorld } from './templates/worlds.js';
 import { createRetailUser } from './user.js';
 import { createRetailState, exportRetailState, forkRetailState, hashRetailState, type RetailState } from './state.js';
 import { retailTools } from './tools.js';
@@ -77,7 +78,7 @@ export function createRetailDomain(options: CreateRetailDomainOptions = {}): Ret
       const key = canonicalize(params);
       let world = generated.get(key);
       if (world === undefined) {
-        world = generateRetailWorld(params);
+        world = taskWorld(params) ?? generateRetailWorld(params);
         if (generated.size >= cacheSize) generated.delete(generated.keys().next().value!);
       } else {
         generated.delete(key);

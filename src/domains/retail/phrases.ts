@@ -269,18 +269,39 @@ export function bankOf(name: 'train' | 'heldout'): PhraseBank {
 /** A rendered piece of text: literal words (noise may touch them) and facts (never touched). */
 export type Segment = { text: string; fact: boolean };
 
+// Lines split at their slots once (pure memoisation): odd positions are slot names.
+const parsedLines = new Map<string, readonly string[]>();
+
+function parseLine(line: string): readonly string[] {
+  let parts = parsedLines.get(line);
+  if (parts === undefined) {
+    parts = line.split(/\{(\w+)\}/);
+    parsedLines.set(line, parts);
+  }
+  return parts;
+}
+
 /** Fills `{slot}`s of a line; slot values become fact segments. Unknown slots stay literal. */
 export function fill(line: string, slots: Readonly<Record<string, string>>): Segment[] {
+  const parts = parseLine(line);
   const out: Segment[] = [];
-  let last = 0;
-  for (const match of line.matchAll(/\{(\w+)\}/g)) {
-    const value = slots[match[1]!];
-    if (value === undefined) continue;
-    if (match.index > last) out.push({ text: line.slice(last, match.index), fact: false });
+  let literal = '';
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i]!;
+    if (i % 2 === 0) {
+      literal += part;
+      continue;
+    }
+    const value = slots[part];
+    if (value === undefined) {
+      literal += `{${part}}`;
+      continue;
+    }
+    if (literal !== '') out.push({ text: literal, fact: false });
+    literal = '';
     out.push({ text: value, fact: true });
-    last = match.index + match[0].length;
   }
-  if (last < line.length) out.push({ text: line.slice(last), fact: false });
+  if (literal !== '') out.push({ text: literal, fact: false });
   return out;
 }
 

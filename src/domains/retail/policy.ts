@@ -111,6 +111,10 @@ const authenticateFirst: PolicyRule<RetailState> = {
       : undefined,
 };
 
+function otherCustomer(user: string, what: string): string {
+  return `the conversation is with ${user}; ${what} belongs to another customer (one customer per conversation)`;
+}
+
 const oneUser: PolicyRule<RetailState> = {
   id: 'one_user',
   description: "One customer per conversation: never read or change another customer's profile or orders.",
@@ -120,18 +124,17 @@ const oneUser: PolicyRule<RetailState> = {
     const user = authenticatedUser(ctx.trace);
     if (user === undefined) return undefined;
     const args = action.args;
-    const other = (id: string): string => `the conversation is with ${user}; ${id} belongs to another customer (one customer per conversation)`;
     const userId = str(args['user_id']);
-    if (userId !== undefined && userId !== user) return other(`user ${userId}`);
+    if (userId !== undefined && userId !== user) return otherCustomer(user, `user ${userId}`);
     const orderId = str(args['order_id']);
     if (orderId !== undefined) {
       const order = getOrder(ctx.state, orderId);
-      if (order !== undefined && order.user_id !== user) return other(`order ${orderId}`);
+      if (order !== undefined && order.user_id !== user) return otherCustomer(user, `order ${orderId}`);
     }
     if (FIND_TOOLS.has(action.tool)) {
       const tool = action.tool === 'find_user_id_by_email' ? findUserIdByEmail : findUserIdByNameZip;
       const found = tool.run(ctx.state, args as never, undefined as never);
-      if (found.ok && found.output !== user) return other(`user ${String(found.output)}`);
+      if (found.ok && found.output !== user) return otherCustomer(user, `user ${String(found.output)}`);
     }
     return undefined;
   },

@@ -201,6 +201,11 @@ describe('retail simulated user: policy traps', () => {
     expect(episode.trace.at(-1)!.userReply?.confirms).toBe(false);
     const refusal = say(episode, `I'm sorry, but I cannot refund to ${ret.insist!.id}.`).observation.text!;
     expect(refusal).toContain(ret.method.text);
+    // Once refused, the forbidden method is no longer what it asks for.
+    const again = propose(ret.insist!.id);
+    expect(episode.trace.at(-1)!.userReply?.confirms).toBe(false);
+    expect(again.observation.text).toContain(ret.method.text);
+    expect(again.observation.text).not.toContain(ret.insist!.text);
     propose(ret.method.id);
     expect(episode.trace.at(-1)!.userReply?.confirms).toBe(true);
   });

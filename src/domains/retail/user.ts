@@ -10,6 +10,7 @@ import { addNoise, bankOf, fill, isClosing, isRefusal, type PhraseBank, type Seg
 
 type Mode = 'full' | 'brief' | 'vague';
 type Fact = 'identity' | 'email' | 'name' | 'zip' | 'order' | 'items' | 'options' | 'method' | 'reason' | 'address';
+const DETAIL_FACTS = ['order', 'items', 'options', 'method', 'reason', 'address'] as const;
 
 /** What the user recognises as a question for each fact, in the order it answers them. */
 const ASKS: ReadonlyArray<readonly [Fact, RegExp]> = [
@@ -129,9 +130,39 @@ export function parseProposal(text: string): Proposal | undefined {
   return { kind, text: t, orders, items: uniq(text.match(ITEM_ID) ?? []), methods: uniq(text.match(METHOD_ID) ?? []) };
 }
 
+function cued(text: string, method: MethodRef): boolean {
+  for (const cue of method.cues) if (text.includes(cue.toLowerCase())) return true;
+  return false;
+}
+
 function mentionsMethod(p: Proposal, method: MethodRef): boolean {
   if (p.methods.includes(method.id)) return true;
-  return p.methods.length === 0 && method.cues.some((cue) => p.text.includes(cue.toLowerCase()));
+  return p.methods.length === 0 && cued(p.text, method);
+}
+
+/** Every item named by item id or product name. */
+function itemsNamed(p: Proposal, items: readonly ItemRef[]): boolean {
+  for (const i of items) if (!p.items.includes(i.item_id) && !p.text.includes(i.name.toLowerCase())) return false;
+  return true;
+}
+
+/** Every new item named by item id or by all its wanted option values. */
+function newItemsNamed(p: Proposal, items: readonly ItemRef[]): boolean {
+  for (const i of items) {
+    if (p.items.includes(i.new_item_id ?? '')) continue;
+    for (const [, value] of i.new_options ?? []) if (!p.text.includes(value.toLowerCase())) return false;
+  }
+  return true;
+}
+
+/** No 10-digit id in the proposal besides the items' (and their products' and, for exchanges, the new items'). */
+function onlyKnownIds(p: Proposal, items: readonly ItemRef[], withNew: boolean): boolean {
+  for (const id of p.items) {
+    let known = false;
+    for (const i of items) if (id === i.item_id || id === i.product_id || (withNew && id === i.new_item_id)) known = true;
+    if (!known) return false;
+  }
+  return true;
 }
 
 type Verdict =
@@ -198,13 +229,13 @@ class RetailCustomer implements SimulatedUser {
     if (refusal) {
       for (let i = 0; i < this.revealed; i++) {
         const intent = g.intents[i]!;
-        if (this.canBeRefused(intent) && !this.isDone(i, ctx.trace)) {
+        if (this.canBeRefused(intent) && !this.isDone(i)) {
           this.refused[i] = true;
           refusedSomething = true;
         }
       }
     }
-    const open = this.openIntents(ctx.trace);
+    const open = this.openIntents();
 
     if (isClosing(agentText)) {
       if (open.length === 0) return this.say(fill(this.rng.pick(this.bank.done), {}), { done: true });
@@ -212,15 +243,17 @@ class RetailCustomer implements SimulatedUser {
     }
 
     const proposal = parseProposal(agentText);
-    if (proposal !== undefined) return this.answerProposal(proposal, ctx.trace);
+    if (proposal !== undefined) return this.answerProposal(proposal);
 
     const segs: Segment[] = [];
     if (refusal) {
       if (refusedSomething) {
         segs.push(...fill(this.rng.pick(this.bank.acceptRefusal), {}));
-        const fallback = g.intents.find((i, k) => k < this.revealed && i.kind === 'return' && i.insist !== undefined && this.refused[k]);
-        if (fallback !== undefined && fallback.kind === 'return' && !this.isDone(g.intents.indexOf(fallback), ctx.trace)) {
-          segs.push({ text: ' ', fact: false }, ...fill(this.rng.pick(this.bank.fallback), { method: fallback.method.text }));
+        for (let k = 0; k < this.revealed; k++) {
+          const intent = g.intents[k]!;
+          if (intent.kind !== 'return' || intent.insist === undefined || !this.refused[k] || this.isDone(k)) continue;
+          segs.push({ text: ' ', fact: false }, ...fill(this.rng.pick(this.bank.fallback), { method: intent.method.text }));
+          break;
         }
       } else if (open.length > 0) {
         return this.say(fill(this.rng.pick(this.bank.pushBack), {}).concat(this.request(g.intents[open[0]!]!, 'brief')));
@@ -233,20 +266,20 @@ class RetailCustomer implements SimulatedUser {
       segs.push(...(answers.length > 0 ? answers : fill(this.rng.pick(this.bank.confused), {})));
     }
 
-    const reaction = this.reaction(ctx.trace);
+    const reaction = this.reaction();
     if (reaction !== undefined) {
       if (segs.length > 0) segs.push({ text: ' ', fact: false });
       segs.push(...reaction);
     }
 
+    // Nothing more to say: acknowledge, or raise the next request once everything raised is done.
+    const raisedOpen = this.revealedOpen(open).length;
     if (segs.length === 0) {
-      const stillOpen = this.openIntents(ctx.trace);
-      if (stillOpen.length === 0) segs.push(...fill(this.rng.pick(this.bank.allSet), {}));
-      else if (this.revealedOpen(stillOpen).length === 0) segs.push(...this.nextOrRestate(stillOpen));
+      if (open.length === 0) segs.push(...fill(this.rng.pick(this.bank.allSet), {}));
+      else if (raisedOpen === 0) segs.push(...this.nextOrRestate(open));
       else segs.push(...fill(this.rng.pick(this.bank.ack), {}));
-    } else {
-      const stillOpen = this.openIntents(ctx.trace);
-      if (stillOpen.length > 0 && this.revealedOpen(stillOpen).length === 0) segs.push({ text: ' ', fact: false }, ...this.nextOrRestate(stillOpen));
+    } else if (open.length > 0 && raisedOpen === 0) {
+      segs.push({ text: ' ', fact: false }, ...this.nextOrRestate(open));
     }
     return this.say(segs);
   }
@@ -280,15 +313,17 @@ class RetailCustomer implements SimulatedUser {
   /** Takes in an agent message: which asked-for facts it tells. */
   private hear(said: string): void {
     this.heard.push(said);
-    this.goal.intents.forEach((intent, i) => {
+    const intents = this.goal.intents;
+    for (let i = 0; i < intents.length; i++) {
       const needle = this.needles[i];
-      if (needle === undefined || this.told[i] || !said.includes(needle)) return;
-      if (intent.kind === 'status' && intent.tracking !== undefined && !said.includes(intent.tracking)) return;
+      if (needle === undefined || this.told[i] || !said.includes(needle)) continue;
+      const intent = intents[i]!;
+      if (intent.kind === 'status' && intent.tracking !== undefined && !said.includes(intent.tracking)) continue;
       this.told[i] = true;
-    });
+    }
   }
 
-  private isDone(index: number, _trace?: readonly TraceEntry[]): boolean {
+  private isDone(index: number): boolean {
     const intent = this.goal.intents[index]!;
     switch (intent.kind) {
       case 'status':
@@ -304,14 +339,16 @@ class RetailCustomer implements SimulatedUser {
     }
   }
 
-  private openIntents(_trace?: readonly TraceEntry[]): number[] {
+  private openIntents(): number[] {
     const open: number[] = [];
     for (let i = 0; i < this.goal.intents.length; i++) if (!this.isDone(i)) open.push(i);
     return open;
   }
 
   private revealedOpen(open: readonly number[]): number[] {
-    return open.filter((i) => i < this.revealed);
+    const out: number[] = [];
+    for (const i of open) if (i < this.revealed) out.push(i);
+    return out;
   }
 
   /** Raises the next unrevealed intent, or restates the first open one. */
@@ -328,8 +365,8 @@ class RetailCustomer implements SimulatedUser {
 
   // ---- proposals ----
 
-  private answerProposal(p: Proposal, trace: readonly TraceEntry[]): UserTurn {
-    const verdict = this.judge(p, trace);
+  private answerProposal(p: Proposal): UserTurn {
+    const verdict = this.judge(p);
     const bank = this.bank;
     switch (verdict.kind) {
       case 'yes':
@@ -352,24 +389,29 @@ class RetailCustomer implements SimulatedUser {
     }
   }
 
-  private judge(p: Proposal, trace: readonly TraceEntry[]): Verdict {
+  private judge(p: Proposal): Verdict {
     const g = this.goal;
     const matching: number[] = [];
-    g.intents.forEach((intent, i) => {
-      if (intent.kind !== p.kind) return;
+    for (let i = 0; i < g.intents.length; i++) {
+      const intent = g.intents[i]!;
+      if (intent.kind !== p.kind) continue;
       if (intent.kind === 'user_address') matching.push(i);
       else if ('order' in intent && p.orders.length === 1 && p.orders[0] === intent.order.order_id) matching.push(i);
-    });
+    }
     if (matching.length === 0) {
       if (g.conditional !== undefined && !g.conditional.pending && p.kind === 'order_address' && p.orders.includes(g.conditional.order_id)) return { kind: 'leave' };
       return { kind: 'not_asked' };
     }
-    const index = matching.find((i) => !this.isDone(i, trace));
+    let index: number | undefined;
+    for (const i of matching) {
+      if (this.isDone(i)) continue;
+      index = i;
+      break;
+    }
     if (index === undefined) return { kind: 'already' };
     const intent = g.intents[index]!;
     if (g.conditional !== undefined && intent.kind === 'user_address') {
-      const status = g.intents.findIndex((i) => i.kind === 'status');
-      if (status >= 0 && !this.told[status]) return { kind: 'status_first' };
+      for (let i = 0; i < g.intents.length; i++) if (g.intents[i]!.kind === 'status' && !this.told[i]) return { kind: 'status_first' };
     }
     if (intent.kind === 'return' && intent.insist !== undefined && !this.refused[index]) {
       return mentionsMethod(p, intent.insist) ? { kind: 'yes', index } : { kind: 'insist', index };
@@ -379,32 +421,21 @@ class RetailCustomer implements SimulatedUser {
 
   private detailsMatch(intent: Intent, p: Proposal): boolean {
     const t = p.text;
-    const itemsNamed = (items: readonly ItemRef[]): boolean => items.every((i) => p.items.includes(i.item_id) || t.includes(i.name.toLowerCase()));
-    const onlyKnownIds = (allowed: readonly string[]): boolean => p.items.every((id) => allowed.includes(id));
     switch (intent.kind) {
       case 'cancel': {
         const other = intent.reason === 'no longer needed' ? 'ordered by mistake' : 'no longer needed';
         return !t.includes(other);
       }
       case 'return':
-        return itemsNamed(intent.items) && onlyKnownIds(intent.items.flatMap((i) => [i.item_id, i.product_id])) && mentionsMethod(p, intent.method);
-      case 'exchange': {
-        const newNamed = intent.items.every(
-          (i) => p.items.includes(i.new_item_id ?? '') || (i.new_options ?? []).every(([, v]) => t.includes(v.toLowerCase())),
-        );
-        return (
-          itemsNamed(intent.items) &&
-          newNamed &&
-          onlyKnownIds(intent.items.flatMap((i) => [i.item_id, i.product_id, i.new_item_id ?? ''])) &&
-          mentionsMethod(p, intent.method)
-        );
-      }
+        return itemsNamed(p, intent.items) && onlyKnownIds(p, intent.items, false) && mentionsMethod(p, intent.method);
+      case 'exchange':
+        return itemsNamed(p, intent.items) && newItemsNamed(p, intent.items) && onlyKnownIds(p, intent.items, true) && mentionsMethod(p, intent.method);
       case 'order_address':
       case 'user_address':
         return t.includes(intent.address.address1.toLowerCase()) && t.includes(intent.address.zip);
       case 'payment': {
-        const others = p.methods.filter((m) => m !== intent.method.id && m !== intent.current);
-        return others.length === 0 && (p.methods.includes(intent.method.id) || intent.method.cues.some((c) => t.includes(c.toLowerCase())));
+        for (const m of p.methods) if (m !== intent.method.id && m !== intent.current) return false;
+        return p.methods.includes(intent.method.id) || cued(t, intent.method);
       }
       default:
         return false;
@@ -416,28 +447,25 @@ class RetailCustomer implements SimulatedUser {
   /** Answers to the facts a message asks for: undefined when it asks for none, empty when the user has none of them. */
   private answers(text: string, open: readonly number[]): Segment[] | undefined {
     if (!QUESTION.test(text)) return undefined;
-    const asked = ASKS.filter(([, re]) => re.test(text)).map(([fact]) => fact);
-    if (asked.length === 0) return undefined;
+    const asked = new Set<Fact>();
+    for (const [fact, re] of ASKS) if (re.test(text)) asked.add(fact);
+    if (asked.size === 0) return undefined;
     const oneFact = this.goal.disclosure === 'one_fact';
     const out: Segment[] = [];
-    const add = (segs: Segment[]): boolean => {
-      if (segs.length === 0) return false;
-      if (out.length > 0) out.push({ text: ' ', fact: false });
-      out.push(...segs);
-      return true;
-    };
-    const has = (fact: Fact): boolean => asked.includes(fact);
-    const identity = has('identity') || has('email') || has('name') || has('zip');
-    if (identity && add(this.identityAnswer(has, oneFact)) && oneFact) return out;
+    if (asked.has('identity') || asked.has('email') || asked.has('name') || asked.has('zip')) {
+      out.push(...this.identityAnswer(asked, oneFact));
+      if (oneFact && out.length > 0) return out;
+    }
     // Facts of the intents raised so far: open ones first, then done ones (answering again is harmless).
-    const raised = this.goal.intents.map((_, k) => k).filter((k) => k < this.revealed);
-    const candidates = [...this.revealedOpen(open), ...raised.filter((k) => !open.includes(k))];
-    for (const fact of ['order', 'items', 'options', 'method', 'reason', 'address'] as const) {
-      if (!has(fact)) continue;
+    const candidates = this.revealedOpen(open);
+    for (let k = 0; k < this.revealed; k++) if (!open.includes(k)) candidates.push(k);
+    for (const fact of DETAIL_FACTS) {
+      if (!asked.has(fact)) continue;
       for (const i of candidates) {
         const segs = this.factAnswer(fact, this.goal.intents[i]!);
         if (segs.length === 0) continue;
-        add(segs);
+        if (out.length > 0) out.push({ text: ' ', fact: false });
+        out.push(...segs);
         if (oneFact) return out;
         break;
       }
@@ -445,22 +473,24 @@ class RetailCustomer implements SimulatedUser {
     return out;
   }
 
-  private identityAnswer(has: (fact: Fact) => boolean, oneFact: boolean): Segment[] {
+  private identityAnswer(asked: ReadonlySet<Fact>, oneFact: boolean): Segment[] {
     const p = this.goal.profile;
     const who = { email: p.email, first: p.first_name, last: p.last_name, zip: p.zip };
     const bank = this.bank;
-    const line = (lines: readonly string[]): Segment[] => fill(this.rng.pick(lines), who);
-    if (this.goal.identity === 'email' && (has('email') || has('identity'))) return line(bank.email);
-    if (this.goal.identity === 'name_zip' && has('email')) {
+    let lines: readonly string[];
+    if (this.goal.identity === 'email' && (asked.has('email') || asked.has('identity'))) lines = bank.email;
+    else if (this.goal.identity === 'name_zip' && asked.has('email')) {
       const segs = fill(this.rng.pick(bank.noEmail), {});
-      return oneFact ? segs : [...segs, { text: ' ', fact: false }, ...line(bank.nameZip)];
+      if (oneFact) return segs;
+      segs.push({ text: ' ', fact: false }, ...fill(this.rng.pick(bank.nameZip), who));
+      return segs;
+    } else {
+      // Name and zip: what was asked for (both for a general "verify your identity"), one at a time at one_fact.
+      const name = asked.has('name') || asked.has('identity');
+      const zip = asked.has('zip') || (asked.has('identity') && !oneFact);
+      lines = !oneFact && name && zip ? bank.nameZip : name ? bank.name : bank.zip;
     }
-    // Name and zip: what was asked for (both for a general "verify your identity"), one at a time at one_fact.
-    const name = has('name') || has('identity');
-    const zip = has('zip') || (has('identity') && !oneFact);
-    if (oneFact) return line(name ? bank.name : bank.zip);
-    if (name && zip) return line(bank.nameZip);
-    return line(name ? bank.name : bank.zip);
+    return fill(this.rng.pick(lines), who);
   }
 
   private factAnswer(fact: Exclude<Fact, 'identity' | 'email' | 'name' | 'zip'>, intent: Intent): Segment[] {
@@ -497,16 +527,16 @@ class RetailCustomer implements SimulatedUser {
   }
 
   /** Thanks for facts just told; in conditional tasks, what the shipment status means for the order. */
-  private reaction(trace: readonly TraceEntry[]): Segment[] | undefined {
+  private reaction(): Segment[] | undefined {
     const g = this.goal;
     const last = this.heard[this.heard.length - 1]!;
-    const statusTold = g.intents.some((i) => (i.kind === 'status' || (i.kind === 'cancel' && i.trap)) && last.includes(norm(i.status)));
+    let statusTold = false;
+    for (const needle of this.needles) if (needle !== undefined && last.includes(needle)) statusTold = true;
     if (!statusTold) return undefined;
     if (g.conditional !== undefined && !this.reacted && last.includes(norm(g.conditional.status))) {
       this.reacted = true;
       return fill(this.rng.pick(g.conditional.pending ? this.bank.pendingGoOn : this.bank.shippedGoOn), {});
     }
-    void trace;
     return fill(this.rng.pick(this.bank.thanksFact), {});
   }
 
@@ -530,57 +560,62 @@ class RetailCustomer implements SimulatedUser {
   /** How the user asks for one intent, with every detail (`full`), naming the order (`brief`) or vaguely. */
   request(intent: Intent, mode: Mode): Segment[] {
     const b = this.bank;
-    const pick = (lines: readonly string[]): string => this.rng.pick(lines);
     const out: Segment[] = [];
-    const push = (line: string, slots: Record<string, string>): void => {
-      if (out.length > 0) out.push({ text: ' ', fact: false });
-      out.push(...fill(line, slots));
-    };
     const order: Record<string, string> = 'order' in intent ? { order: orderPhrase(intent.order) } : {};
-    const lines = (brief: readonly string[], vague: readonly string[]): string => (mode === 'vague' ? pick(vague) : pick(brief));
+    const vague = mode === 'vague';
+    const full = mode === 'full';
     switch (intent.kind) {
       case 'status':
-        push(lines(b.status.brief, b.status.vague), order);
-        if (intent.tracking !== undefined) push(pick(b.status.tracking), {});
+        this.line(out, vague ? b.status.vague : b.status.brief, order);
+        if (intent.tracking !== undefined) this.line(out, b.status.tracking, order);
         break;
       case 'cancel':
-        push(lines(b.cancel.brief, b.cancel.vague), order);
-        if (mode === 'full') push(pick(b.cancel.reason), { reason: intent.reason });
+        this.line(out, vague ? b.cancel.vague : b.cancel.brief, order);
+        if (full) this.line(out, b.cancel.reason, { reason: intent.reason });
         break;
-      case 'return':
-        push(lines(b.return.brief, b.return.vague), order);
-        if (mode === 'full') push(pick(b.return.items), { items: itemsText(intent.items) });
-        if (intent.insist !== undefined) push(pick(b.return.method), { method: intent.insist.text });
-        else if (mode === 'full') push(pick(b.return.method), { method: intent.method.text });
+      case 'return': {
+        this.line(out, vague ? b.return.vague : b.return.brief, order);
+        if (full) this.line(out, b.return.items, { items: itemsText(intent.items) });
+        // A refund trap names the forbidden method until the agent refuses it, then the allowed one.
+        const insisting = intent.insist !== undefined && !this.refused[this.goal.intents.indexOf(intent)];
+        if (insisting) this.line(out, b.return.method, { method: intent.insist!.text });
+        else if (full || intent.insist !== undefined) this.line(out, b.return.method, { method: intent.method.text });
         break;
+      }
       case 'exchange':
-        push(lines(b.exchange.brief, b.exchange.vague), order);
-        if (mode === 'full') {
-          push(pick(b.exchange.items), { items: itemsText(intent.items) });
-          push(pick(b.exchange.options), { options: optionsText(intent.items) });
-          push(pick(b.exchange.method), { method: intent.method.text });
+        this.line(out, vague ? b.exchange.vague : b.exchange.brief, order);
+        if (full) {
+          this.line(out, b.exchange.items, { items: itemsText(intent.items) });
+          this.line(out, b.exchange.options, { options: optionsText(intent.items) });
+          this.line(out, b.exchange.method, { method: intent.method.text });
         }
         break;
       case 'order_address':
-        push(lines(b.orderAddress.brief, b.orderAddress.vague), order);
-        if (mode === 'full') push(pick(b.orderAddress.address), { address: addressText(intent.address) });
+        this.line(out, vague ? b.orderAddress.vague : b.orderAddress.brief, order);
+        if (full) this.line(out, b.orderAddress.address, { address: addressText(intent.address) });
         break;
       case 'user_address':
-        push(pick(b.userAddress.brief), {});
-        if (mode === 'full') push(pick(b.userAddress.address), { address: addressText(intent.address) });
+        this.line(out, b.userAddress.brief, order);
+        if (full) this.line(out, b.userAddress.address, { address: addressText(intent.address) });
         break;
       case 'payment':
-        push(lines(b.payment.brief, b.payment.vague), order);
-        if (mode === 'full') push(pick(b.payment.method), { method: intent.method.text });
+        this.line(out, vague ? b.payment.vague : b.payment.brief, order);
+        if (full) this.line(out, b.payment.method, { method: intent.method.text });
         break;
       case 'out_of_scope':
-        push(pick(b.outOfScope[intent.topic] ?? b.outOfScope['human']!), {});
+        this.line(out, b.outOfScope[intent.topic] ?? b.outOfScope['human']!, order);
         break;
       case 'other_customer':
-        push(pick(b.otherCustomer), { relation: intent.relation, order: intent.order_id });
+        this.line(out, b.otherCustomer, { relation: intent.relation, order: intent.order_id });
         break;
     }
     return out;
+  }
+
+  /** Appends one line picked from `lines` (space-separated from what is there). */
+  private line(out: Segment[], lines: readonly string[], slots: Readonly<Record<string, string>>): void {
+    if (out.length > 0) out.push({ text: ' ', fact: false });
+    out.push(...fill(this.rng.pick(lines), slots));
   }
 
   private say(segments: readonly Segment[], flags: { confirms?: boolean; done?: boolean } = {}): UserTurn {

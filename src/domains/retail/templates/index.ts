@@ -13,7 +13,6 @@ import {
   fitsTarget,
   forbiddenRefundMethods,
   identityOf,
-  isLatest,
   methodRef,
   minCount,
   newAddress,
@@ -506,4 +505,3 @@ export const retailHeldoutTemplates: readonly RegisteredTemplate<RetailParams>[]
 /** Every retail template: the ten training templates and the held-out ones. */
 export const retailTemplates: readonly RegisteredTemplate<RetailParams>[] = [...retailTrainingTemplates, ...retailHeldoutTemplates];
 
-void isLatest;

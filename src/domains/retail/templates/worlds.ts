@@ -55,6 +55,19 @@ export function worldIndex(seed: number): WorldIndex {
   return index;
 }
 
+/**
+ * The memoised world for generator parameters, when they name one of the task worlds at the default
+ * size (so the domain's states and the templates share one world object and its caches).
+ */
+export function taskWorld(params: { generator: number; seed: number; users: number; orders: number; products: number }): RetailWorld | undefined {
+  if (!TASK_WORLD_SEEDS.includes(params.seed)) return undefined;
+  const defaults = normalizeWorldParams({ seed: params.seed });
+  if (params.generator !== defaults.generator || params.users !== defaults.users || params.orders !== defaults.orders || params.products !== defaults.products) {
+    return undefined;
+  }
+  return worldIndex(params.seed).world;
+}
+
 /** Memoised candidate list of a world under `key`. */
 export function candidates<T>(index: WorldIndex, key: string, make: () => T[]): readonly T[] {
   let list = index.memo.get(key) as readonly T[] | undefined;
