@@ -197,7 +197,7 @@ export class RetailDialogue {
 
   constructor(reset: Observation) {
     this.budgetSteps = reset.budget?.steps ?? 30;
-    this.hear(reset.text ?? '', true);
+    this.hear(reset.text ?? '');
   }
 
   /** Answers derived from the slots, valid until the next change (the agents ask for them several times a step). */
@@ -217,7 +217,7 @@ export class RetailDialogue {
   // ---- listening ----
 
   /** Takes in a customer message: facts, order references and (new) requests. */
-  hear(text: string, opening = false): void {
+  hear(text: string): void {
     this.changed();
     const index = this.userTexts.length;
     this.userTexts.push(text);
@@ -267,7 +267,7 @@ export class RetailDialogue {
       }
       if (!byItems) this.itemText += ` ${lower}`;
       this.optionText += ` ${lower}`;
-      if (/\bbefore\b|\bif (?:it|not|it['’]s|it has)|\bif it hasn|\bfirst though\b/.test(lower) && (opening || index === 0)) this.conditional = true;
+      if (/\bbefore\b|\bif (?:it|not|it['’]s|it has)|\bif it hasn|\bfirst though\b/.test(lower) && index === 0) this.conditional = true;
       // Facts answered in a sentence are not new requests ("The new address is ..." is not an address change).
       for (const kind of kinds) {
         this.addRequest({ kind, sentence, ...(ids.length > 0 ? { orderId: ids[0]! } : {}), latest, ...(byItems && ids.length === 0 ? { described: lower } : {}), heardAt: index, done: false });

@@ -12,4 +12,4 @@ export type { NonTrivialGateOptions, OracleGateOptions } from './gates.js';
 export { createRuntimeCache, runtimeCacheFor } from './runtime-cache.js';
 export type { PreparedTask, RuntimeCache, RuntimeCacheOptions } from './runtime-cache.js';
 export { toolSpec } from './tool-specs.js';
-export { resolvesIn } from './json-pointer.js';
+export { closestPointer, formatPointer, resolvesIn } from './json-pointer.js';

@@ -1,6 +1,7 @@
 /** Request bodies: strict JSON parsing with a depth cap, and zod validation whose issues become JSON pointers. */
 import type { ZodType } from 'zod';
 import { EnvHarnessError } from '../index.js';
+import { closestPointer, formatPointer } from '../runtime/index.js';
 
 /** Deepest nesting accepted in any request body (deeper input is a 422, never a stack overflow downstream). */
 export const MAX_BODY_DEPTH = 64;
@@ -62,30 +63,8 @@ export function parseWith<T>(schema: ZodType<T>, input: unknown, prefix: readonl
   throw new EnvHarnessError('PARAMS_INVALID', `${at}: ${issue.message}`, { details: { pointer: formatPointer(prefix) + pointer } });
 }
 
-/** The longest prefix of `path` that exists in `root`, as a JSON pointer (a missing field is reported at its parent). */
-export function closestPointer(root: unknown, path: readonly PropertyKey[]): string {
-  let current: unknown = root;
-  let out = '';
-  for (const part of path) {
-    if (current === null || typeof current !== 'object') break;
-    const key = String(part);
-    if (Array.isArray(current)) {
-      if (!/^(0|[1-9][0-9]*)$/.test(key) || Number(key) >= current.length) break;
-      current = current[Number(key)];
-    } else {
-      if (!Object.prototype.hasOwnProperty.call(current, key)) break;
-      current = (current as Record<string, unknown>)[key];
-    }
-    out += `/${escapeToken(key)}`;
-  }
-  return out;
-}
-
-export function formatPointer(path: readonly PropertyKey[]): string {
-  let out = '';
-  for (const part of path) out += `/${escapeToken(String(part))}`;
-  return out;
-}
+// One implementation of JSON pointers for the whole code base: the runtime's.
+export { closestPointer, formatPointer };
 
 function escapeToken(token: string): string {
   return token.replace(/~/g, '~0').replace(/\//g, '~1');
