@@ -159,7 +159,8 @@ export const TRAIN_BANK: PhraseBank = {
   done: ["No, that's all. Thanks!", "That's everything, thank you!", "Nope, that's it. Have a good day!"],
   acceptRefusal: ['I see. Okay.', "Oh, that's a pity, but I understand.", 'Alright, understood.'],
   fallback: ['Then please refund it to {method} instead.', 'Okay, then put the refund on {method}.'],
-  pushBack: ["Why not? I really need this: {request}", 'Are you sure? {request}'],
+  // The request itself is appended by the user after the push-back line.
+  pushBack: ['Why not? I really need this: ', 'Are you sure? '],
   insist: ["I'd really like the refund on {method}.", 'Can you put the refund on {method}?'],
   statusFirst: ['Wait, first tell me whether my last order has shipped.', 'Before that, has my last order shipped?'],
   shippedLeave: ['No, that order has already shipped, so please leave it as it is.', 'No, it has shipped already; leave that order alone.'],
@@ -249,7 +250,7 @@ export const HELDOUT_BANK: PhraseBank = {
   done: ["Nothing more, I'm sorted. Bye!"],
   acceptRefusal: ['Fair enough.'],
   fallback: ['Fine, {method} it is then.'],
-  pushBack: ['Really? {request}'],
+  pushBack: ['Really? '],
   insist: ['I was hoping for {method}.'],
   statusFirst: ['Hold on, I asked about my latest purchase first.'],
   shippedLeave: ["Since it's already gone out, don't touch it."],
