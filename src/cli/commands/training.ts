@@ -73,7 +73,7 @@ export function registerTrainingCommands(program: Command, ctx: CliContext): voi
     .description('the main job: train an agent under an adaptive curriculum, guarded by the frozen regression set')
     .option('--agent <name>', 'learner | rule-based | random | oracle | openai', 'learner')
     .option('--episodes <n>', 'training episodes', parseIntOption('--episodes', 1), 3000)
-    .option('--strategy <name>', `curriculum: ${STRATEGIES.join(', ')}`, 'learnability')
+    .option('--strategy <name>', `curriculum: ${STRATEGIES.join(', ')}`, 'prioritized-replay')
     .option('--seed <n>', 'seed for sampling, episodes and the agent', parseIntOption('--seed'), 0)
     .option('--eval-every <n>', 'run the regression set every N episodes (0: never)', parseIntOption('--eval-every', 0), 500)
     .option('--concurrency <n>', 'episodes in flight per round', parseIntOption('--concurrency', 1), 8)
