@@ -1,6 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { canonicalize, sha256 } from '../../core/index.js';
 import { createRetailDomain, type RetailDomain } from './domain.js';
@@ -8,34 +7,11 @@ import { loadTauBenchTasks, loadTauBenchWorld } from './load.js';
 import { digestRetailExport, exportRetailState, hashRetailState, type RetailState } from './state.js';
 import { applyTauBenchActions, type TauBenchTask } from './tau-bench.js';
 import type { RetailWorld } from './world.js';
+import { TAU_BENCH_DATA_DIR, TAU_BENCH_TOOL_NAMES, type TauBenchGold } from '../../../test/support/tau-bench-data.js';
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const dataDir = process.env.TAU_BENCH_DATA ?? path.resolve(repoRoot, '../shared/data/tau-bench-retail');
-
-const TOOL_NAMES = [
-  'calculate',
-  'cancel_pending_order',
-  'exchange_delivered_order_items',
-  'find_user_id_by_email',
-  'find_user_id_by_name_zip',
-  'get_order_details',
-  'get_product_details',
-  'get_user_details',
-  'list_all_product_types',
-  'modify_pending_order_address',
-  'modify_pending_order_items',
-  'modify_pending_order_payment',
-  'modify_user_address',
-  'return_delivered_order_items',
-  'think',
-  'transfer_to_human_agents',
-];
-
-interface Gold {
-  initial_sha256: string;
-  train: Array<{ index: number; sha256: string }>;
-  dev: Array<{ index: number; sha256: string }>;
-}
+const dataDir = TAU_BENCH_DATA_DIR;
+const TOOL_NAMES = TAU_BENCH_TOOL_NAMES;
+type Gold = TauBenchGold;
 
 describe("tau-bench retail compatibility (gold digests from tau-bench's own tools)", () => {
   let world: RetailWorld;
