@@ -40,12 +40,19 @@ export function createMcpHttpHandler(options: McpHttpHandlerOptions): McpHttpHan
   const schemaCache = new WeakMap<Tool<any, any>, LooseObject>();
   const handler = async (request: Request): Promise<Response> => {
     if (request.method !== 'POST') return jsonRpcError(405, 'this MCP endpoint is stateless: send JSON-RPC requests with POST', { Allow: 'POST' });
+    try {
+      await session.ensureStarted();
+    } catch {
+      // No episode can start yet (e.g. an empty pool on a fresh store). Still serve the protocol:
+      // `initialize` and `tools/list` (the control tools) work, and `reset`, `status` or a step answer
+      // with the error that says why, as a tool error result.
+    }
     let mcp;
     try {
-      mcp = await createMcpServer({ session, schemaCache, ...(serverOptions.name ? { name: serverOptions.name } : {}) });
+      mcp = await createMcpServer({ session, schemaCache, start: false, ...(serverOptions.name ? { name: serverOptions.name } : {}) });
     } catch (error) {
       const { code, message } = errorPayload(error);
-      return jsonRpcError(503, `cannot start an episode: ${code}: ${message}`);
+      return jsonRpcError(503, `cannot serve MCP: ${code}: ${message}`);
     }
     const transport = new WebStandardStreamableHTTPServerTransport({ ...transportOptions, sessionIdGenerator: undefined, enableJsonResponse: true });
     try {

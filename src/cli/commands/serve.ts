@@ -16,6 +16,7 @@ import {
 // The server's defaults are needed while commands are registered, before src/index.ts has finished
 // evaluating (it re-exports the server), so they come from the server module itself.
 import { createServer, SERVER_DEFAULTS } from '../../server/index.js';
+import { createMcpHttpHandler, mcpRoutes, type McpHttpHandler } from '../../mcp/index.js';
 import { collect, parseIntOption, type CliContext } from '../main.js';
 import { colors } from '../output.js';
 
@@ -27,6 +28,11 @@ interface ServeOptions {
   bodyLimit: number;
   domainModule: string[];
   allowHost: string[];
+  /** false with --no-mcp. */
+  mcp: boolean;
+  mcpTaskType?: string;
+  mcpLevel?: number;
+  mcpSeed?: number;
 }
 
 export function registerServeCommands(program: Command, ctx: CliContext): void {
@@ -40,6 +46,10 @@ export function registerServeCommands(program: Command, ctx: CliContext): void {
     .option('--body-limit <bytes>', 'largest request body', parseIntOption('--body-limit', 1024), SERVER_DEFAULTS.bodyLimit)
     .option('--domain-module <file>', 'an ES module exporting `domains` (Domain[]) to serve besides the built-in ones; repeatable', collect, [])
     .option('--allow-host <name>', 'a further Host/Origin name to accept (e.g. behind a reverse proxy); repeatable', collect, [])
+    .option('--no-mcp', 'do not serve MCP (Streamable HTTP) at /v1/mcp')
+    .option('--mcp-task-type <type>', 'task type of the MCP episode (default: any task of the dynamic pool)')
+    .option('--mcp-level <n>', 'level of the MCP episode', parseIntOption('--mcp-level', 1))
+    .option('--mcp-seed <n>', 'seed of the MCP episode (default 0)', parseIntOption('--mcp-seed', 0))
     .action(async (opts: ServeOptions) => {
       const globals = ctx.globals();
       // Env vars are read here, once; an empty ENVHARNESS_TOKEN counts as absent.
@@ -47,8 +57,21 @@ export function registerServeCommands(program: Command, ctx: CliContext): void {
       const domains = [...builtinDomains(), ...(await loadDomainModules(opts.domainModule))];
       const harness = await createHarness({ store: globals.store, domains, templates: loadTemplateFiles(globals.templates) });
       let server: ReturnType<typeof createServer>;
+      // MCP over Streamable HTTP at /v1/mcp (server token only): one shared episode session, started on
+      // the first MCP request (so a fresh store with an empty pool still serves the rest of the API).
+      let mcp: McpHttpHandler | undefined;
       try {
         await harness.initialize();
+        if (opts.mcp) {
+          mcp = createMcpHttpHandler({
+            harness,
+            defaults: {
+              ...(opts.mcpTaskType !== undefined ? { taskType: opts.mcpTaskType } : {}),
+              ...(opts.mcpLevel !== undefined ? { level: opts.mcpLevel } : {}),
+              ...(opts.mcpSeed !== undefined ? { seed: opts.mcpSeed } : {}),
+            },
+          });
+        }
         server = createServer({
           harness,
           host: opts.host,
@@ -59,8 +82,10 @@ export function registerServeCommands(program: Command, ctx: CliContext): void {
           // Server-side agents for evaluation runs (POST /v1/runs { evaluate: { agent } }).
           agents: Object.fromEntries(BUILTIN_AGENT_NAMES.map((name) => [name, () => createAgent(name)])),
           ...(token !== undefined ? { token } : {}),
+          ...(mcp !== undefined ? { extraRoutes: mcpRoutes(mcp) } : {}),
         });
       } catch (error) {
+        await mcp?.close();
         await harness.close();
         throw error;
       }
@@ -69,16 +94,17 @@ export function registerServeCommands(program: Command, ctx: CliContext): void {
         address = await server.listen();
       } catch (error) {
         await server.close();
+        await mcp?.close();
         await harness.close();
         const e = error as NodeJS.ErrnoException;
         throw new EnvHarnessError('CONFIG_INVALID', `cannot listen on ${opts.host}:${opts.port}: ${e.code ?? e.message}`, { cause: error, details: { pointer: '/port' } });
       }
       if (globals.json) {
-        ctx.io.out(JSON.stringify({ url: address.url, store: harness.store.location, ...(server.tokenGenerated ? { token: server.token } : {}) }));
+        ctx.io.out(JSON.stringify({ url: address.url, store: harness.store.location, ...(mcp !== undefined ? { mcp: `${address.url}/v1/mcp` } : {}), ...(server.tokenGenerated ? { token: server.token } : {}) }));
       } else {
         ctx.io.out(`EnvHarness API v1 listening on ${address.url} (store ${harness.store.location}, domains ${domains.map((d) => d.name).join(', ')})`);
         if (server.tokenGenerated) ctx.io.out(`token ${colors.bold(server.token)}  (send Authorization: Bearer <token>; set ENVHARNESS_TOKEN or --token to choose it)`);
-        ctx.io.out(`OpenAPI: ${address.url}/v1/openapi.json  ·  Ctrl-C stops`);
+        ctx.io.out(`OpenAPI: ${address.url}/v1/openapi.json${mcp !== undefined ? `  ·  MCP (Streamable HTTP): ${address.url}/v1/mcp` : ''}  ·  Ctrl-C stops`);
       }
       await new Promise<void>((done) => {
         const stop = () => {
@@ -90,6 +116,7 @@ export function registerServeCommands(program: Command, ctx: CliContext): void {
         process.on('SIGTERM', stop);
       });
       await server.close();
+      await mcp?.close();
       await harness.close();
       if (!globals.json) ctx.io.err('envharness serve: stopped; open episodes were recorded as closed');
     });
