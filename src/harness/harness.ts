@@ -408,8 +408,12 @@ export class Harness {
     const task = options.taskId ? await this.getTask(options.taskId) : await this.generateTask({ taskType: options.taskType, level: options.level, split: options.split });
     const domain = this.domains.get(task.domain);
     if (!domain) throw new EnvHarnessError('DOMAIN_NOT_FOUND', `task ${task.id} needs domain ${task.domain}, which is not registered`);
+    const clock = this.clock;
     const episode = createEpisode(domain, task, {
       ...options.dynamics,
+      // Interactive episodes (HTTP, MCP) live in wall time: the harness clock drives their time budget
+      // and stamps their records. (Training and evaluation episodes run without one, so they replay exactly.)
+      clock: () => Date.parse(clock()),
       ...(options.record === false ? {} : { recorder: this.storeRecorder() }),
       ...(options.episodeId ? { episodeId: () => options.episodeId! } : {}),
       ...(options.runId ? { runId: options.runId } : {}),

@@ -17,6 +17,7 @@ import {
 } from '../../core/index.js';
 import type { RetailDomain } from '../../domains/retail/index.js';
 import { createEpisode, createRuntimeCache, validateAction, type DynamicsOptions, type Recorder } from '../../runtime/index.js';
+import { playEpisode } from '../../harness/episodes.js';
 import { createTauBenchDomain, isTauBenchTask, tauBenchUserGoal, type TauBenchUserGoal } from './domain.js';
 import { gradeTauBenchDetailed, type TauBenchGrade } from './grade.js';
 import { TAU_BENCH_TERMINATE_TOOLS } from './labels.js';
@@ -127,53 +128,21 @@ export function createTauBenchRunner(retail: RetailDomain, options: TauBenchRunn
     } finally {
       current = undefined;
     }
-    const session = agent.begin({ episodeId: episode.id!, seed: run.seed, domain: domain.name, ...(agent.privileged ? { task } : {}) });
-    const feedback: Partial<Record<FeedbackCode, number>> = {};
-    let reward = 0;
-    let last: StepResult | undefined;
-    const take = (result: StepResult): void => {
-      session.observe?.(result);
-      for (const f of result.feedback) feedback[f.code] = (feedback[f.code] ?? 0) + 1;
-      reward += result.reward;
-      observation = result.observation;
-      last = result;
-    };
-    while (episode.status === 'running') {
-      const action = (await session.act(observation)) as Action;
-      if (bridge !== undefined && validateAction(action) === undefined && action.type === 'message') {
-        await bridge.prepare(action.text, episode.trace);
-      }
-      take(episode.step(action));
-      if (endOnTransfer && episode.status === 'running' && isTransfer(action) && last!.observation.error === undefined) {
-        // tau-bench ends the conversation on a transfer to a human agent.
-        take(episode.step({ type: 'finish' }));
-      }
-    }
-    const final = last!;
-    await session.end?.({ reward, outcome: final.info.outcome, steps: episode.steps, terminated: final.terminated, truncated: final.truncated });
-    if (run.recorder) await episode.flush();
+    const { outcome, last } = await playEpisode(episode, observation, { task, agent, seed: run.seed, domain: domain.name, flush: run.recorder !== undefined }, {
+      beforeStep: async (action) => {
+        if (bridge !== undefined && validateAction(action) === undefined && (action as Action).type === 'message') {
+          await bridge.prepare((action as Action & { type: 'message' }).text, episode.trace);
+        }
+      },
+      // tau-bench ends the conversation on a successful transfer to a human agent.
+      followUp: (action, result) => (endOnTransfer && isTransfer(action as Action) && result.observation.error === undefined ? { type: 'finish' } : undefined),
+    });
 
     const messages = episode.trace.filter((e) => e.action.type === 'message').map((e) => (e.action as Action & { type: 'message' }).text);
     const state = rebuildRetailState(domain, task, callsOfTrace(episode.trace), episode.stateHash());
     const grade = gradeTauBenchDetailed(task, state, messages, { digests: options.digests === true });
-    const result: TauBenchEpisodeResult = {
-      episodeId: episode.id!,
-      taskId: task.id,
-      slice: `${task.domain}/${task.taskType}`,
-      level: task.level,
-      seed: run.seed,
-      reward,
-      outcome: final.info.outcome,
-      steps: episode.steps,
-      terminated: final.terminated,
-      truncated: final.truncated,
-      excluded: final.info.excludeFromStats === true,
-      feedback,
-      tauBench: final.terminated ? grade : { ...grade, reward: 0 },
-      messages,
-    };
-    if (final.info.endReason !== undefined) result.endReason = final.info.endReason;
-    return result;
+    const { shaping: _shaping, ...common } = outcome;
+    return { ...common, tauBench: last.terminated ? grade : { ...grade, reward: 0 }, messages };
   }
 
   return { domain, runEpisode };
