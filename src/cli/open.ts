@@ -5,9 +5,10 @@ import type { RetailDomain } from '../domains/retail/index.js';
 import { builtinDomains } from '../builtins.js';
 import type { GlobalOptions } from './main.js';
 
-export async function openHarness(globals: GlobalOptions): Promise<Harness> {
+/** Reads declarative template files (YAML, or JSON by extension) for `--templates`. */
+export function loadTemplateFiles(files: readonly string[]): RegisteredTemplate<any>[] {
   const templates: RegisteredTemplate<any>[] = [];
-  for (const file of globals.templates) {
+  for (const file of files) {
     let text: string;
     try {
       text = readFileSync(file, 'utf8');
@@ -16,6 +17,11 @@ export async function openHarness(globals: GlobalOptions): Promise<Harness> {
     }
     templates.push(...loadDeclarativeTemplates(text, file.endsWith('.json') ? 'json' : 'yaml'));
   }
+  return templates;
+}
+
+export async function openHarness(globals: GlobalOptions): Promise<Harness> {
+  const templates = loadTemplateFiles(globals.templates);
   const harness = await createHarness({ store: globals.store, domains: builtinDomains(), templates });
   await harness.initialize();
   // A store with imported tau-bench tasks needs tau-bench's world registered with the retail domain.

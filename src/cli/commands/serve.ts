@@ -1,5 +1,4 @@
 /** CLI: envharness serve (HTTP API v1). */
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Command } from 'commander';
@@ -9,15 +8,14 @@ import {
   createAgent,
   createHarness,
   EnvHarnessError,
-  loadDeclarativeTemplates,
   type Domain,
-  type RegisteredTemplate,
 } from '../../index.js';
 // The server's defaults are needed while commands are registered, before src/index.ts has finished
 // evaluating (it re-exports the server), so they come from the server module itself.
 import { createServer, SERVER_DEFAULTS } from '../../server/index.js';
 import { createMcpHttpHandler, mcpRoutes, type McpHttpHandler } from '../../mcp/index.js';
 import { collect, parseIntOption, type CliContext } from '../main.js';
+import { loadTemplateFiles } from '../open.js';
 import { colors } from '../output.js';
 
 interface ServeOptions {
@@ -144,18 +142,4 @@ async function loadDomainModules(files: readonly string[]): Promise<Domain<any>[
 function isDomain(value: unknown): boolean {
   const d = value as Partial<Domain<unknown>> | null;
   return d !== null && typeof d === 'object' && typeof d.name === 'string' && Array.isArray(d.tools) && Array.isArray(d.templates);
-}
-
-function loadTemplateFiles(files: readonly string[]): RegisteredTemplate<any>[] {
-  const templates: RegisteredTemplate<any>[] = [];
-  for (const file of files) {
-    let text: string;
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch (error) {
-      throw new EnvHarnessError('CONFIG_INVALID', `cannot read template file ${file}: ${(error as Error).message}`, { cause: error });
-    }
-    templates.push(...loadDeclarativeTemplates(text, file.endsWith('.json') ? 'json' : 'yaml'));
-  }
-  return templates;
 }

@@ -17,7 +17,7 @@ import {
 } from '../../core/index.js';
 import type { RetailDomain } from '../../domains/retail/index.js';
 import { createEpisode, createRuntimeCache, validateAction, type DynamicsOptions, type Recorder } from '../../runtime/index.js';
-import { playEpisode } from '../../harness/episodes.js';
+import { playEpisode, type EpisodeOutcome } from '../../harness/episodes.js';
 import { createTauBenchDomain, isTauBenchTask, tauBenchUserGoal, type TauBenchUserGoal } from './domain.js';
 import { gradeTauBenchDetailed, type TauBenchGrade } from './grade.js';
 import { TAU_BENCH_TERMINATE_TOOLS } from './labels.js';
@@ -57,22 +57,7 @@ export interface TauBenchEpisodeOptions {
 }
 
 /** One episode of an imported task: EnvHarness's outcome and feedback, and tau-bench's reward, side by side. */
-export interface TauBenchEpisodeResult {
-  episodeId: string;
-  taskId: string;
-  slice: string;
-  level: number;
-  seed: number;
-  /** EnvHarness's reward (outcome plus shaping) and outcome. */
-  reward: number;
-  outcome: number;
-  steps: number;
-  terminated: boolean;
-  truncated: boolean;
-  excluded: boolean;
-  endReason?: string;
-  /** EnvHarness's process feedback, counted by code. */
-  feedback: Partial<Record<FeedbackCode, number>>;
+export interface TauBenchEpisodeResult extends Omit<EpisodeOutcome, 'shaping'> {
   /** tau-bench's verdict; `reward` is 0 when the episode did not end (tau-bench's loop scores 0 then). */
   tauBench: TauBenchGrade;
   /** What the agent said to the user, in order. */
