@@ -2,7 +2,7 @@
  * Measures the built-in agents on retail and prints markdown tables: success by task type × level for
  * random, rule-based and oracle; the learner's learning curve on a fixed task set; and how fast the
  * learner learns each level on its own.
- * Run: `npx tsx src/agents/measure.ts [--per-cell 30] [--only table|curve|levels]`.
+ * Run: `npx tsx src/agents/measure.ts [--per-cell 200] [--only table|curve|levels]`.
  */
 import type { Agent, Task } from '../core/index.js';
 import { createRetailDomain } from '../domains/retail/index.js';
@@ -17,7 +17,7 @@ const flag = (name: string, fallback: number): number => {
   return i >= 0 ? Number(args[i + 1]) : fallback;
 };
 const only = args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined;
-const perCell = flag('--per-cell', 30);
+const perCell = flag('--per-cell', 200);
 const retail = createRetailDomain();
 const templates = trainingTemplates(retail);
 const heldoutTemplates = (retail.templates as RegisteredTemplate<any>[]).filter((t) => t.heldout === true);

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Task } from '../core/index.js';
-import { createRetailDomain } from '../domains/retail/index.js';
+import { createRetailDomain, goalOf } from '../domains/retail/index.js';
 import { runEpisode } from '../harness/episodes.js';
 import { createLearnerAgent } from './learner.js';
 import { createOracleAgent } from './oracle.js';
@@ -38,25 +38,44 @@ describe('built-in agents on retail', () => {
     expect(await success(createRandomAgent({ seed: 3 }), sample)).toBeLessThanOrEqual(0.02);
   });
 
-  it('rule-based solves plain single requests, and its success falls as the level rises', async () => {
+  it('rule-based solves every level-1 task, and its success falls level by level and for every task type', async () => {
     const bot = createRuleBasedAgent();
-    const byLevel = [1, 2, 3, 4, 5].map((level) => sample.filter((t) => t.level === level));
-    const rates = [];
-    for (const tasks of byLevel) rates.push(await success(bot, tasks));
-    const single = sample.filter((t) => t.level === 1 && ['order_status', 'cancel', 'return_refund', 'exchange', 'payment_change'].includes(t.taskType));
-    expect(await success(bot, single)).toBe(1);
-    expect(rates[0]!).toBeGreaterThan(rates[4]!);
-    expect(rates[3]!).toBeGreaterThan(rates[4]!);
-    expect(rates[0]!).toBeGreaterThan(rates[3]!);
+    const tasks = tasksOf(templates, 6, 11);
+    const outcomes = new Map<Task, number>();
+    for (const [i, task] of tasks.entries()) outcomes.set(task, (await runEpisode(retail, task, bot, { seed: i })).outcome);
+    const rate = (accept: (t: Task) => boolean): number => mean(tasks.filter(accept).map((t) => outcomes.get(t)!));
+    const byLevel = [1, 2, 3, 4, 5].map((level) => rate((t) => t.level === level));
+    expect(byLevel[0]).toBe(1);
+    for (let i = 1; i < 5; i++) expect(byLevel[i]!, `level ${i + 1}`).toBeLessThan(byLevel[i - 1]!);
+    for (const type of new Set(templates.map((t) => t.taskType))) {
+      expect(rate((t) => t.taskType === type && t.level <= 2), type).toBeGreaterThan(rate((t) => t.taskType === type && t.level >= 4));
+    }
   });
 
-  it('rule-based handles one request per conversation and misses conditions', async () => {
+  it('rule-based keeps honest weak spots: paraphrased requests, conditions in other words, many requests at once', async () => {
     const bot = createRuleBasedAgent();
-    const compound = sample.filter((t) => t.taskType === 'compound' || t.taskType === 'conditional');
-    expect(await success(bot, compound)).toBe(0);
-    // The same understanding, handling every request and checking first: the macros can solve these tasks.
-    const careful = createRuleBasedAgent({ handleAll: true, maxAsks: 3 });
-    expect(await success(careful, compound.filter((t) => t.level <= 2))).toBe(1);
+    const tasks = tasksOf(templates, 6, 11).filter((t) => t.level >= 2);
+    const goal = (t: Task) => goalOf(t.spec.user)!;
+    const outcomes = new Map<Task, number>();
+    for (const [i, task] of tasks.entries()) outcomes.set(task, (await runEpisode(retail, task, bot, { seed: i })).outcome);
+    const rate = (accept: (t: Task) => boolean): number => mean(tasks.filter(accept).map((t) => outcomes.get(t)!));
+    const paraphrased = (t: Task) => (goal(t).paraphrased ?? []).length > 0;
+    // Every request in its common wording is understood; the other wordings mostly are not.
+    expect(rate((t) => !paraphrased(t) && t.taskType !== 'compound')).toBeGreaterThan(0.9);
+    expect(rate(paraphrased)).toBeLessThan(0.6);
+    const conditional = (t: Task) => t.taskType === 'conditional';
+    expect(rate((t) => conditional(t) && !paraphrased(t))).toBe(1);
+    expect(rate((t) => conditional(t) && paraphrased(t))).toBeLessThan(0.7);
+    // Compound: two requests in the opening are handled one after the other; four rarely all get through.
+    expect(rate((t) => t.taskType === 'compound' && t.level === 2)).toBeGreaterThan(rate((t) => t.taskType === 'compound' && t.level === 5));
+    expect(rate((t) => t.taskType === 'compound' && t.level === 5)).toBeLessThan(0.2);
+  });
+
+  it('rule-based handles staggered requests and conditions in their common wording (compound and conditional, level 1)', async () => {
+    const bot = createRuleBasedAgent();
+    const level1 = sample.filter((t) => t.level === 1 && (t.taskType === 'compound' || t.taskType === 'conditional'));
+    expect(level1.map((t) => goalOf(t.spec.user)!.staggered)).toEqual(level1.map(() => true));
+    expect(await success(bot, level1)).toBe(1);
   });
 
   it('learner: success rises with training on a fixed small task set (seeded, deterministic)', async () => {

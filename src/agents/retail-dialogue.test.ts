@@ -18,6 +18,12 @@ describe('retail keyword understanding', () => {
     expect(detectIntents('Before you change my address, can you check whether my last order has shipped?')).toEqual(['user_address', 'status']);
   });
 
+  it('does not hear a payment change in where a refund or a price difference should go', () => {
+    expect(detectIntents('The refund should go to the original payment method.')).toEqual([]);
+    expect(detectIntents('Any price difference can go on my visa card ending in 1234.')).toEqual([]);
+    expect(detectIntents('Can you change the payment method on order #W1234567?')).toEqual(['payment']);
+  });
+
   it('misses typos and paraphrases it has no keyword for (the honest weak spot)', () => {
     expect(detectIntents('i want to canecl an order')).toEqual([]);
     expect(detectIntents("I don't want #W1234567 anymore. Can you call it off?")).toEqual([]);
@@ -48,6 +54,24 @@ describe('retail keyword understanding', () => {
     expect(d.need()).toBe('none');
     expect(d.propose()).toEqual({ type: 'message', text: 'I can cancel order #W1234567 (reason: no longer needed). Shall I go ahead? Please confirm.' });
     expect(d.write()).toEqual({ type: 'tool', tool: 'cancel_pending_order', args: { order_id: '#W1234567', reason: 'no longer needed' } });
+  });
+
+  it('uses an answer to "which order?" for one request only: the next vague request asks again', () => {
+    const d = new RetailDialogue(reset("Hi. I want to cancel an order. I'd like to know the status of one of my orders."));
+    expect(d.requests.map((r) => r.kind)).toEqual(['cancel', 'status']);
+    d.afterStep({ type: 'tool', tool: 'find_user_id_by_email', args: { email: 'sara@example.com' } }, { kind: 'tool', output: 'sara_doe_1' });
+    d.afterStep({ type: 'tool', tool: 'get_user_details', args: { user_id: 'sara_doe_1' } }, { kind: 'tool', output: { orders: ['#W1111111', '#W2222222'] } });
+    expect(d.need()).toBe('order');
+    d.afterStep(d.askOrder(), { kind: 'message', text: "It's order #W1111111." });
+    const order = (id: string, status: string) => ({ order_id: id, user_id: 'sara_doe_1', status, items: [], payment_history: [{ payment_method_id: 'paypal_1' }] });
+    d.afterStep(d.getOrder()!, { kind: 'tool', output: order('#W1111111', 'pending') });
+    d.afterStep(d.askReason(), { kind: 'message', text: 'Reason: no longer needed.' });
+    d.afterStep(d.write()!, { kind: 'tool', output: order('#W1111111', 'cancelled') });
+    expect(d.focus()?.kind).toBe('status');
+    // Not the order just cancelled: it asks which order the status question is about.
+    expect(d.need()).toBe('order');
+    d.afterStep(d.askOrder(), { kind: 'message', text: "It's order #W2222222." });
+    expect(d.orderIdOf(d.focus()!)).toBe('#W2222222');
   });
 
   it('tells repeated items apart by the option values in brackets', () => {

@@ -102,6 +102,8 @@ export function detectIntents(sentence: string): RetailIntentKind[] {
     const m = re.exec(text);
     if (m === null) continue;
     if (kind === 'user_address' && found.some(([, k]) => k === 'order_address')) continue;
+    // "The refund should go to the original payment method" names where money goes, not a payment change.
+    if (kind === 'payment' && /\brefund|difference/.test(text)) continue;
     found.push([m.index, kind]);
   }
   return found.sort((a, b) => a[0] - b[0]).map(([, k]) => k);
@@ -181,6 +183,8 @@ export class RetailDialogue {
   readonly products = new Map<string, ProductRecord>();
   /** Order references in the user's words, latest last: an id, "my last order", or a description by items. */
   private readonly orderRefs: Array<{ at: number; id?: string; latest?: boolean; byItems?: string }> = [];
+  /** Order references already used up by a handled request. */
+  private readonly consumed = new Set<number>();
   /** Canonical keys of tool calls that failed (not by an injected fault): never sent again. */
   private readonly failed = new Set<string>();
   /** Sentences that may name items (not order descriptions). */
@@ -360,6 +364,13 @@ export class RetailDialogue {
   }
 
   private markDone(request: RetailRequest): void {
+    // Remember which order it was about; an answer to "which order?" serves one request only.
+    if (request.orderId === undefined && NEEDS_ORDER.has(request.kind)) {
+      const id = this.orderIdOf(request);
+      if (id !== undefined) request.orderId = id;
+      const ref = request.latest || request.described !== undefined ? undefined : this.answerRef(request);
+      if (ref !== undefined) this.consumed.add(ref);
+    }
     this.changed();
     request.done = true;
     this.declined = 0;
@@ -403,12 +414,21 @@ export class RetailDialogue {
     if (request.latest) return this.lastOrderId();
     if (request.described !== undefined) return this.orderByItems(request.described);
     // Otherwise the latest order the customer named after raising the request (answering "which order?").
+    const i = this.answerRef(request);
+    if (i === undefined) return undefined;
+    const ref = this.orderRefs[i]!;
+    if (ref.id !== undefined) return ref.id;
+    if (ref.latest === true) return this.lastOrderId();
+    return ref.byItems === undefined ? undefined : this.orderByItems(ref.byItems);
+  }
+
+  /** Index of the order reference answering for `request`: the latest after it was raised, not used up by a handled request. */
+  private answerRef(request: RetailRequest): number | undefined {
     for (let i = this.orderRefs.length - 1; i >= 0; i--) {
       const ref = this.orderRefs[i]!;
       if (ref.at <= request.heardAt && this.requests.length > 1) break;
-      if (ref.id !== undefined) return ref.id;
-      if (ref.latest) return this.lastOrderId();
-      if (ref.byItems !== undefined) return this.orderByItems(ref.byItems);
+      if (this.consumed.has(i)) continue;
+      if (ref.id !== undefined || ref.latest === true || ref.byItems !== undefined) return i;
     }
     return undefined;
   }

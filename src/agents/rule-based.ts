@@ -1,9 +1,10 @@
 /**
  * The `rule-based` agent (retail): keyword/regex understanding of the customer plus a scripted flow per
- * request: authenticate → look up → (refuse what the policy forbids) → ask for what is missing → propose
- * and confirm → act → tell → close. A realistic baseline bot with honest weak spots: it handles one request
- * per conversation, does not understand conditions ("before you change…, check whether…"), and its
- * keywords miss paraphrases, typos and terse customers.
+ * request, one request at a time in the order heard: authenticate → look up → (refuse what the policy
+ * forbids) → ask for what is missing → propose and confirm → act → tell → next request → "anything else?"
+ * → close. A realistic baseline bot with honest weak spots: its keywords miss paraphrases and typos, it
+ * understands a condition only in its common wording ("before you change…, check whether…"), and its slots
+ * (method, reason, address) and ask counts are shared by all the requests of a conversation.
  */
 import type { Action, Agent, AgentContext, AgentEpisode, Observation, StepResult } from '../core/index.js';
 import { RetailDialogue } from './retail-dialogue.js';
@@ -13,11 +14,6 @@ export interface RuleBasedAgentOptions {
   faultRetries?: number;
   /** How often it asks for the same fact before handing over to a human (default 2). */
   maxAsks?: number;
-  /**
-   * Handle every request, and check first when a condition is stated (default false: the baseline bot
-   * handles one request per conversation). Used to show that the learner's macros can solve every task type.
-   */
-  handleAll?: boolean;
 }
 
 /**
@@ -28,11 +24,10 @@ export interface RuleBasedAgentOptions {
 export function createRuleBasedAgent(options: RuleBasedAgentOptions = {}): Agent {
   const faultRetries = options.faultRetries ?? 2;
   const maxAsks = options.maxAsks ?? 2;
-  const handleAll = options.handleAll ?? false;
   return {
     name: 'rule-based',
-    version: '1',
-    config: () => ({ faultRetries, maxAsks, handleAll }),
+    version: '2',
+    config: () => ({ faultRetries, maxAsks }),
     begin(ctx: AgentContext): AgentEpisode {
       const retail = ctx.domain === 'retail';
       let dialogue: RetailDialogue | undefined;
@@ -48,20 +43,21 @@ export function createRuleBasedAgent(options: RuleBasedAgentOptions = {}): Agent
         }
         retries = 0;
         if (handedOver) return { type: 'finish' };
-        if (handleAll && d.conditional) {
+        // A condition in its common wording ("before you change my address, check whether…"): the shipment first.
+        if (d.conditional) {
           const focus = d.focus();
           if (focus?.kind === 'user_address' && d.requests.some((r) => r.kind === 'status' && !r.done)) d.defer();
         }
-        const first = handleAll ? (d.focus() ?? d.requests[0]) : d.requests[0];
+        const first = d.focus();
         if (first === undefined) {
-          if (!helpAsked) {
+          if (d.requests.length === 0) {
+            if (helpAsked) return { type: 'finish' };
             helpAsked = true;
             return { type: 'message', text: 'How can I help you today?' };
           }
-          return { type: 'finish' };
+          // Every request heard is handled: ask for more, and close when nothing new comes.
+          return d.last === 'said' && asksClosing(pending) ? { type: 'finish' } : d.anythingElse();
         }
-        // One request per conversation: once the first is handled, close.
-        if (first.done) return d.last === 'said' && d.userTexts.length > 0 && asksClosing(pending) ? { type: 'finish' } : d.anythingElse();
         if (first.kind === 'other_customer') return d.refuse()!;
         const ask = (fact: string, action: () => Action): Action => ((d.asked.get(fact) ?? 0) < maxAsks ? action() : handOver());
         const handOver = (): Action => {

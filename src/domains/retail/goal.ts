@@ -91,7 +91,7 @@ const conditional = z.strictObject({
  * Version of the simulated customer's behaviour (phrase banks, recognisers, replies). It is part of every
  * goal, so changing how the customer talks changes task ids, and with them the regression digest.
  */
-export const RETAIL_USER_VERSION = 1;
+export const RETAIL_USER_VERSION = 2;
 
 export const retailGoalSchema = z.strictObject({
   /** `RETAIL_USER_VERSION` when the task was made. */
@@ -99,8 +99,17 @@ export const retailGoalSchema = z.strictObject({
   bank: z.enum(['train', 'heldout']),
   disclosure: z.enum(['all_at_once', 'on_request', 'one_fact']),
   noise: z.number().int().min(0).max(2),
-  /** Later intents are raised only once the earlier ones are done or the agent asks for more. */
+  /**
+   * Later intents are raised only once the earlier ones are done or the agent asks for more. In a
+   * conditional task: the customer asks about the shipment first and states the address change after
+   * hearing the status (no condition to understand).
+   */
   staggered: z.boolean(),
+  /**
+   * Indices of intents the customer words in other, less common ways (`alt` lines of the phrase bank);
+   * in a conditional task, index 0 means the condition itself. Absent: none.
+   */
+  paraphrased: z.array(z.number().int().min(0)).optional(),
   identity: z.enum(['email', 'name_zip']),
   profile: z.strictObject({
     user_id: z.string(),

@@ -213,7 +213,7 @@ describe('retail simulated user', () => {
   });
 
   it('varies its phrasing across episode seeds (paraphrase variety) without changing the task', () => {
-    const task = sample.find((t) => t.template === 'retail/compound@1' && t.level === 2)!;
+    const task = sample.find((t) => t.template === 'retail/compound@2' && t.level === 2)!;
     const openings = new Set<string>();
     for (let seed = 0; seed < 20; seed++) openings.add(createEpisode(retail, task, { cache }).reset({ seed }).text!);
     expect(openings.size).toBeGreaterThan(5);

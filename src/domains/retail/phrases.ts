@@ -16,17 +16,27 @@ export interface PhraseBank {
   also: Lines;
   introEmail: Lines;
   introNameZip: Lines;
-  /** Requests per intent: `full` carries every detail (level-1 openings), `brief` names the order, `vague` not even that. */
-  status: { brief: Lines; vague: Lines; tracking: Lines };
-  cancel: { brief: Lines; vague: Lines; reason: Lines };
-  return: { brief: Lines; vague: Lines; items: Lines; method: Lines };
-  exchange: { brief: Lines; vague: Lines; items: Lines; options: Lines; method: Lines };
-  orderAddress: { brief: Lines; vague: Lines; address: Lines };
-  userAddress: { brief: Lines; address: Lines };
-  payment: { brief: Lines; vague: Lines; method: Lines };
-  conditional: { brief: Lines; address: Lines };
+  /**
+   * Requests per intent: `full` carries every detail (level-1 openings), `brief` names the order, `vague` not
+   * even that. `alt` words the request in other, less common ways (paraphrased intents); its `{order}` is the
+   * order's name, or "an order of mine" when vague.
+   */
+  status: { brief: Lines; vague: Lines; alt: Lines; tracking: Lines; altTracking: Lines };
+  cancel: { brief: Lines; vague: Lines; alt: Lines; reason: Lines };
+  return: { brief: Lines; vague: Lines; alt: Lines; items: Lines; method: Lines };
+  exchange: { brief: Lines; vague: Lines; alt: Lines; items: Lines; options: Lines; method: Lines };
+  orderAddress: { brief: Lines; vague: Lines; alt: Lines; address: Lines };
+  userAddress: { brief: Lines; alt: Lines; address: Lines };
+  payment: { brief: Lines; vague: Lines; alt: Lines; method: Lines };
+  /**
+   * `brief`/`alt`: the condition stated up front (in common / other words); `staggered`: only the shipment
+   * question, the address change comes after the answer (`pendingThen` / `shippedThen`).
+   */
+  conditional: { brief: Lines; alt: Lines; address: Lines; staggered: Lines; pendingThen: Lines; shippedThen: Lines };
   outOfScope: Readonly<Record<string, Lines>>;
+  outOfScopeAlt: Readonly<Record<string, Lines>>;
   otherCustomer: Lines;
+  otherCustomerAlt: Lines;
   // Answers.
   email: Lines;
   name: Lines;
@@ -74,6 +84,15 @@ const OUT_OF_SCOPE_TRAIN: Record<string, Lines> = {
   human: ["I'd like to speak to a real person, please.", 'Can I talk to a human agent?'],
 };
 
+// Other wordings of the same topics (paraphrased intents of training templates).
+const OUT_OF_SCOPE_TRAIN_ALT: Record<string, Lines> = {
+  email_change: ['My inbox has changed, so please put the new one on my profile.', 'I need a different email address on my account.'],
+  complaint: ['The courier who brought my last parcel was awful and I want that on record.', 'Your delivery guy threw my parcel at the door, and I am not happy about it.'],
+  price_match: ['Another shop sells this for less. Will you do the same?', 'I found this cheaper elsewhere; can you match it?'],
+  coupon: ['Could I get a little something off my next purchase?', 'Do you have any discount for a returning customer?'],
+  human: ['Is there a person I could chat with instead?', 'Can you put me through to a manager?'],
+};
+
 const OUT_OF_SCOPE_HELDOUT: Record<string, Lines> = {
   email_change: ['My old inbox is gone, so the account should point at a different mailbox from now on.'],
   complaint: ['The person who dropped off my parcel threw it over the fence, and someone should hear about it.'],
@@ -92,22 +111,27 @@ export const TRAIN_BANK: PhraseBank = {
   status: {
     brief: ["What's the status of {order}?", 'Can you tell me the status of {order}?', 'Could you check on {order} for me?'],
     vague: ["I'd like to know the status of one of my orders.", 'Can you check on an order of mine?'],
+    alt: ['Has {order} gone out yet?', 'Any news on {order}?', "What's happening with {order}?", "I'm still waiting for {order}. Where is it?"],
     tracking: ['And the tracking number, please.', 'I also need the tracking number.'],
+    altTracking: ['And the code to follow the parcel, please.', 'I also want the number to follow it with the courier.'],
   },
   cancel: {
     brief: ["I'd like to cancel {order}.", 'Please cancel {order}.', 'Can you cancel {order} for me?'],
     vague: ['I want to cancel an order.', 'I need to cancel one of my orders.'],
+    alt: ["I don't need {order} anymore. Can you call it off?", 'Please scrap {order}, I changed my mind.', "I'd like to stop {order} from going ahead.", 'Is it still possible to cancel {order}?'],
     reason: ['The reason is: {reason}.', 'Reason: {reason}.'],
   },
   return: {
     brief: ["I'd like to return something from {order}.", 'I want to return some items from {order}.'],
     vague: ["I'd like to return something.", 'I need to make a return.'],
+    alt: ["I'd like to send part of {order} back.", "Some things from {order} didn't work out and I want my money back.", "I'd like to give back an item from {order}.", 'Can I get a refund for something in {order}?'],
     items: ["It's {items}.", 'I want to return {items}.'],
     method: ['Please refund it to {method}.', 'The refund should go to {method}.'],
   },
   exchange: {
     brief: ["I'd like to exchange something from {order}.", 'Can I exchange an item from {order}?'],
     vague: ["I'd like to exchange an item.", 'I want to exchange something I bought.'],
+    alt: ['Could I trade something from {order} for a different version?', 'Something in {order} is not quite right and I want another variant of it.', "I'd like to replace an item from {order} with another variant.", 'Can I swap an item from {order}?'],
     items: ["It's {items}.", 'I mean {items}.'],
     options: ["I'd like {options} instead.", 'I want it with {options}.'],
     method: ['Use {method} for any difference.', 'Any price difference can go on {method}.'],
@@ -115,15 +139,18 @@ export const TRAIN_BANK: PhraseBank = {
   orderAddress: {
     brief: ["I need to change the shipping address of {order}.", 'Please update the delivery address on {order}.'],
     vague: ['I need to change the shipping address of an order.', 'Can you change where an order is shipped?'],
+    alt: ['{order} needs to go to a different place.', 'Can you send {order} somewhere else?', 'Please redirect {order} to my new place.', 'Can you update the delivery address for {order}?'],
     address: ['The new address is {address}.', 'Ship it to {address}.'],
   },
   userAddress: {
     brief: ['I moved and need to update the address on my account.', 'Please change the default address on my account.'],
+    alt: ["I've relocated, so my account needs my new home.", 'My details are out of date since I changed homes.', 'Please put my new place on my profile.', "I'm moving next week and want my account updated."],
     address: ['My new address is {address}.', 'The new address is {address}.'],
   },
   payment: {
     brief: ['I want to pay for {order} with a different payment method.', 'Can you change the payment method on {order}?'],
     vague: ['I want to change how I pay for an order.', 'Can I use a different payment method for an order?'],
+    alt: ['Could {order} be charged to something else?', 'Can I switch what {order} is billed to?', "I'd like {order} to come out of a different account.", 'I want to use another card for {order}.'],
     method: ["I'd like to use {method}.", 'Please switch it to {method}.'],
   },
   conditional: {
@@ -131,10 +158,26 @@ export const TRAIN_BANK: PhraseBank = {
     "Before you change my address, can you check whether my last order has shipped? If it hasn't, please change that order's address too.",
     "I'm moving. Before you update my address, could you see if my most recent order has shipped yet? If not, change its shipping address as well.",
     ],
+    alt: [
+      "I'm moving and my account needs the new address, but only once you know whether my most recent order is out the door. Should it still be waiting, redirect it as well.",
+      'Update my address, please, though let me know first whether my last order has left the warehouse; in case it has not, change where it goes too.',
+      "Can you check whether my last order has shipped before you change my address? If it hasn't, change its address too.",
+    ],
     address: ['My new address is {address}.', 'The new address is {address}.'],
+    staggered: ['Has my most recent order shipped yet?', 'Can you tell me whether my last order has shipped?'],
+    pendingThen: [
+      "Good, it hasn't shipped yet. I'm moving, so please update the address on my account. Please change the shipping address of my most recent order as well.",
+    ],
+    shippedThen: ["Oh, it has already shipped, so leave that order as it is. I'm moving, so please just update the address on my account."],
   },
   outOfScope: OUT_OF_SCOPE_TRAIN,
+  outOfScopeAlt: OUT_OF_SCOPE_TRAIN_ALT,
   otherCustomer: ["Also, could you check on my {relation}'s order {order}? They asked me to.", "And can you look at my {relation}'s order {order} too?"],
+  otherCustomerAlt: [
+    'My {relation} asked me to check on order {order} for them. Can you?',
+    'Order {order} belongs to my {relation}; can you tell me where it is?',
+    "Could you also look up order {order}? It's my {relation}'s.",
+  ],
   email: ['My email is {email}.', "It's {email}.", 'Sure, {email}.'],
   name: ['My name is {first} {last}.', "It's {first} {last}."],
   zip: ['My zip code is {zip}.', "It's {zip}."],
@@ -183,22 +226,27 @@ export const HELDOUT_BANK: PhraseBank = {
   status: {
     brief: ['Where is {order} at the moment?', "Has anything happened with {order}? I'd like an update."],
     vague: ["I'm wondering where one of my purchases is."],
+    alt: ['Where is {order} at the moment?', "Has anything happened with {order}? I'd like an update."],
     tracking: ['Include the parcel tracking code too.'],
+    altTracking: ['Include the parcel tracking code too.'],
   },
   cancel: {
     brief: ["I don't want {order} anymore. Can you call it off?", 'Please scrap {order}; I changed my mind.'],
     vague: ['I changed my mind about something I bought and want to call it off.'],
+    alt: ["I don't want {order} anymore. Can you call it off?", 'Please scrap {order}; I changed my mind.'],
     reason: ['If you need a reason: {reason}.'],
   },
   return: {
     brief: ["I'd like to send back part of {order} and get my money back."],
     vague: ["I'd like to send something back for my money."],
+    alt: ["I'd like to send back part of {order} and get my money back."],
     items: ["That's {items}."],
     method: ['The money should land on {method}.'],
   },
   exchange: {
     brief: ['Could I swap something from {order} for a different version of it?'],
     vague: ['Something I got is the wrong version; can I trade it for another one?'],
+    alt: ['Could I swap something from {order} for a different version of it?'],
     items: ["That's {items}."],
     options: ['The version I want has {options}.'],
     method: ['Settle any difference on {method}.'],
@@ -206,15 +254,18 @@ export const HELDOUT_BANK: PhraseBank = {
   orderAddress: {
     brief: ['{order} needs to go somewhere else now.'],
     vague: ['One of my parcels needs to go to a different place.'],
+    alt: ['{order} needs to go somewhere else now.'],
     address: ['Send it to {address} instead.'],
   },
   userAddress: {
     brief: ["I've moved house, so my details need the new place."],
+    alt: ["I've moved house, so my details need the new place."],
     address: ['The new place is {address}.'],
   },
   payment: {
     brief: ["I'd rather settle {order} another way."],
     vague: ["I'd rather settle one of my purchases another way."],
+    alt: ["I'd rather settle {order} another way."],
     method: ['Put it on {method}.'],
   },
   conditional: {
@@ -222,10 +273,16 @@ export const HELDOUT_BANK: PhraseBank = {
       "I'm relocating. First though: has my most recent purchase gone out yet? If it's still waiting, send it to the new place as well, and then update my details.",
       "Quick check before you touch my details: did my latest purchase leave the warehouse? If it's still sitting there, redirect it too.",
     ],
+    alt: ["Quick check before you touch my details: did my latest purchase leave the warehouse? If it's still sitting there, redirect it too."],
     address: ['The new place is {address}.'],
+    staggered: ['Did my latest purchase leave the warehouse yet?'],
+    pendingThen: ["It's still waiting, then. I've moved house, so my details need the new place. Redirect that latest purchase to the new place as well."],
+    shippedThen: ["It's already left, so don't touch it. I've moved house, so my details need the new place."],
   },
   outOfScope: OUT_OF_SCOPE_HELDOUT,
+  outOfScopeAlt: OUT_OF_SCOPE_HELDOUT,
   otherCustomer: ["While you're at it, peek at {order}, my {relation}'s purchase."],
+  otherCustomerAlt: ["While you're at it, peek at {order}, my {relation}'s purchase."],
   email: ['Try {email}.'],
   name: ["I'm {first} {last}."],
   zip: ['Postcode {zip}.'],
@@ -343,6 +400,18 @@ const REFUSAL = /\b(cannot|can ?not|can['’]t|unable to|not able to|isn['’]t 
 /** Whether an agent message refuses something (the user and the out-of-scope check read it the same way). */
 export function isRefusal(text: string): boolean {
   return REFUSAL.test(text);
+}
+
+const NOT_THEIRS = /\byour own\b|another customer|someone else|somebody else|not (?:on )?your account|not yours|isn['’]t yours|not your order|not (?:one of )?your orders?\b|belongs to (?:another|someone|somebody)|(?:only|just) (?:help|discuss|access|look at|deal with)\b[^.!?]{0,30}\byour\b/i;
+
+/**
+ * Whether an agent message refuses to deal with another customer's order: a refusal that names the order,
+ * the person it belongs to, or that it is not the customer's. The user and the grader read it the same way.
+ */
+export function refusesOtherCustomer(text: string, orderId: string, relation: string): boolean {
+  if (!isRefusal(text)) return false;
+  const lower = text.toLowerCase();
+  return lower.includes(orderId.toLowerCase()) || new RegExp(`\\b${relation.toLowerCase()}\\b`).test(lower) || NOT_THEIRS.test(text);
 }
 
 const CLOSING = /\b(anything else|something else|is that all|help you with anything|anything more|else i can (?:do|help))\b/i;

@@ -3,16 +3,16 @@ import type { BatchRequest } from '../../core/index.js';
 
 /** The ten training templates, equally weighted. */
 const TEMPLATES = [
-  'retail/order-status@1',
-  'retail/cancel@1',
-  'retail/return-refund@1',
-  'retail/exchange@1',
-  'retail/address-change@1',
-  'retail/payment-change@1',
-  'retail/compound@1',
-  'retail/conditional@1',
-  'retail/out-of-scope@1',
-  'retail/policy-trap@1',
+  'retail/order-status@2',
+  'retail/cancel@2',
+  'retail/return-refund@2',
+  'retail/exchange@2',
+  'retail/address-change@2',
+  'retail/payment-change@2',
+  'retail/compound@2',
+  'retail/conditional@2',
+  'retail/out-of-scope@2',
+  'retail/policy-trap@2',
 ];
 
 /**
@@ -26,11 +26,11 @@ export const RETAIL_REGRESSION_BATCHES: BatchRequest[] = [
     count: 100,
     seed: 20_240_601,
     split: 'regression',
-    labels: { set: 'retail-regression', version: '1' },
+    labels: { set: 'retail-regression', version: '2' },
   },
 ];
 
 /** sha256 over the sorted ids of the accepted tasks (core's `digest` of the sorted id list). */
-export const RETAIL_REGRESSION_DIGEST = '9ba3f2b4c240eee30470ef1014211028e6305b4cec6c9c298ee611523f0116c1';
+export const RETAIL_REGRESSION_DIGEST = '98d87a3f87d0f888e868b280d9c639fc0370ff701a0830f6bd5ed7d2978ea922';
 
 export const RETAIL_REGRESSION_SET = { batches: RETAIL_REGRESSION_BATCHES, digest: RETAIL_REGRESSION_DIGEST };

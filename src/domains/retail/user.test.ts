@@ -132,8 +132,27 @@ describe('retail simulated user: disclosure', () => {
     expect(reply).toContain(addressText(change.address));
   });
 
+  it('answers "what is your email address?" with the email and no street address; the new address when asked for it', () => {
+    const task = findTask(addressChangeTemplate, 1);
+    const change = first(task, 'user_address');
+    const { episode } = start(task);
+    for (const question of ['What is your email address?', 'Could you please provide the e-mail address on your account?']) {
+      const reply = say(episode, question).observation.text!;
+      expect(reply).toContain(goal(task).profile.email);
+      expect(reply).not.toContain(change.address.address1);
+      expect(reply).not.toContain(change.address.zip);
+    }
+    for (const question of ['What is the new address?', 'What is your new shipping address?', 'Which address should I use?']) {
+      expect(say(episode, question).observation.text).toContain(addressText(change.address));
+    }
+    // Asking for both gets both.
+    const both = say(episode, 'What is your email address and your new address?').observation.text!;
+    expect(both).toContain(goal(task).profile.email);
+    expect(both).toContain(addressText(change.address));
+  });
+
   it('raises staggered requests one by one: the next one when the agent asks for more', () => {
-    const task = findTask(compoundTemplate, 4);
+    const task = findTask(compoundTemplate, 1, (g) => g.intents[0]!.kind !== 'status');
     const g = goal(task);
     expect(g.staggered).toBe(true);
     const { episode } = start(task);
@@ -166,6 +185,30 @@ describe('retail simulated user: ending', () => {
 });
 
 describe('retail simulated user: conditional requests', () => {
+  it('at level 1 asks about the shipment first and only then for the address change(s), by branch', () => {
+    for (const pending of [true, false]) {
+      const task = findTask(conditionalTemplate, 1, (g) => g.conditional?.pending === pending);
+      const g = goal(task);
+      expect(g.staggered).toBe(true);
+      const change = first(task, 'user_address');
+      const { episode, opening } = start(task);
+      expect(opening.toLowerCase()).toMatch(/shipped/);
+      expect(opening.toLowerCase()).not.toMatch(/address/);
+      // Asked for more before the status is told, it asks about the shipment again.
+      expect(say(episode, 'Is there anything else I can help you with?').observation.text!.toLowerCase()).toMatch(/shipped/);
+      playUntil(episode, task, (a) => a.type === 'message');
+      const reply = say(episode, `Your last order ${g.conditional!.order_id} is ${g.conditional!.status}.`).observation.text!;
+      expect(reply).toContain(addressText(change.address));
+      expect(reply.toLowerCase()).toContain('address on my account');
+      if (pending) expect(reply.toLowerCase()).toMatch(/shipping address of my most recent order/);
+      else expect(reply.toLowerCase()).toMatch(/already shipped/);
+    }
+  });
+
+  it('states the condition up front from level 2 on', () => {
+    for (const level of [2, 3, 4, 5]) expect(goal(findTask(conditionalTemplate, level)).staggered).toBe(false);
+  });
+
   it('wants the shipment checked first, and keeps a shipped order untouched', () => {
     const task = findTask(conditionalTemplate, 2, (g) => g.conditional?.pending === false);
     const g = goal(task);
@@ -225,6 +268,55 @@ describe('retail simulated user: policy traps', () => {
     const end = episode.step({ type: 'finish' });
     expect(end.info.outcome).toBe(0);
     expect(JSON.stringify(end.info.acceptance)).toContain('policy_respected');
+  });
+});
+
+describe('retail simulated user: paraphrased requests', () => {
+  const kinds = (template: RegisteredTemplate<any>, level: number) => {
+    let paraphrased = 0;
+    let total = 0;
+    for (let seed = 0; seed < 200; seed++) {
+      const g = goal(instantiateTask(template, { level, seed, index: 0 }));
+      total += g.intents.length;
+      paraphrased += (g.paraphrased ?? []).length;
+    }
+    return paraphrased / total;
+  };
+
+  it('words more requests in other words as the level rises (none at level 1)', () => {
+    const shares = [1, 2, 3, 4, 5].map((level) => kinds(cancelTemplate, level));
+    expect(shares[0]).toBe(0);
+    for (let i = 1; i < shares.length; i++) expect(shares[i]!).toBeGreaterThan(shares[i - 1]! + 0.05);
+  });
+
+  it('words a paraphrased request (and its restatement) from the alt lines only', () => {
+    const task = findTask(cancelTemplate, 3, (g) => (g.paraphrased ?? []).includes(0));
+    const briefPrefixes = TRAIN_BANK.cancel.brief.map((line) => line.split('{')[0]!.trim().toLowerCase());
+    const altPrefixes = TRAIN_BANK.cancel.alt.map((line) => line.split('{')[0]!.trim().toLowerCase()).filter((p) => p.length > 3);
+    for (let seed = 0; seed < 10; seed++) {
+      const { episode, opening } = start(task, seed);
+      const again = say(episode, 'How can I help you today?').observation.text!.toLowerCase();
+      for (const text of [opening.toLowerCase(), again]) {
+        for (const prefix of briefPrefixes) expect(text).not.toContain(prefix);
+        expect(altPrefixes.some((p) => text.includes(p)) || /call it off|scrap|from going ahead|still possible/.test(text)).toBe(true);
+      }
+    }
+  });
+});
+
+describe('retail simulated user: someone else\'s order', () => {
+  it('counts only a refusal about that order as refusing it, and says it is done only then', () => {
+    const task = findTask(policyTrapTemplate, 4);
+    const other = first(task, 'other_customer');
+    const { episode } = start(task);
+    playUntil(episode, task, (a) => a.type === 'message' && a.text.includes(other.order_id));
+    // A refusal of something else does not settle it.
+    say(episode, "I'm sorry, but I cannot do that.");
+    expect(say(episode, 'Is there anything else I can help you with?').terminated).toBe(false);
+    say(episode, `I'm sorry, but I cannot look at order ${other.order_id}: it is not on your account.`);
+    const end = say(episode, 'Is there anything else I can help you with?');
+    expect(end.terminated).toBe(true);
+    expect(end.info.outcome).toBe(1);
   });
 });
 

@@ -6,7 +6,7 @@
  */
 import type { Action, JsonValue, Rng, SimulatedUser, Task, TraceEntry, UserTurn } from '../../core/index.js';
 import { goalOf, WRITE_TOOL, type GoalAddress, type Intent, type ItemRef, type MethodRef, type OrderRef, type RetailGoal } from './goal.js';
-import { addNoise, bankOf, fill, isClosing, isRefusal, type PhraseBank, type Segment } from './phrases.js';
+import { addNoise, bankOf, fill, isClosing, isRefusal, refusesOtherCustomer, type PhraseBank, type Segment } from './phrases.js';
 
 type Mode = 'full' | 'brief' | 'vague';
 type Fact = 'identity' | 'email' | 'name' | 'zip' | 'order' | 'items' | 'options' | 'method' | 'reason' | 'address';
@@ -23,8 +23,12 @@ const ASKS: ReadonlyArray<readonly [Fact, RegExp]> = [
   ['options', /which option|what option|instead|exchange (?:it |them )?for|new (?:item|variant|version)|which (?:color|size|variant|version|one)|what (?:color|size|variant|version)|prefer/],
   ['method', /payment|\bcard\b|refund (?:it |the money )?to|pay with|which method|paypal|gift/],
   ['reason', /reason|\bwhy\b/],
-  ['address', /address/],
+  // "your email address" asks for the email, not a street address.
+  ['address', /(?<!e-?mail )address/],
 ];
+
+/** An open offer of help ("How can I help you today?"): the user says (again) what it wants. */
+const HOW_HELP = /how (?:can|may) i (?:help|assist)|what can i do for you|what do you need help with/;
 
 /** A message asks for something when it has a question mark or a request to tell or provide. */
 const QUESTION = /\?|please (?:provide|give|tell|share|send|let)|tell me|let me know|provide|\bshare\b|i need (?:your|the)|may i have|could i have/;
@@ -77,7 +81,8 @@ export function optionsText(items: readonly ItemRef[]): string {
     .join('; ');
 }
 
-function orderPhrase(order: OrderRef): string {
+function orderPhrase(order: OrderRef, vague = false): string {
+  if (vague) return 'an order of mine';
   if (order.refer === 'id') return `order ${order.order_id}`;
   if (order.refer === 'latest') return 'my most recent order';
   return `the order with the ${order.names.join(' and the ')}`;
@@ -123,7 +128,7 @@ export function parseProposal(text: string): Proposal | undefined {
   if (/\bcancel/.test(t)) kind = 'cancel';
   else if (/\bexchange|\bswap/.test(t)) kind = 'exchange';
   else if (/\breturn/.test(t)) kind = 'return';
-  else if (/address/.test(t)) kind = orders.length > 0 ? 'order_address' : 'user_address';
+  else if (/(?<!e-?mail )address/.test(t)) kind = orders.length > 0 ? 'order_address' : 'user_address';
   else if (/payment|\bpay\b|\bcharge/.test(t)) kind = 'payment';
   if (kind === undefined) return undefined;
   if (kind === 'user_address' ? !/\b\d{5}\b/.test(t) : orders.length === 0) return undefined;
@@ -189,6 +194,8 @@ class RetailCustomer implements SimulatedUser {
   private transferred = false;
   private scanned = 0;
   private reacted = false;
+  /** Intents worded with the bank's `alt` lines. */
+  private readonly paraphrased: ReadonlySet<number>;
 
   constructor(
     private readonly goal: RetailGoal,
@@ -200,6 +207,7 @@ class RetailCustomer implements SimulatedUser {
     this.told = goal.intents.map(() => false);
     this.written = goal.intents.map(() => false);
     this.needles = goal.intents.map((i) => (i.kind === 'status' || (i.kind === 'cancel' && i.trap) ? norm(i.status) : undefined));
+    this.paraphrased = new Set(goal.paraphrased ?? []);
   }
 
   opening(): string {
@@ -207,8 +215,11 @@ class RetailCustomer implements SimulatedUser {
     const segs: Segment[] = fill(this.rng.pick(this.bank.greet) + ' ', {});
     if (g.disclosure === 'all_at_once') segs.push(...this.identityIntro(), { text: ' ', fact: false });
     const mode = this.mode();
-    if (g.conditional !== undefined) {
-      segs.push(...fill(this.rng.pick(this.bank.conditional.brief), {}));
+    if (g.conditional !== undefined && g.staggered) {
+      // Only the shipment question: the address change comes once the status is known.
+      segs.push(...fill(this.rng.pick(this.bank.conditional.staggered), {}));
+    } else if (g.conditional !== undefined) {
+      segs.push(...fill(this.rng.pick(this.paraphrased.has(0) ? this.bank.conditional.alt : this.bank.conditional.brief), {}));
       if (mode === 'full') segs.push({ text: ' ', fact: false }, ...this.addressLine(this.bank.conditional.address, this.conditionalAddress()!));
     } else if (this.revealed > 1) {
       segs.push(...fill(this.rng.pick(this.bank.several), {}));
@@ -229,6 +240,8 @@ class RetailCustomer implements SimulatedUser {
     if (refusal) {
       for (let i = 0; i < this.revealed; i++) {
         const intent = g.intents[i]!;
+        // Someone else's order is refused only by a refusal about that order, not by any "cannot".
+        if (intent.kind === 'other_customer' && !refusesOtherCustomer(agentText, intent.order_id, intent.relation)) continue;
         if (this.canBeRefused(intent) && !this.isDone(i)) {
           this.refused[i] = true;
           refusedSomething = true;
@@ -244,6 +257,7 @@ class RetailCustomer implements SimulatedUser {
 
     const proposal = parseProposal(agentText);
     if (proposal !== undefined) return this.answerProposal(proposal);
+    if (!refusal && open.length > 0 && HOW_HELP.test(text)) return this.say(this.nextOrRestate(open));
 
     const segs: Segment[] = [];
     if (refusal) {
@@ -359,7 +373,11 @@ class RetailCustomer implements SimulatedUser {
       return fill(this.rng.pick(this.bank.also).replace('{request}', '\u0000'), {}).flatMap((s) => split(s, request));
     }
     const first = open.find((i) => i < this.revealed) ?? open[0]!;
-    const request = this.goal.conditional !== undefined ? fill(this.rng.pick(this.bank.conditional.brief), {}) : this.request(this.goal.intents[first]!, 'brief');
+    const c = this.goal.conditional;
+    let request: Segment[];
+    if (c !== undefined && !this.goal.staggered) request = fill(this.rng.pick(this.paraphrased.has(0) ? this.bank.conditional.alt : this.bank.conditional.brief), {});
+    else if (c !== undefined && first === 0) request = fill(this.rng.pick(this.bank.conditional.staggered), {});
+    else request = this.request(this.goal.intents[first]!, 'brief');
     return fill(this.rng.pick(this.bank.stillNeed).replace('{request}', '\u0000'), {}).flatMap((s) => split(s, request));
   }
 
@@ -535,6 +553,13 @@ class RetailCustomer implements SimulatedUser {
     if (!statusTold) return undefined;
     if (g.conditional !== undefined && !this.reacted && last.includes(norm(g.conditional.status))) {
       this.reacted = true;
+      if (g.staggered) {
+        // The shipment question is answered: now the customer asks for the address change(s).
+        this.revealed = g.intents.length;
+        const segs = fill(this.rng.pick(g.conditional.pending ? this.bank.conditional.pendingThen : this.bank.conditional.shippedThen), {});
+        if (this.mode() === 'full') segs.push({ text: ' ', fact: false }, ...this.addressLine(this.bank.conditional.address, this.conditionalAddress()!));
+        return segs;
+      }
       return fill(this.rng.pick(g.conditional.pending ? this.bank.pendingGoOn : this.bank.shippedGoOn), {});
     }
     return fill(this.rng.pick(this.bank.thanksFact), {});
@@ -561,20 +586,23 @@ class RetailCustomer implements SimulatedUser {
   request(intent: Intent, mode: Mode): Segment[] {
     const b = this.bank;
     const out: Segment[] = [];
-    const order: Record<string, string> = 'order' in intent ? { order: orderPhrase(intent.order) } : {};
     const vague = mode === 'vague';
     const full = mode === 'full';
+    // A paraphrased intent is always worded from the `alt` lines (restatements too); vague names no order.
+    const alt = this.paraphrased.has(this.goal.intents.indexOf(intent));
+    const order: Record<string, string> = 'order' in intent ? { order: orderPhrase(intent.order, alt && vague) } : {};
+    const pick = (lines: { brief: readonly string[]; vague?: readonly string[]; alt: readonly string[] }): readonly string[] => (alt ? lines.alt : vague && lines.vague !== undefined ? lines.vague : lines.brief);
     switch (intent.kind) {
       case 'status':
-        this.line(out, vague ? b.status.vague : b.status.brief, order);
-        if (intent.tracking !== undefined) this.line(out, b.status.tracking, order);
+        this.line(out, pick(b.status), order);
+        if (intent.tracking !== undefined) this.line(out, alt ? b.status.altTracking : b.status.tracking, order);
         break;
       case 'cancel':
-        this.line(out, vague ? b.cancel.vague : b.cancel.brief, order);
+        this.line(out, pick(b.cancel), order);
         if (full) this.line(out, b.cancel.reason, { reason: intent.reason });
         break;
       case 'return': {
-        this.line(out, vague ? b.return.vague : b.return.brief, order);
+        this.line(out, pick(b.return), order);
         if (full) this.line(out, b.return.items, { items: itemsText(intent.items) });
         // A refund trap names the forbidden method until the agent refuses it, then the allowed one.
         const insisting = intent.insist !== undefined && !this.refused[this.goal.intents.indexOf(intent)];
@@ -583,7 +611,7 @@ class RetailCustomer implements SimulatedUser {
         break;
       }
       case 'exchange':
-        this.line(out, vague ? b.exchange.vague : b.exchange.brief, order);
+        this.line(out, pick(b.exchange), order);
         if (full) {
           this.line(out, b.exchange.items, { items: itemsText(intent.items) });
           this.line(out, b.exchange.options, { options: optionsText(intent.items) });
@@ -591,22 +619,22 @@ class RetailCustomer implements SimulatedUser {
         }
         break;
       case 'order_address':
-        this.line(out, vague ? b.orderAddress.vague : b.orderAddress.brief, order);
+        this.line(out, pick(b.orderAddress), order);
         if (full) this.line(out, b.orderAddress.address, { address: addressText(intent.address) });
         break;
       case 'user_address':
-        this.line(out, b.userAddress.brief, order);
+        this.line(out, pick(b.userAddress), order);
         if (full) this.line(out, b.userAddress.address, { address: addressText(intent.address) });
         break;
       case 'payment':
-        this.line(out, vague ? b.payment.vague : b.payment.brief, order);
+        this.line(out, pick(b.payment), order);
         if (full) this.line(out, b.payment.method, { method: intent.method.text });
         break;
       case 'out_of_scope':
-        this.line(out, b.outOfScope[intent.topic] ?? b.outOfScope['human']!, order);
+        this.line(out, (alt ? b.outOfScopeAlt : b.outOfScope)[intent.topic] ?? b.outOfScope['human']!, order);
         break;
       case 'other_customer':
-        this.line(out, b.otherCustomer, { relation: intent.relation, order: intent.order_id });
+        this.line(out, alt ? b.otherCustomerAlt : b.otherCustomer, { relation: intent.relation, order: intent.order_id });
         break;
     }
     return out;

@@ -24,6 +24,7 @@ import {
   RELATIONS,
   returnable,
   returnIntent,
+  shareNames,
   statusIntent,
   styleOf,
   describable,
@@ -38,7 +39,13 @@ export type RetailParams = z.infer<typeof retailParamsSchema>;
 
 const ATTEMPTS = 64;
 
-/** `retail/<name>@1` from a sampler; build and solve are shared by every retail template. */
+/**
+ * Version of every retail template. 2: paraphrased requests by level, compound and conditional level 1
+ * raise one request at a time, "someone else's order" graded (retail user 2).
+ */
+const VERSION = 2;
+
+/** `retail/<name>@2` from a sampler; build and solve are shared by every retail template. */
 function retailTemplate(options: {
   name: string;
   taskType: string;
@@ -47,11 +54,11 @@ function retailTemplate(options: {
   heldout?: boolean;
   sample: (rng: Rng, level: number, spec: LevelSpec, key: string) => RetailParams;
 }): RegisteredTemplate<RetailParams> {
-  const key = `${options.name}@1`;
+  const key = `${options.name}@${VERSION}`;
   return defineTemplate<RetailParams>({
     domain: 'retail',
     name: options.name,
-    version: 1,
+    version: VERSION,
     taskType: options.taskType,
     description: options.description,
     levels: options.levels,
@@ -73,6 +80,9 @@ function tagsOf(taskType: string, goal: RetailGoal): string[] {
   if (goal.intents.some((i) => (i.kind === 'cancel' && i.trap) || (i.kind === 'return' && i.insist !== undefined) || i.kind === 'other_customer')) tags.push('policy-trap');
   if (goal.conditional !== undefined) tags.push(goal.conditional.pending ? 'branch:pending' : 'branch:shipped');
   if (goal.bank === 'heldout') tags.push('heldout-phrasing');
+  if ((goal.paraphrased ?? []).length > 0) tags.push('paraphrased');
+  if (goal.intents.some((i) => 'order' in i && i.order.names.length > 1)) tags.push('shared-products');
+  if (goal.staggered) tags.push('staggered');
   return tags;
 }
 
@@ -87,6 +97,11 @@ function goalFor(rng: Rng, c: Customer, style: Style, intents: Intent[], extra: 
     profile: profileOf(c),
     intents,
   };
+  shareNames(rng, c, intents, style.shared);
+  // Each request is worded in other words with the level's probability (conditional: index 0 is the condition).
+  const paraphrased: number[] = [];
+  for (let i = 0; i < intents.length; i++) if (style.paraphrase > 0 && rng.chance(style.paraphrase)) paraphrased.push(i);
+  if (paraphrased.length > 0) goal.paraphrased = paraphrased;
   if (extra.conditional !== undefined) goal.conditional = extra.conditional;
   return goal;
 }
@@ -117,13 +132,17 @@ function sampleTarget(
 
 // ---- levels ----
 
-/** The level ladder most templates share: disclosure, identity, how orders are named, noise, account size, distractors. */
+/**
+ * The level ladder most templates share: disclosure, identity, how orders are named (and whether the named
+ * products also occur in other orders: `shared`), noise, share of requests worded in other words
+ * (`paraphrase`), account size, distractors.
+ */
 const LADDER: readonly LevelSpec[] = [
-  { disclosure: 'all_at_once', identity: 'email', refer: 'id', noise: 0, orders: [1, 2], distractors: 0 },
-  { disclosure: 'on_request', identity: 'email', refer: 'id', noise: 0, orders: [1, 3], distractors: 0 },
-  { disclosure: 'on_request', identity: 'either', refer: 'items_or_latest', noise: 1, orders: [2, 4], distractors: 1 },
-  { disclosure: 'one_fact', identity: 'name_zip', refer: 'items_or_latest', noise: 1, orders: [3, 6], distractors: 1 },
-  { disclosure: 'one_fact', identity: 'name_zip', refer: 'items', noise: 2, orders: [4, 99], distractors: 2 },
+  { disclosure: 'all_at_once', identity: 'email', refer: 'id', noise: 0, paraphrase: 0, orders: [1, 2], distractors: 0 },
+  { disclosure: 'on_request', identity: 'email', refer: 'id', noise: 0, paraphrase: 0.2, orders: [1, 3], distractors: 0 },
+  { disclosure: 'on_request', identity: 'either', refer: 'items_or_latest', noise: 1, paraphrase: 0.4, orders: [2, 4], distractors: 1 },
+  { disclosure: 'one_fact', identity: 'name_zip', refer: 'items_or_latest', noise: 1, paraphrase: 0.6, shared: 0.5, orders: [3, 6], distractors: 1 },
+  { disclosure: 'one_fact', identity: 'name_zip', refer: 'items', noise: 2, paraphrase: 0.8, shared: 1, orders: [4, 99], distractors: 2 },
 ];
 
 const ladder = (extra: ReadonlyArray<Record<string, unknown>>, base: readonly LevelSpec[] = LADDER): LevelSpec[] =>
@@ -331,17 +350,17 @@ function sampleCompound(rng: Rng, spec: LevelSpec, key: string, bank: PhraseBank
 }
 
 const COMPOUND_LEVELS: readonly LevelSpec[] = ladder([
-  { intents: 2, staggered: false, orders: [2, 99] },
+  { intents: 2, staggered: true, orders: [2, 99] },
   { intents: 2, staggered: false, orders: [2, 99] },
   { intents: 3, staggered: false, orders: [3, 99] },
-  { intents: 3, staggered: true, orders: [3, 99] },
-  { intents: 4, staggered: true, orders: [4, 99] },
+  { intents: 3, staggered: false, orders: [3, 99] },
+  { intents: 4, staggered: false, orders: [4, 99] },
 ]);
 
 export const compoundTemplate = retailTemplate({
   name: 'compound',
   taskType: 'compound',
-  description: 'Two to four requests in one conversation (status, cancel, return, exchange, address, payment); later ones raised one by one at levels 4-5.',
+  description: 'Two to four requests in one conversation (status, cancel, return, exchange, address, payment); at level 1 the second is raised once the first is done, above that all in the opening.',
   levels: COMPOUND_LEVELS,
   sample: (rng, _level, spec, key) => sampleCompound(rng, spec, key, 'train'),
 });
@@ -364,12 +383,12 @@ function sampleConditional(rng: Rng, spec: LevelSpec, key: string, bank: PhraseB
   const address = newAddress(rng, c.user.address.zip);
   const intents: Intent[] = [statusIntent(rng, c, last, 'latest', false), { kind: 'user_address', address }];
   if (pending) intents.push(orderAddressIntent(rng, c, last, 'latest', address));
-  const goal = goalFor(rng, c, style, intents, { bank, conditional: { order_id: last.order_id, status: last.status, pending } });
+  const goal = goalFor(rng, c, style, intents, { bank, staggered: spec['staggered'] === true, conditional: { order_id: last.order_id, status: last.status, pending } });
   return { world: index.seed, goal };
 }
 
 const CONDITIONAL_LEVELS: readonly LevelSpec[] = ladder([
-  { orders: [1, 3] },
+  { orders: [1, 3], staggered: true },
   { orders: [1, 3] },
   { orders: [2, 5] },
   { orders: [2, 6] },
@@ -379,7 +398,7 @@ const CONDITIONAL_LEVELS: readonly LevelSpec[] = ladder([
 export const conditionalTemplate = retailTemplate({
   name: 'conditional',
   taskType: 'conditional',
-  description: "Check whether the last order shipped, change the default address, and the order's address too if it is still pending (both branches occur).",
+  description: "Check whether the last order shipped, change the default address, and the order's address too if it is still pending (both branches occur); at level 1 the customer asks about the shipment first and the address after.",
   levels: CONDITIONAL_LEVELS,
   sample: (rng, _level, spec, key) => sampleConditional(rng, spec, key, 'train'),
 });
@@ -435,8 +454,8 @@ export const policyTrapTemplate = retailTemplate({
   levels: ladder([
     { traps: ['cancel_shipped'], shipped: ['processed'], distractors: 0 },
     { traps: ['refund_other_card'], shipped: ['processed'], distractors: 0 },
+    { traps: ['cancel_shipped', 'refund_other_card'], shipped: ['processed', 'delivered'], distractors: 0 },
     { traps: ['other_customer'], shipped: ['processed'], distractors: 0 },
-    { traps: ['cancel_shipped', 'refund_other_card', 'other_customer'], shipped: ['processed', 'delivered'], distractors: 0 },
     { traps: ['cancel_shipped', 'refund_other_card'], also: 'other_customer', shipped: ['processed', 'delivered'], distractors: 0 },
   ]),
   sample(rng, _level, spec, key) {

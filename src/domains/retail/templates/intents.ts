@@ -19,6 +19,10 @@ export interface Style {
   orders: readonly [number, number];
   /** Other orders on the account in the same status as the target (at least). */
   distractors: number;
+  /** Probability that a request is worded in other, less common words (the phrase bank's `alt` lines). */
+  paraphrase: number;
+  /** Probability that an order named by its products also names one it shares with another order. */
+  shared: number;
 }
 
 /** The style part of a level spec. */
@@ -31,6 +35,8 @@ export function styleOf(spec: LevelSpec): Style {
     noise: spec['noise'] as number,
     orders: [orders[0], orders[1]],
     distractors: (spec['distractors'] ?? 0) as number,
+    paraphrase: (spec['paraphrase'] ?? 0) as number,
+    shared: (spec['shared'] ?? 0) as number,
   };
 }
 
@@ -100,6 +106,24 @@ export function orderRef(rng: Rng, c: Customer, order: RetailOrder, refer: Refer
     else if (names.length > 0) mode = 'items';
   }
   return { order_id: order.order_id, refer: mode, names: mode === 'items' ? [rng.pick(names)] : [] };
+}
+
+/**
+ * With probability `p` per order named by its products, also names a product the order shares with another
+ * of the customer's orders, first ("the order with the Air Fryer and the Toaster", the Air Fryer in two
+ * orders): only the combination tells the order apart.
+ */
+export function shareNames(rng: Rng, c: Customer, intents: readonly Intent[], p: number): void {
+  if (p <= 0) return;
+  for (const intent of intents) {
+    if (!('order' in intent) || intent.order.refer !== 'items' || !rng.chance(p)) continue;
+    const target = c.orders.find((o) => o.order_id === intent.order.order_id);
+    if (target === undefined) continue;
+    const elsewhere = new Set<string>();
+    for (const o of c.orders) if (o !== target) for (const item of o.items) elsewhere.add(item.name);
+    const shared = [...new Set(target.items.map((i) => i.name))].filter((n) => elsewhere.has(n));
+    if (shared.length > 0) intent.order.names = [rng.pick(shared), ...intent.order.names];
+  }
 }
 
 export function identityOf(rng: Rng, style: Style): RetailGoal['identity'] {
