@@ -1,17 +1,21 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { defineTemplate, digest, EnvHarnessError, GENERATOR_VERSION } from '../core/index.js';
-import type { BatchRequest } from '../core/index.js';
+import type { BatchRequest, Task } from '../core/index.js';
+import { fileURLToPath } from 'node:url';
 import { generateBatch, isSelectedForReview } from './batch.js';
 import { loadDeclarativeTemplates } from './declarative.js';
 import { MinHashIndex } from './minhash.js';
 import { createTemplateRegistry } from './registry.js';
+import { createGateHooks as createPlantedHooks } from './testing/planted-hooks.js';
 import { createQaGateHooks } from './testing/qa-checker.js';
 import { addTemplate, templates } from './testing/templates.js';
 
 const arithmetic = loadDeclarativeTemplates(readFileSync(new URL('../../examples/templates/arithmetic.yaml', import.meta.url), 'utf8'), 'yaml');
 const registry = createTemplateRegistry([...templates, ...arithmetic]);
 const hooks = createQaGateHooks();
+/** A hook module whose oracle throws on some tasks and rejects others. */
+const PLANTED_HOOKS = fileURLToPath(new URL('./testing/planted-hooks.ts', import.meta.url));
 
 const base: BatchRequest = { templates: [{ id: 'testing/add' }], levels: [2, 3], count: 300, seed: 42, split: 'dynamic' };
 
@@ -197,5 +201,34 @@ describe('generateBatch', () => {
     const threaded = await generateBatch(request, { registry, hooks, workers: 2 });
     expect(single.manifest.accepted).toBeGreaterThan(500);
     expect(JSON.stringify(threaded)).toBe(JSON.stringify(single));
+  }, 60_000);
+
+  it('runs the schema check and the hooks in the workers when given a hook module, with the same batch', async () => {
+    const request: BatchRequest = {
+      templates: [{ id: 'arith/sum', weight: 2 }, { id: 'arith/word-problem' }, { id: 'arith/remainder', weight: 0.5 }],
+      levels: [1, 2],
+      count: 1000,
+      seed: 6,
+      split: 'dynamic',
+    };
+    // A rejecting and a throwing oracle on some tasks: rejections must come out the same from either thread.
+    const planted = createPlantedHooks();
+    const single = await generateBatch(request, { registry, hooks: planted, workers: 1 });
+    let mainThreadCalls = 0;
+    const counted = {
+      oracle: (task: Task) => (mainThreadCalls++, planted.oracle!(task)),
+      nonTrivial: (task: Task) => (mainThreadCalls++, planted.nonTrivial!(task)),
+    };
+    const threaded = await generateBatch(request, { registry, hooks: counted, workers: 2, hookModule: PLANTED_HOOKS });
+    expect(mainThreadCalls).toBe(0);
+    expect(single.manifest.gates.find((g) => g.gate === 'oracle')!.rejected).toBeGreaterThan(50);
+    expect(single.log.some((e) => e.reason?.startsWith('oracle check failed to run: planted failure'))).toBe(true);
+    expect(JSON.stringify(threaded)).toBe(JSON.stringify(single));
+  }, 60_000);
+
+  it('fails with CONFIG_INVALID when the hook module has no createGateHooks', async () => {
+    const request: BatchRequest = { templates: [{ id: 'arith/sum' }], levels: [1], count: 600, seed: 1, split: 'dynamic' };
+    const error = await rejectsWith(generateBatch(request, { registry, hooks, workers: 2, hookModule: fileURLToPath(new URL('./hashing.ts', import.meta.url)) }), 'CONFIG_INVALID');
+    expect(error.message).toContain('does not export `createGateHooks`');
   }, 60_000);
 });

@@ -20,7 +20,7 @@ import { fastDigest } from './hashing.js';
 import type { MinHashIndex } from './minhash.js';
 import type { TemplateRegistry } from './registry.js';
 import { startCandidateWorkers, workersCanLoad } from './workers.js';
-import type { CandidateWorkers } from './workers.js';
+import type { CandidateWorkers, GenerationWorkers } from './workers.js';
 
 /** What `generateBatch` needs besides the request. */
 export interface GenerateBatchDeps {
@@ -35,8 +35,20 @@ export interface GenerateBatchDeps {
   regressionIndex?: MinHashIndex;
   /** Worker threads; default: 1 below WORKER_THRESHOLD candidates, else the available cores. */
   workers?: number;
+  /**
+   * Threads kept across batches (`createGenerationWorkers`): used instead of starting `workers` new
+   * ones, and left open. Results are the same; later batches skip the threads' start-up and warm-up.
+   */
+  workerPool?: GenerationWorkers;
   /** Modules (absolute paths or package specifiers) exporting `templates`, loaded by workers. */
   templateModules?: string[];
+  /**
+   * A module (absolute path or package specifier) exporting `createGateHooks()`, which returns the same
+   * checks as `hooks`: with worker threads, each worker calls it once and runs the oracle and
+   * non-triviality gates itself, so gated generation scales with the workers. Without it, hooks run
+   * on the calling thread.
+   */
+  hookModule?: string;
   onProgress?: (done: number, total: number) => void;
 }
 
@@ -100,8 +112,10 @@ export async function generateBatch(request: BatchRequest, deps: GenerateBatchDe
 
   const count = request.count;
   const modules = deps.templateModules ?? [];
-  const threads = chooseThreads(deps.workers, count, templates, modules);
-  const chunkSize = threads > 1 ? Math.min(4_096, Math.max(256, Math.ceil(count / (threads * 8)))) : MAIN_THREAD_CHUNK;
+  const threads = deps.workerPool !== undefined ? poolThreads(deps.workerPool, count, templates, modules) : chooseThreads(deps.workers, count, templates, modules);
+  // A given pool is used even with one thread (work off the calling thread); otherwise one thread means no workers.
+  const inWorkers = deps.workerPool !== undefined ? count > 0 : threads > 1;
+  const chunkSize = inWorkers ? Math.min(4_096, Math.max(256, Math.ceil(count / (threads * 8)))) : MAIN_THREAD_CHUNK;
   const ranges: Array<[number, number]> = [];
   for (let start = 0; start < count; start += chunkSize) ranges.push([start, Math.min(count, start + chunkSize)]);
 
@@ -110,15 +124,20 @@ export async function generateBatch(request: BatchRequest, deps: GenerateBatchDe
   let workers: CandidateWorkers | undefined;
   try {
     let pending: Array<Promise<CandidateChunk>> = [];
-    if (threads > 1) {
-      workers = startCandidateWorkers(plan, modules, threads);
+    if (inWorkers) {
+      const hooked = deps.hookModule !== undefined && (runner.enabled.oracle || runner.enabled.non_trivial);
+      workers = startCandidateWorkers(plan, modules, threads, {
+        // The schema check and the hooks depend on the task alone: workers compute them, the main thread keeps the order-dependent gates.
+        gates: { schema: runner.enabled.schema, oracle: hooked && runner.enabled.oracle, nonTrivial: hooked && runner.enabled.non_trivial },
+        ...(hooked ? { hookModule: deps.hookModule } : {}),
+      }, deps.workerPool);
       pending = ranges.map(([start, end]) => workers!.run(start, end));
       // Failures are rethrown in order below; this only stops "unhandled rejection" noise meanwhile.
       for (const p of pending) p.catch(() => undefined);
     }
     for (let k = 0; k < ranges.length; k++) {
       const [start, end] = ranges[k]!;
-      const chunk = threads > 1 ? await pending[k]! : instantiateCandidates(plan, start, end);
+      const chunk = inWorkers ? await pending[k]! : instantiateCandidates(plan, start, end);
       const stored = await lookupStored(deps.existingIds, chunk);
       gateChunk(chunk, stored, runner, tasks, log);
       deps.onProgress?.(end, count);
@@ -221,6 +240,17 @@ function chooseThreads(requested: number | undefined, count: number, templates: 
   return Math.max(1, Math.min(availableParallelism(), 8));
 }
 
+function poolThreads(pool: GenerationWorkers, count: number, templates: readonly RegisteredTemplate<any>[], modules: readonly string[]): number {
+  if (count > 0 && !workersCanLoad(templates, modules)) {
+    throw new EnvHarnessError(
+      'CONFIG_INVALID',
+      `a worker pool needs templateModules: workers import the modules that export the templates (${templates.map((t) => t.id).join(', ')}); pass them, or drop the pool`,
+      { details: { pointer: '/templateModules' } },
+    );
+  }
+  return pool.threads;
+}
+
 async function lookupStored(existing: GenerateBatchDeps['existingIds'], chunk: CandidateChunk): Promise<ReadonlySet<string> | undefined> {
   if (existing === undefined) return undefined;
   if (typeof existing !== 'function') return existing;
@@ -236,7 +266,7 @@ function gateChunk(
   tasks: Task[],
   log: GenerationLogEntry[],
 ): void {
-  const { results, signatures } = chunk;
+  const { results, signatures, verdicts } = chunk;
   for (let i = 0; i < results.length; i++) {
     const result = results[i]!;
     const candidate: GateCandidate = { index: result.index };
@@ -246,6 +276,8 @@ function gateChunk(
       if (signatures !== undefined) candidate.signature = signatures.subarray(i * MINHASH_PERMUTATIONS, (i + 1) * MINHASH_PERMUTATIONS);
     }
     if (result.error !== undefined) candidate.error = result.error;
+    const precomputed = verdicts?.[i];
+    if (precomputed !== undefined) candidate.verdicts = precomputed;
     const outcome = runner.check(candidate);
     const entry: GenerationLogEntry = {
       batchId: '',

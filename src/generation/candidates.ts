@@ -1,6 +1,7 @@
 /** Candidate i of a batch: which template and level it uses, and the task it becomes (main thread and workers). */
 import { isEnvHarnessError, MINHASH_PERMUTATIONS } from '../core/index.js';
 import type { RegisteredTemplate, Task } from '../core/index.js';
+import type { TaskVerdicts } from './gates.js';
 import { rngFor } from './hashing.js';
 import { instantiateTask } from './instantiate.js';
 import { minhashTask } from './minhash.js';
@@ -42,6 +43,8 @@ export interface CandidateChunk {
   start: number;
   results: CandidateResult[];
   signatures?: Uint32Array;
+  /** Per result, the per-task gate verdicts a worker computed (absent: the main thread computes them). */
+  verdicts?: Array<TaskVerdicts | undefined>;
 }
 
 /**

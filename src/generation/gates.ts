@@ -2,7 +2,7 @@
 import type { GateName, GateResult, GateVerdict, JsonValue, RegisteredTemplate, Split, Task } from '../core/index.js';
 import { MinHashIndex, minhashTask } from './minhash.js';
 import type { MinHashSignature } from './minhash.js';
-import { taskSchema } from './task-schema.js';
+import { isPlainValidTask, taskSchema } from './task-schema.js';
 
 /** The order gates run in: cheap checks first, simulator replays last. */
 export const GATE_ORDER: readonly GateName[] = ['schema', 'exact_duplicate', 'near_duplicate', 'leakage', 'oracle', 'non_trivial'];
@@ -28,6 +28,56 @@ export interface GateCandidate {
   signature?: MinHashSignature;
   /** The task id is already in the store. */
   stored?: boolean;
+  /** Verdicts of the per-task gates computed elsewhere (a worker thread ran the same checks on this task). */
+  verdicts?: TaskVerdicts;
+}
+
+/**
+ * What the per-task gates said about one task: the schema check and the hooks, which depend on the
+ * task alone (not on the rest of the batch), so a worker thread can compute them. A gate not run is absent.
+ */
+export interface TaskVerdicts {
+  schema?: GateVerdict;
+  oracle?: GateVerdict;
+  nonTrivial?: GateVerdict;
+}
+
+/** Which per-task gates to compute. */
+export interface TaskGates {
+  schema: boolean;
+  oracle: boolean;
+  nonTrivial: boolean;
+}
+
+/**
+ * Runs a hook the way the gate runner does: a hook that throws rejects the task with the error's
+ * message. Worker threads use it too, so a verdict is the same whichever thread computed it.
+ */
+export function runGateHook(name: 'oracle' | 'non_trivial', hook: GateHook, task: Task): GateVerdict {
+  try {
+    return hook(task);
+  } catch (error) {
+    return { ok: false, reason: `${name} check failed to run: ${error instanceof Error ? error.message : String(error)}` };
+  }
+}
+
+/**
+ * The per-task verdicts of one task in the runner's order, stopping at the first rejection: schema
+ * (with the template's `validate`), oracle, non-triviality. Hooks absent from `hooks` are skipped.
+ */
+export function checkTaskGates(task: Task, gates: TaskGates, hooks: GateHooks | undefined, template?: RegisteredTemplate<any>): TaskVerdicts {
+  const out: TaskVerdicts = {};
+  if (gates.schema) {
+    out.schema = checkTaskSchema(task, template);
+    if (!out.schema.ok) return out;
+  }
+  if (hooks === undefined) return out;
+  if (gates.oracle && hooks.oracle !== undefined) {
+    out.oracle = runGateHook('oracle', hooks.oracle, task);
+    if (!out.oracle.ok) return out;
+  }
+  if (gates.nonTrivial && hooks.nonTrivial !== undefined) out.nonTrivial = runGateHook('non_trivial', hooks.nonTrivial, task);
+  return out;
 }
 
 /** What the gates say about one candidate. */
@@ -63,8 +113,9 @@ export interface GateRunner {
  * const verdict = checkTaskSchema(task);   // { ok: false, reason: 'spec.instructions: must not be empty', ... }
  */
 export function checkTaskSchema(task: unknown, template?: RegisteredTemplate<any>): GateVerdict {
-  const parsed = taskSchema.safeParse(task);
-  if (!parsed.success) {
+  // Most candidates are valid: a cheap conservative check spares them zod's walk (same verdicts, tested).
+  const parsed = isPlainValidTask(task) ? undefined : taskSchema.safeParse(task);
+  if (parsed !== undefined && !parsed.success) {
     const issue = parsed.error.issues[0]!;
     const path = issue.path.map(String);
     const pointer = path.map((k) => `/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
@@ -114,14 +165,6 @@ export function createGateRunner(options: GateRunnerOptions): GateRunner {
       : { accepted: false, gate, reason: verdict.reason, details: verdict.details };
   }
 
-  function runHook(name: 'oracle' | 'non_trivial', hook: GateHook, task: Task): GateVerdict {
-    try {
-      return hook(task);
-    } catch (error) {
-      return { ok: false, reason: `${name} check failed to run: ${error instanceof Error ? error.message : String(error)}` };
-    }
-  }
-
   function check(candidate: GateCandidate): GateOutcome {
     const task = candidate.task;
     if (task === undefined) {
@@ -135,7 +178,7 @@ export function createGateRunner(options: GateRunnerOptions): GateRunner {
     }
     let outcome: GateOutcome | undefined;
     if (enabled.schema) {
-      outcome = record('schema', checkTaskSchema(task, options.template?.(task.template)));
+      outcome = record('schema', candidate.verdicts?.schema ?? checkTaskSchema(task, options.template?.(task.template)));
       if (outcome) return outcome;
     }
     if (enabled.exact_duplicate) {
@@ -189,11 +232,11 @@ export function createGateRunner(options: GateRunnerOptions): GateRunner {
       if (outcome) return outcome;
     }
     if (enabled.oracle) {
-      outcome = record('oracle', runHook('oracle', options.hooks!.oracle!, task));
+      outcome = record('oracle', candidate.verdicts?.oracle ?? runGateHook('oracle', options.hooks!.oracle!, task));
       if (outcome) return outcome;
     }
     if (enabled.non_trivial) {
-      outcome = record('non_trivial', runHook('non_trivial', options.hooks!.nonTrivial!, task));
+      outcome = record('non_trivial', candidate.verdicts?.nonTrivial ?? runGateHook('non_trivial', options.hooks!.nonTrivial!, task));
       if (outcome) return outcome;
     }
     if (enabled.near_duplicate) {

@@ -1,7 +1,7 @@
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
 import { computeTaskId, createRng, digest, EnvHarnessError } from '../core/index.js';
-import { fastDigest, fastTaskId, rngFor } from './hashing.js';
+import { fastDigest, fastRng, fastTaskId, rngFor } from './hashing.js';
 
 // Keys that stress RFC 8785 ordering: UTF-16 order differs from code point order above U+FFFF.
 const key = fc.oneof(fc.string(), fc.constantFrom('a', 'B', '\u00e9', '\ud83d\ude00', '\uff5e', '~', '/', ''));
@@ -79,7 +79,50 @@ describe('rngFor', () => {
   );
 });
 
+describe('fastRng', () => {
+  test.prop([fc.string(), fc.oneof(fc.integer(), fc.constant('reference')), fc.string(), fc.array(value, { maxLength: 3 })])(
+    'is the stream of createRng(parts) for the runtime\'s part lists',
+    (id, seed, label, rest) => {
+      const parts = [id, seed, label, ...rest];
+      let core;
+      try {
+        core = createRng(parts);
+      } catch {
+        expect(() => fastRng(parts)).toThrow();
+        return;
+      }
+      const fast = fastRng(parts);
+      expect(fast.getState()).toEqual(core.getState());
+      expect([fast.nextUint32(), fast.nextUint32()]).toEqual([core.nextUint32(), core.nextUint32()]);
+    },
+  );
+});
+
 describe('fastTaskId', () => {
+  test.prop([fc.dictionary(key, value, { maxKeys: 4 }), value, fc.integer({ min: 1, max: 9 })])(
+    'equals core computeTaskId when params objects reappear in the spec (copied bytes)',
+    (goal, extra, level) => {
+      const params = { world: 1, goal, again: goal };
+      const task = {
+        template: 'retail/x@1',
+        domain: 'retail',
+        taskType: 't',
+        level,
+        params: params as never,
+        spec: { instructions: 'x', initialState: { extra, goal } as never, budget: {}, acceptance: { finalState: true }, solution: [], user: goal as never },
+      };
+      let expected: string | undefined;
+      try {
+        expected = computeTaskId(task);
+      } catch {
+        expect(() => fastTaskId(task)).toThrow();
+        return;
+      }
+      expect(fastTaskId(task)).toBe(expected);
+      expect(fastTaskId(task)).toBe(expected);
+    },
+  );
+
   test.prop([value, value, fc.integer({ min: 1, max: 9 })])('equals core computeTaskId', (params, extra, level) => {
     const task = {
       template: 'math/add@1',

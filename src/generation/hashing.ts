@@ -98,54 +98,8 @@ function putValue(value: unknown): void {
         putAscii('null');
         return;
       }
-      reserve(1);
-      if (Array.isArray(value)) {
-        bytes[length++] = 0x5b;
-        for (let i = 0; i < value.length; i++) {
-          if (i > 0) {
-            reserve(1);
-            bytes[length++] = 0x2c;
-          }
-          const item = value[i];
-          if (item === undefined) putAscii('null');
-          else putValue(item);
-        }
-        reserve(1);
-        bytes[length++] = 0x5d;
-        return;
-      }
-      const record = value as Record<string, unknown>;
-      // toJSON may run user code, which might hash too: leave such values to the string path.
-      if (typeof (record as { toJSON?: unknown }).toJSON === 'function') throw new NotCanonical();
-      bytes[length++] = 0x7b;
-      const keys = Object.keys(record);
-      const n = keys.length;
-      for (let i = 1; i < n; i++) {
-        const key = keys[i]!;
-        let j = i - 1;
-        while (j >= 0 && keys[j]! > key) {
-          keys[j + 1] = keys[j]!;
-          j--;
-        }
-        keys[j + 1] = key;
-      }
-      let first = true;
-      for (let i = 0; i < n; i++) {
-        const key = keys[i]!;
-        const item = record[key];
-        if (item === undefined) continue;
-        if (!first) {
-          reserve(1);
-          bytes[length++] = 0x2c;
-        }
-        first = false;
-        putString(key);
-        reserve(1);
-        bytes[length++] = 0x3a;
-        putValue(item);
-      }
-      reserve(1);
-      bytes[length++] = 0x7d;
+      if (remembered !== undefined && depth < REMEMBER_DEPTH) putRemembered(value, remembered);
+      else putObject(value);
       return;
     }
     default:
@@ -153,11 +107,88 @@ function putValue(value: unknown): void {
   }
 }
 
+// Within one task id, an object written a second time (a retail task's user goal is both params.goal
+// and spec.user) is copied from the bytes written the first time. Only near the top: few lookups.
+const REMEMBER_DEPTH = 3;
+let remembered: Map<object, [number, number]> | undefined;
+let depth = 0;
+
+function putRemembered(value: object, seen: Map<object, [number, number]>): void {
+  const range = seen.get(value);
+  if (range !== undefined) {
+    const [start, end] = range;
+    reserve(end - start);
+    bytes.copyWithin(length, start, end);
+    length += end - start;
+    return;
+  }
+  const begin = length;
+  depth++;
+  try {
+    putObject(value);
+  } finally {
+    depth--;
+  }
+  seen.set(value, [begin, length]);
+}
+
+function putObject(value: object): void {
+  reserve(1);
+  if (Array.isArray(value)) {
+    bytes[length++] = 0x5b;
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) {
+        reserve(1);
+        bytes[length++] = 0x2c;
+      }
+      const item = value[i];
+      if (item === undefined) putAscii('null');
+      else putValue(item);
+    }
+    reserve(1);
+    bytes[length++] = 0x5d;
+    return;
+  }
+  const record = value as Record<string, unknown>;
+  // toJSON may run user code, which might hash too: leave such values to the string path.
+  if (typeof (record as { toJSON?: unknown }).toJSON === 'function') throw new NotCanonical();
+  bytes[length++] = 0x7b;
+  const keys = Object.keys(record);
+  const n = keys.length;
+  for (let i = 1; i < n; i++) {
+    const key = keys[i]!;
+    let j = i - 1;
+    while (j >= 0 && keys[j]! > key) {
+      keys[j + 1] = keys[j]!;
+      j--;
+    }
+    keys[j + 1] = key;
+  }
+  let first = true;
+  for (let i = 0; i < n; i++) {
+    const key = keys[i]!;
+    const item = record[key];
+    if (item === undefined) continue;
+    if (!first) {
+      reserve(1);
+      bytes[length++] = 0x2c;
+    }
+    first = false;
+    putString(key);
+    reserve(1);
+    bytes[length++] = 0x3a;
+    putValue(item);
+  }
+  reserve(1);
+  bytes[length++] = 0x7d;
+}
+
 /** Runs a byte writer and returns the hex sha256 of what it wrote, or undefined when it needs the slow path. */
 function hashWritten(writeAll: () => void): string | undefined {
   if (busy) return undefined;
   busy = true;
   length = 0;
+  depth = 0;
   try {
     writeAll();
     return hash('sha256', bytes.subarray(0, length), 'hex');
@@ -166,6 +197,7 @@ function hashWritten(writeAll: () => void): string | undefined {
     throw error;
   } finally {
     busy = false;
+    remembered = undefined;
   }
 }
 
@@ -186,6 +218,18 @@ export function rngFor(seed: number, label: string, index: number): Rng {
       putValue(index);
       putAscii(']');
     }) ?? sha256Hex(canonicalize([seed, label, index]));
+  return rngOfHex(hex);
+}
+
+/**
+ * The same generator as core `createRng(parts)` for a list of JSON values (not an `RngState`: pass a
+ * list with a string in it), through the byte writer instead of the generic canonicaliser.
+ */
+export function fastRng(parts: readonly unknown[]): Rng {
+  return rngOfHex(fastDigest(parts));
+}
+
+function rngOfHex(hex: string): Rng {
   const a = parseInt(hex.slice(0, 8), 16);
   const b = parseInt(hex.slice(8, 16), 16);
   const c = parseInt(hex.slice(16, 24), 16);
@@ -200,6 +244,7 @@ export function fastTaskId(task: Pick<Task, 'template' | 'domain' | 'taskType' |
   const fast =
     task.params !== undefined && task.spec !== undefined
       ? hashWritten(() => {
+          remembered = new Map();
           // Keys in RFC 8785 order: domain, level, params, spec, taskType, template.
           putAscii('{"domain":');
           putValue(task.domain);

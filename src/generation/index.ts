@@ -18,13 +18,15 @@ export type {
 } from './declarative.js';
 export { compileText, renderText, renderValue } from './expression.js';
 export type { CompiledText, ParamType, TextProblem } from './expression.js';
-export { checkTaskSchema, createGateRunner, GATE_ORDER } from './gates.js';
-export type { GateCandidate, GateHook, GateHooks, GateOutcome, GateRunner, GateRunnerOptions } from './gates.js';
+export { checkTaskGates, checkTaskSchema, createGateRunner, GATE_ORDER, runGateHook } from './gates.js';
+export type { GateCandidate, GateHook, GateHooks, GateOutcome, GateRunner, GateRunnerOptions, TaskGates, TaskVerdicts } from './gates.js';
 export { estimateSimilarity, MinHashIndex, minhashTask, minhashText, normalizeWords } from './minhash.js';
 export type { MinHashIndexData, MinHashMatch, MinHashSignature } from './minhash.js';
 export { taskSchema, taskSpecSchema } from './task-schema.js';
 export { generateBatch, isSelectedForReview } from './batch.js';
+export { createGenerationWorkers } from './workers.js';
+export type { GenerationWorkers } from './workers.js';
 export type { GenerateBatchDeps, GeneratedBatch } from './batch.js';
 export { createRefillingPool, createTaskPool, sliceOf } from './pool.js';
 export type { PoolDraw, RefillingPool, RefillingPoolOptions, TaskPool } from './pool.js';
-export { fastDigest, fastTaskId } from './hashing.js';
+export { fastDigest, fastRng, fastTaskId } from './hashing.js';

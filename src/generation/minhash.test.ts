@@ -1,5 +1,8 @@
+import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
-import { createRng, EnvHarnessError } from '../core/index.js';
+import { canonicalize, createRng, EnvHarnessError, MINHASH_PERMUTATIONS, SHINGLE_SIZE } from '../core/index.js';
+import type { JsonValue } from '../core/index.js';
+import { retailTemplates } from '../domains/retail/index.js';
 import { estimateSimilarity, MinHashIndex, minhashTask, minhashText, normalizeWords } from './minhash.js';
 import { instantiateTask } from './instantiate.js';
 import { storyTemplate } from './testing/templates.js';
@@ -109,6 +112,95 @@ describe('MinHashIndex', () => {
       expect.unreachable();
     } catch (error) {
       expect((error as EnvHarnessError).code).toBe('IMPORT_INVALID');
+    }
+  });
+});
+
+// The first feature extraction, kept verbatim as the reference: it built every pointer string and
+// normalised the instructions on every call. Signatures must not change (stored pool indexes hold them).
+function referenceSignature(instructions: string, params: JsonValue): Uint32Array {
+  const rng = createRng(['envharness/minhash', 1]);
+  const xors: number[] = [];
+  const muls: number[] = [];
+  for (let i = 0; i < MINHASH_PERMUTATIONS; i++) {
+    xors.push(rng.nextUint32());
+    muls.push(rng.nextUint32() | 1);
+  }
+  const fmix = (h: number): number => {
+    h ^= h >>> 16;
+    h = Math.imul(h, 0x85ebca6b);
+    h ^= h >>> 13;
+    h = Math.imul(h, 0xc2b2ae35);
+    h ^= h >>> 16;
+    return h >>> 0;
+  };
+  const hashText = (text: string): number => {
+    let h = 0x811c9dc5;
+    for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+    return fmix(h);
+  };
+  const words = normalizeWords(instructions).map(hashText);
+  const out: number[] = [];
+  if (words.length > 0 && words.length < SHINGLE_SIZE) {
+    let h = 0;
+    for (const w of words) h = fmix(Math.imul(h, 0x9e3779b1) ^ w);
+    out.push(h);
+  }
+  for (let i = 0; i + SHINGLE_SIZE <= words.length; i++) {
+    let h = 0;
+    for (let k = 0; k < SHINGLE_SIZE; k++) h = fmix(Math.imul(h, 0x9e3779b1) ^ words[i + k]!);
+    out.push(h);
+  }
+  const leaves = (value: JsonValue, pointer: string): void => {
+    if (value !== null && typeof value === 'object') {
+      if (Array.isArray(value)) value.forEach((item, i) => leaves(item, `${pointer}/${i}`));
+      else for (const key of Object.keys(value).sort()) leaves(value[key]!, `${pointer}/${key}`);
+      return;
+    }
+    out.push(hashText(`\u0000param${pointer}=${canonicalize(value)}`));
+  };
+  leaves(params, '');
+  const signature = new Uint32Array(MINHASH_PERMUTATIONS);
+  for (let i = 0; i < MINHASH_PERMUTATIONS; i++) {
+    let min = 0xffffffff;
+    for (const f of out) {
+      let h = Math.imul(f ^ xors[i]!, muls[i]!);
+      h ^= h >>> 15;
+      h = Math.imul(h, 0x2c1b3c6d);
+      h = (h ^ (h >>> 12)) >>> 0;
+      if (h < min) min = h;
+    }
+    signature[i] = min;
+  }
+  return signature;
+}
+
+const jsonValue = fc.letrec((tie) => ({
+  json: fc.oneof(
+    { depthSize: 'small' },
+    fc.constant(null),
+    fc.boolean(),
+    fc.double({ noNaN: true, noDefaultInfinity: true }),
+    fc.integer(),
+    fc.string({ unit: 'grapheme' }),
+    fc.array(tie('json'), { maxLength: 4 }),
+    fc.dictionary(fc.string({ maxLength: 4 }), tie('json'), { maxKeys: 5 }),
+  ),
+})).json as fc.Arbitrary<JsonValue>;
+
+describe('minhash feature extraction', () => {
+  test.prop([fc.string({ maxLength: 80 }), jsonValue], { numRuns: 500 })('gives the reference algorithm\'s signatures', (text, params) => {
+    expect([...minhashText(text, params)]).toEqual([...referenceSignature(text, params)]);
+    // Twice in a row: the memoised instruction shingles give the same signature.
+    expect([...minhashText(text, params)]).toEqual([...referenceSignature(text, params)]);
+  });
+
+  it('gives the reference algorithm\'s signatures for retail tasks of every template and level', () => {
+    for (const template of retailTemplates) {
+      for (let level = 1; level <= template.levels.length; level++) {
+        const task = instantiateTask(template, { level, seed: level, index: 3 });
+        expect([...minhashTask(task)]).toEqual([...referenceSignature(task.spec.instructions, task.params)]);
+      }
     }
   });
 });

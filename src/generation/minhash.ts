@@ -64,6 +64,17 @@ export function normalizeWords(text: string): string[] {
 
 /** The feature hashes of a task: word shingles of its instructions plus one feature per param leaf. */
 function features(instructions: string, params: JsonValue): number[] {
+  const out = instructionFeatures(instructions).slice();
+  paramFeatures(params, PARAM_STATE, out);
+  return out;
+}
+
+// Tasks of one template usually share their instructions: the last text's shingles are kept (pure memo).
+let lastInstructions: string | undefined;
+let lastShingles: readonly number[] = [];
+
+function instructionFeatures(instructions: string): readonly number[] {
+  if (instructions === lastInstructions) return lastShingles;
   const words = normalizeWords(instructions).map(hashString);
   const out: number[] = [];
   if (words.length > 0 && words.length < SHINGLE_SIZE) {
@@ -76,17 +87,36 @@ function features(instructions: string, params: JsonValue): number[] {
     for (let k = 0; k < SHINGLE_SIZE; k++) h = fmix32(Math.imul(h, 0x9e3779b1) ^ words[i + k]!);
     out.push(h);
   }
-  paramFeatures(params, '', out);
+  lastInstructions = instructions;
+  lastShingles = out;
   return out;
 }
 
-function paramFeatures(value: JsonValue, pointer: string, out: number[]): void {
+/** FNV-1a state after `text`, continuing from state `h` (so a prefix is hashed once for every leaf under it). */
+function fnv(h: number, text: string): number {
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return h;
+}
+
+const PARAM_STATE = fnv(0x811c9dc5, '\u0000param');
+const SLASH = 0x2f;
+const EQUALS = 0x3d;
+
+// A leaf's feature is hashString(`\u0000param${pointer}=${canonical value}`); the FNV state is carried
+// down the path instead of building each pointer string.
+function paramFeatures(value: JsonValue, h: number, out: number[]): void {
   if (value !== null && typeof value === 'object') {
-    if (Array.isArray(value)) value.forEach((item, i) => paramFeatures(item, `${pointer}/${i}`, out));
-    else for (const key of Object.keys(value).sort()) paramFeatures(value[key]!, `${pointer}/${key}`, out);
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) {
+        if (!(i in value)) continue; // forEach's holes
+        paramFeatures(value[i]!, fnv(Math.imul(h ^ SLASH, 0x01000193), String(i)), out);
+      }
+    } else {
+      for (const key of Object.keys(value).sort()) paramFeatures(value[key]!, fnv(Math.imul(h ^ SLASH, 0x01000193), key), out);
+    }
     return;
   }
-  out.push(hashString(`\u0000param${pointer}=${canonicalize(value)}`));
+  out.push(fmix32(fnv(Math.imul(h ^ EQUALS, 0x01000193), canonicalize(value))));
 }
 
 /** The MinHash signature of instructions plus canonical params. */

@@ -93,3 +93,163 @@ export const taskSchema = z.strictObject({
   spec: taskSpecSchema,
   origin: z.strictObject({ seed: z.number().int(), index: count, templateDigest: z.string().min(1) }),
 });
+
+// ---- a fast, conservative check ----------------------------------------------------------------
+// The schema gate runs on every candidate and zod walks (and copies) the whole task. `isPlainValidTask`
+// answers "certainly valid" without allocating; anything it is unsure of (and every invalid task)
+// goes through zod, so verdicts and messages are zod's. A property test keeps it no looser than zod.
+
+type Obj = Record<string, unknown>;
+
+function isPlain(value: unknown): value is Obj {
+  return typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype;
+}
+
+/** Every own key is in `allowed` (a strict object). */
+function onlyKeys(value: Obj, allowed: ReadonlySet<string>): boolean {
+  for (const key in value) if (!allowed.has(key)) return false;
+  return Object.keys(value).length === Object.getOwnPropertyNames(value).length;
+}
+
+const isCount = (v: unknown): boolean => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+const isText = (v: unknown): boolean => typeof v === 'string' && v.trim().length > 0;
+const isStr = (v: unknown): boolean => typeof v === 'string';
+const optional = (v: unknown, check: (v: unknown) => boolean): boolean => v === undefined || check(v);
+/** An array whose every slot passes (holes included: `every` would skip them, zod does not). */
+function isStrings(v: unknown, check: (v: unknown) => boolean): boolean {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) if (!check(v[i])) return false;
+  return true;
+}
+
+function isJsonChecked(value: unknown, seen: Set<object>): boolean {
+  // The same object reached twice (a task's params and its user goal often share one) is checked once.
+  if (typeof value === 'object' && value !== null) {
+    if (seen.has(value)) return true;
+    if (!isJson(value)) return false;
+    seen.add(value);
+    return true;
+  }
+  return isJson(value);
+}
+
+function isJsonObject(value: unknown, seen: Set<object>): boolean {
+  return isPlain(value) && isJsonChecked(value, seen);
+}
+
+const TASK_KEYS = new Set(['id', 'template', 'domain', 'taskType', 'level', 'params', 'spec', 'origin']);
+const SPEC_KEYS = new Set(['instructions', 'initialState', 'budget', 'constraints', 'faults', 'acceptance', 'solution', 'user', 'tags']);
+const BUDGET_KEYS = new Set(['steps', 'tokens', 'timeMs', 'toolCalls', 'perTool', 'consecutiveErrors']);
+const CONSTRAINT_KEYS = new Set(['allowedTools', 'confirmTools', 'forbidden']);
+const FORBIDDEN_KEYS = new Set(['tool', 'args', 'reason']);
+const ACCEPTANCE_KEYS = new Set(['finalState', 'outputs', 'answer', 'ordering', 'subgoals']);
+const ORDERING_KEYS = new Set(['id', 'before', 'after', 'message']);
+const SUBGOAL_KEYS = new Set(['id', 'pattern']);
+const PATTERN_KEYS = new Set(['type', 'tool', 'args']);
+const ORIGIN_KEYS = new Set(['seed', 'index', 'templateDigest']);
+const TOOL_KEYS = new Set(['type', 'tool', 'args', 'usage']);
+const MESSAGE_KEYS = new Set(['type', 'text', 'usage']);
+const FINISH_KEYS = new Set(['type', 'answer', 'usage']);
+const USAGE_KEYS = new Set(['inputTokens', 'outputTokens']);
+const FAULTS_KEYS = new Set(['rules']);
+const FAULT_RULE_KEYS = new Set(['tool', 'kind', 'rate', 'retryAfterMs', 'maxPerEpisode', 'persistent']);
+/** @internal The keys the fast check knows per strict object (a test keeps them equal to the zod shapes). */
+export const FAST_CHECKED_KEYS = {
+  task: TASK_KEYS,
+  spec: SPEC_KEYS,
+  budget: BUDGET_KEYS,
+  constraints: CONSTRAINT_KEYS,
+  forbidden: FORBIDDEN_KEYS,
+  acceptance: ACCEPTANCE_KEYS,
+  ordering: ORDERING_KEYS,
+  subgoal: SUBGOAL_KEYS,
+  pattern: PATTERN_KEYS,
+  origin: ORIGIN_KEYS,
+  usage: USAGE_KEYS,
+  faults: FAULTS_KEYS,
+  faultRule: FAULT_RULE_KEYS,
+  tool: TOOL_KEYS,
+  message: MESSAGE_KEYS,
+  finish: FINISH_KEYS,
+};
+const ID = /^[0-9a-f]{64}$/;
+const TEMPLATE_ID = /^[a-z0-9][a-z0-9_-]*\/[a-z0-9][a-z0-9_-]*@[1-9][0-9]*$/;
+
+function isUsage(v: unknown): boolean {
+  return isPlain(v) && onlyKeys(v, USAGE_KEYS) && optional(v['inputTokens'], isCount) && optional(v['outputTokens'], isCount);
+}
+
+function isAction(v: unknown, seen: Set<object>): boolean {
+  if (!isPlain(v) || !optional(v['usage'], isUsage)) return false;
+  switch (v['type']) {
+    case 'tool':
+      return onlyKeys(v, TOOL_KEYS) && isText(v['tool']) && isJsonObject(v['args'], seen);
+    case 'message':
+      return onlyKeys(v, MESSAGE_KEYS) && isStr(v['text']);
+    case 'finish':
+      return onlyKeys(v, FINISH_KEYS) && optional(v['answer'], isStr);
+    default:
+      return false;
+  }
+}
+
+const FAULT_KINDS = new Set(['timeout', 'transient', 'rate_limit', 'partial', 'stale']);
+
+function isFaultRule(r: unknown): boolean {
+  if (!isPlain(r) || !onlyKeys(r, FAULT_RULE_KEYS) || !isText(r['tool']) || !FAULT_KINDS.has(r['kind'] as string)) return false;
+  const rate = r['rate'];
+  if (!(typeof rate === 'number' && rate >= 0 && rate <= 1)) return false;
+  return optional(r['retryAfterMs'], isCount) && optional(r['maxPerEpisode'], isCount) && optional(r['persistent'], (p) => typeof p === 'boolean');
+}
+
+function isPattern(v: unknown, seen: Set<object>): boolean {
+  if (!isPlain(v) || !onlyKeys(v, PATTERN_KEYS)) return false;
+  const type = v['type'];
+  return (type === undefined || type === 'tool' || type === 'message' || type === 'finish') && optional(v['tool'], isStr) && optional(v['args'], (a) => isJsonObject(a, seen));
+}
+
+function isSpec(v: unknown, seen: Set<object>): boolean {
+  if (!isPlain(v) || !onlyKeys(v, SPEC_KEYS)) return false;
+  if (!isText(v['instructions']) || !isJsonChecked(v['initialState'], seen) || v['initialState'] === undefined) return false;
+  const budget = v['budget'];
+  if (!isPlain(budget) || !onlyKeys(budget, BUDGET_KEYS)) return false;
+  for (const key of ['steps', 'tokens', 'timeMs', 'toolCalls', 'consecutiveErrors']) if (!optional(budget[key], isCount)) return false;
+  const perTool = budget['perTool'];
+  if (perTool !== undefined && !(isPlain(perTool) && Object.values(perTool).every(isCount))) return false;
+  const constraints = v['constraints'];
+  if (constraints !== undefined) {
+    if (!isPlain(constraints) || !onlyKeys(constraints, CONSTRAINT_KEYS)) return false;
+    if (!optional(constraints['allowedTools'], (a) => isStrings(a, isText)) || !optional(constraints['confirmTools'], (a) => isStrings(a, isText))) return false;
+    const forbidden = constraints['forbidden'];
+    if (forbidden !== undefined && !isStrings(forbidden, (f) => isPlain(f) && onlyKeys(f, FORBIDDEN_KEYS) && isText(f['tool']) && optional(f['args'], (a) => isJsonObject(a, seen)) && optional(f['reason'], isStr))) return false;
+  }
+  const faults = v['faults'];
+  if (faults !== undefined && !(isPlain(faults) && onlyKeys(faults, FAULTS_KEYS) && isStrings(faults['rules'], isFaultRule))) return false;
+  const acceptance = v['acceptance'];
+  if (!isPlain(acceptance) || !onlyKeys(acceptance, ACCEPTANCE_KEYS) || typeof acceptance['finalState'] !== 'boolean') return false;
+  if (!optional(acceptance['outputs'], (a) => isStrings(a, isStr)) || !optional(acceptance['answer'], isStr)) return false;
+  const ordering = acceptance['ordering'];
+  if (ordering !== undefined && !isStrings(ordering, (r) => isPlain(r) && onlyKeys(r, ORDERING_KEYS) && isText(r['id']) && isPattern(r['before'], seen) && isPattern(r['after'], seen) && optional(r['message'], isStr))) return false;
+  const subgoals = acceptance['subgoals'];
+  if (subgoals !== undefined && !isStrings(subgoals, (g) => isPlain(g) && onlyKeys(g, SUBGOAL_KEYS) && isText(g['id']) && isPattern(g['pattern'], seen))) return false;
+  const solution = v['solution'];
+  if (!Array.isArray(solution) || solution.length === 0 || !isStrings(solution, (a) => isAction(a, seen))) return false;
+  return optional(v['user'], (u) => isJsonChecked(u, seen)) && optional(v['tags'], (t) => isStrings(t, isStr));
+}
+
+/**
+ * Whether `task` certainly passes `taskSchema` (never true for a task zod would reject); false means
+ * "ask zod", which also writes the message.
+ */
+export function isPlainValidTask(task: unknown): boolean {
+  if (!isPlain(task) || !onlyKeys(task, TASK_KEYS)) return false;
+  const seen = new Set<object>();
+  const { id, template, level, params, origin } = task;
+  if (typeof id !== 'string' || !ID.test(id) || typeof template !== 'string' || !TEMPLATE_ID.test(template)) return false;
+  if (!isText(task['domain']) || !isText(task['taskType']) || !(typeof level === 'number' && Number.isSafeInteger(level) && level >= 1)) return false;
+  if (params === undefined || !isJsonChecked(params, seen)) return false;
+  if (!isPlain(origin) || !onlyKeys(origin, ORIGIN_KEYS)) return false;
+  if (!(typeof origin['seed'] === 'number' && Number.isSafeInteger(origin['seed'])) || !isCount(origin['index'])) return false;
+  if (typeof origin['templateDigest'] !== 'string' || origin['templateDigest'].length === 0) return false;
+  return isSpec(task['spec'], seen);
+}

@@ -6,6 +6,8 @@ import type { RegisteredTemplate } from '../core/index.js';
 import { createCandidatePlan, instantiateCandidates } from './candidates.js';
 import type { CandidateChunk, CandidatePlan } from './candidates.js';
 import { compileDeclarativeTemplate } from './declarative.js';
+import { checkTaskGates } from './gates.js';
+import type { GateHooks, TaskGates } from './gates.js';
 import type { DeclarativeDefinition } from './declarative.js';
 
 /** One unit of worker work: the batch's setup and a candidate range. */
@@ -18,6 +20,10 @@ export interface WorkerJob {
   weights: number[];
   levels: number[];
   signatures: boolean;
+  /** Per-task gates to run here (default none); hooks come from `hookModule`. */
+  gates?: TaskGates;
+  /** A module exporting `createGateHooks()`, called once per thread (the hooks are kept across batches). */
+  hookModule?: string;
   start: number;
   end: number;
 }
@@ -25,23 +31,72 @@ export interface WorkerJob {
 /** A worker's answer; errors travel as data because piscina would drop the EnvHarnessError class. */
 export type WorkerReply = { ok: true; chunk: CandidateChunk } | { ok: false; error: { code: string; message: string; details?: unknown } };
 
-// One thread serves one batch's jobs; caching the loaded plan per setup avoids re-importing per range.
-const plans = new Map<string, Promise<CandidatePlan>>();
+interface LoadedSetup {
+  plan: CandidatePlan;
+  hooks: GateHooks | undefined;
+}
+
+// A thread serves the jobs of a batch (or of a few, from a kept pool): caching the loaded plan per
+// setup avoids rebuilding it per range. The oldest setups are dropped.
+const plans = new Map<string, Promise<LoadedSetup>>();
+const MAX_SETUPS = 4;
 
 export default async function run(job: WorkerJob): Promise<WorkerReply> {
   try {
-    let plan = plans.get(job.setupKey);
-    if (plan === undefined) {
-      plan = loadPlan(job);
-      plans.clear();
-      plans.set(job.setupKey, plan);
+    let setup = plans.get(job.setupKey);
+    if (setup === undefined) {
+      setup = loadSetup(job);
+      if (plans.size >= MAX_SETUPS) plans.delete(plans.keys().next().value!);
+      plans.set(job.setupKey, setup);
     }
-    return { ok: true, chunk: instantiateCandidates(await plan, job.start, job.end) };
+    const { plan, hooks } = await setup;
+    const chunk = instantiateCandidates(plan, job.start, job.end);
+    const gates = job.gates;
+    if (gates !== undefined && (gates.schema || (hooks !== undefined && (gates.oracle || gates.nonTrivial)))) {
+      // Per-task gates depend on the task alone, so computing them here gives the main thread's verdicts.
+      const byId = new Map(plan.templates.map((t) => [t.id, t]));
+      chunk.verdicts = chunk.results.map((r) => (r.task === undefined ? undefined : checkTaskGates(r.task, gates, hooks, byId.get(r.task.template))));
+    }
+    return { ok: true, chunk };
   } catch (error) {
     plans.delete(job.setupKey);
     const e = toEnvHarnessError(error);
     return { ok: false, error: e.details === undefined ? { code: e.code, message: e.message } : { code: e.code, message: e.message, details: e.details } };
   }
+}
+
+// Hooks per hook module, kept across batches: their caches (built worlds, prepared tasks) stay warm.
+const hookSets = new Map<string, Promise<GateHooks>>();
+
+async function loadSetup(job: WorkerJob): Promise<LoadedSetup> {
+  const plan = await loadPlan(job);
+  if (job.hookModule === undefined) return { plan, hooks: undefined };
+  let hooks = hookSets.get(job.hookModule);
+  if (hooks === undefined) {
+    hooks = loadHooks(job.hookModule);
+    hookSets.set(job.hookModule, hooks);
+    hooks.catch(() => hookSets.delete(job.hookModule!));
+  }
+  return { plan, hooks: await hooks };
+}
+
+async function loadHooks(specifier: string): Promise<GateHooks> {
+  const url = isAbsolute(specifier) ? pathToFileURL(specifier).href : specifier;
+  let module: { createGateHooks?: unknown };
+  try {
+    module = (await import(url)) as { createGateHooks?: unknown };
+  } catch (error) {
+    throw new EnvHarnessError('CONFIG_INVALID', `worker could not import hook module ${specifier}: ${(error as Error).message}`, {
+      cause: error,
+      details: { module: specifier },
+    });
+  }
+  if (typeof module.createGateHooks !== 'function') {
+    throw new EnvHarnessError('CONFIG_INVALID', `hook module ${specifier} does not export \`createGateHooks\` (a function returning { oracle, nonTrivial })`, {
+      details: { module: specifier },
+    });
+  }
+  return (await (module.createGateHooks as () => GateHooks | Promise<GateHooks>)()) ?? {};
 }
 
 async function loadPlan(job: WorkerJob): Promise<CandidatePlan> {

@@ -39,8 +39,7 @@ import {
 } from '../curriculum/index.js';
 import {
   createEpisode,
-  createNonTrivialGate,
-  createOracleGate,
+  createDomainGateHooks,
   createStoreRecorder,
   validateAction,
   type DynamicsOptions,
@@ -79,6 +78,11 @@ export interface GenerateOptions {
   onProgress?: (done: number, total: number) => void;
   /** Modules exporting `templates`, for worker threads. */
   templateModules?: string[];
+  /**
+   * A module exporting `createGateHooks()` (e.g. `() => createDomainGateHooks(retail)`): worker threads
+   * then run the oracle and non-triviality gates themselves instead of the calling thread.
+   */
+  hookModule?: string;
 }
 
 export interface PoolStats {
@@ -191,6 +195,7 @@ export class Harness {
       regressionIndex: request.split === 'regression' ? undefined : regression,
       workers: options.workers,
       templateModules: options.templateModules,
+      ...(options.hookModule === undefined ? {} : { hookModule: options.hookModule }),
       onProgress: options.onProgress,
     });
     const generated = await batch;
@@ -226,7 +231,7 @@ export class Harness {
     if (domain === undefined) return { ok: true };
     let gates = this.gates.get(domain.name);
     if (gates === undefined) {
-      gates = { oracle: createOracleGate(domain), nonTrivial: createNonTrivialGate(domain) };
+      gates = createDomainGateHooks(domain);
       this.gates.set(domain.name, gates);
     }
     return gates[kind](task);

@@ -1,5 +1,6 @@
 /** The episode: Gymnasium-style reset/step over a domain, with feedback, constraints, faults and recording. */
-import { EnvHarnessError, createRng, toEnvHarnessError } from '../core/index.js';
+import { EnvHarnessError, toEnvHarnessError } from '../core/index.js';
+import { fastRng } from '../generation/index.js';
 import type {
   RejectedAction,
   Action,
@@ -250,7 +251,7 @@ class EpisodeRun<S> implements Episode {
     this.totalReward = 0;
     let text: string;
     try {
-      this.user = this.domain.createUser?.(task, createRng([task.id, seed, 'user']));
+      this.user = this.domain.createUser?.(task, fastRng([task.id, seed, 'user']));
       text = this.user === undefined ? task.spec.instructions : this.user.opening();
     } catch (error) {
       this.status = 'idle';
@@ -553,7 +554,7 @@ class EpisodeRun<S> implements Episode {
     }
     if (fault !== undefined) {
       // partial or stale: the call ran, the agent gets degraded data.
-      if (fault.rule.kind === 'partial') output = partialOutput(output, createRng([this.task.id, this.seed, 'partial', callIndex]));
+      if (fault.rule.kind === 'partial') output = partialOutput(output, fastRng([this.task.id, this.seed, 'partial', callIndex]));
       this.faulted.add(key);
       out.faulted = true;
       out.faults = [{ kind: fault.rule.kind, tool: tool.name, call: callIndex }];
@@ -600,14 +601,14 @@ class EpisodeRun<S> implements Episode {
       if (--stuck.left <= 0) this.lostToFault = true;
       return stuck.fault;
     }
-    let rng: ReturnType<typeof createRng> | undefined;
+    let rng: ReturnType<typeof fastRng> | undefined;
     for (let i = 0; i < this.faultRules.length; i++) {
       const rule = this.faultRules[i]!;
       if (rule.tool !== '*' && rule.tool !== tool.name) continue;
       if ((rule.kind === 'partial' || rule.kind === 'stale') && tool.effect === 'write') continue;
       if (rule.kind === 'stale' && this.previous === undefined) continue;
       if (rule.maxPerEpisode !== undefined && this.fired[i]! >= rule.maxPerEpisode) continue;
-      rng ??= createRng([this.task.id, this.seed, 'fault', callIndex]);
+      rng ??= fastRng([this.task.id, this.seed, 'fault', callIndex]);
       if (rng.next() >= rule.rate) continue;
       this.fired[i]!++;
       const fault: ActiveFault = { rule, ruleIndex: i, persistent: rule.persistent === true };

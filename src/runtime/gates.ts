@@ -1,7 +1,9 @@
 /** The generation gates that need the simulator: oracle replay and non-triviality. */
-import { createRng, isEnvHarnessError, toEnvHarnessError } from '../core/index.js';
-import type { Action, Domain, FeedbackCode, GateVerdict, JsonValue, Observation, Rng, StepResult, Task, ToolSpec } from '../core/index.js';
+import { isEnvHarnessError, toEnvHarnessError } from '../core/index.js';
+import { fastRng } from '../generation/index.js';
+import type { Action, Domain, FeedbackCode, GateVerdict, JsonValue, Rng, StepResult, Task, ToolSpec } from '../core/index.js';
 import { createEpisode } from './episode.js';
+import { runtimeCacheFor } from './runtime-cache.js';
 import type { EpisodeOptions } from './episode.js';
 
 /** Feedback a reference solution must never earn. */
@@ -73,7 +75,7 @@ export function createNonTrivialGate(domain: Domain<any>, options: NonTrivialGat
         return { ok: false, reason: 'the empty trajectory (finish right away) already succeeds', details: info(result) };
       }
       if (options.random === false) return { ok: true };
-      const random = randomTrajectory(domain, task, options);
+      const random = playRandomTrajectory(domain, task, options);
       if (random !== undefined && random.info.outcome > 0) {
         return { ok: false, reason: 'a seeded random trajectory succeeds', details: info(random) };
       }
@@ -81,49 +83,100 @@ export function createNonTrivialGate(domain: Domain<any>, options: NonTrivialGat
     });
 }
 
-function randomTrajectory(domain: Domain<any>, task: Task, options: NonTrivialGateOptions): StepResult | undefined {
-  const rng = createRng([task.id, 'non_trivial']);
+/**
+ * Both simulator gates of a domain on one runtime cache (default: the domain's shared one), in the
+ * shape `generateBatch` takes as `hooks`; a hook module for worker threads exports a
+ * `createGateHooks()` that returns this.
+ * @example
+ * // retail-hooks.ts, passed as generateBatch's hookModule
+ * export const createGateHooks = () => createDomainGateHooks(retail);
+ */
+export function createDomainGateHooks(domain: Domain<any>, options: { cache?: EpisodeOptions['cache'] } = {}): { oracle: (task: Task) => GateVerdict; nonTrivial: (task: Task) => GateVerdict } {
+  const cache = options.cache ?? runtimeCacheFor(domain);
+  return { oracle: createOracleGate(domain, { cache }), nonTrivial: createNonTrivialGate(domain, { cache }) };
+}
+
+/**
+ * @internal The non-triviality gate's seeded random trajectory; returns its last step, and lists the
+ * actions it sent in `played` when given (tests compare it with the reference algorithm).
+ */
+export function playRandomTrajectory(domain: Domain<any>, task: Task, options: NonTrivialGateOptions, played?: Action[]): StepResult | undefined {
+  const rng = fastRng([task.id, 'non_trivial']);
   const episode = createEpisode(domain, task, { faults: false, cache: options.cache });
   const first = episode.reset({ seed: 0 });
   const tools = first.tools ?? [];
-  const words = new Set<string>();
-  collectWords(first.text ?? '', words);
+  const words = new WordList();
+  words.addText(first.text ?? '');
   const steps = Math.max(0, Math.min(options.randomSteps ?? 8, (first.budget?.steps ?? 30) - 1));
   let last: StepResult | undefined;
   for (let i = 0; i < steps && episode.status === 'running'; i++) {
     const action: Action =
       tools.length === 0 || rng.chance(0.25)
-        ? { type: 'message', text: [...words].length > 0 ? rng.sample([...words].sort(), 3).join(' ') : 'ok' }
-        : randomCall(rng.pick(tools), [...words].sort(), rng);
+        ? { type: 'message', text: words.sorted.length > 0 ? rng.sample(words.sorted, 3).join(' ') : 'ok' }
+        : randomCall(rng.pick(tools), words, rng);
+    played?.push(action);
     last = episode.step(action);
-    collectObservation(last.observation, words);
+    const observation = last.observation;
+    if (observation.text !== undefined) words.addText(observation.text);
+    if (observation.output !== undefined) words.addText(JSON.stringify(observation.output));
   }
   if (episode.status === 'running') last = episode.step({ type: 'finish' });
   return last;
 }
 
-function randomCall(tool: ToolSpec, words: readonly string[], rng: Rng): Action {
+function randomCall(tool: ToolSpec, words: WordList, rng: Rng): Action {
   const props = (tool.parameters['properties'] ?? {}) as Record<string, { type?: string; enum?: JsonValue[] }>;
   const args: Record<string, JsonValue> = {};
   for (const name of Object.keys(props).sort()) {
     const schema = props[name]!;
     if (Array.isArray(schema.enum) && schema.enum.length > 0) args[name] = rng.pick(schema.enum);
-    else if (schema.type === 'string') args[name] = words.length > 0 ? rng.pick(words) : 'x';
+    else if (schema.type === 'string') args[name] = words.sorted.length > 0 ? rng.pick(words.sorted) : 'x';
     else if (schema.type === 'integer' || schema.type === 'number') {
-      const numbers = words.filter((w) => /^[0-9]+$/.test(w));
-      args[name] = numbers.length > 0 && rng.chance(0.5) ? Number(rng.pick(numbers)) : rng.int(1, 10);
+      args[name] = words.numbers.length > 0 && rng.chance(0.5) ? Number(rng.pick(words.numbers)) : rng.int(1, 10);
     } else if (schema.type === 'boolean') args[name] = rng.chance(0.5);
   }
   return { type: 'tool', tool: tool.name, args };
 }
 
-function collectObservation(observation: Observation, words: Set<string>): void {
-  if (observation.text !== undefined) collectWords(observation.text, words);
-  if (observation.output !== undefined) collectWords(JSON.stringify(observation.output), words);
+const WORD = /[A-Za-z0-9][A-Za-z0-9_@.-]*[A-Za-z0-9]|[0-9]+/g;
+const NUMBER = /^[0-9]+$/;
+const MAX_WORDS = 500;
+
+/**
+ * The first 500 distinct words the agent has seen, kept sorted (as `[...set].sort()` would order them)
+ * by insertion, so a step costs O(new words) rather than a copy and sort of the whole set.
+ */
+class WordList {
+  private readonly seen = new Set<string>();
+  /** Every word, in default sort order (UTF-16 code units). */
+  readonly sorted: string[] = [];
+  /** The all-digit words, in the same order. */
+  readonly numbers: string[] = [];
+
+  addText(text: string): void {
+    // exec, not match: stop scanning as soon as the list is full instead of listing every word first.
+    WORD.lastIndex = 0;
+    while (this.seen.size < MAX_WORDS) {
+      const found = WORD.exec(text);
+      if (found === null) break;
+      const w = found[0];
+      if (this.seen.has(w)) continue;
+      this.seen.add(w);
+      insertSorted(this.sorted, w);
+      if (NUMBER.test(w)) insertSorted(this.numbers, w);
+    }
+  }
 }
 
-function collectWords(text: string, words: Set<string>): void {
-  for (const w of text.match(/[A-Za-z0-9][A-Za-z0-9_@.-]*[A-Za-z0-9]|[0-9]+/g) ?? []) if (words.size < 500) words.add(w);
+function insertSorted(list: string[], word: string): void {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (list[mid]! < word) lo = mid + 1;
+    else hi = mid;
+  }
+  list.splice(lo, 0, word);
 }
 
 function guard(task: Task, run: () => GateVerdict): GateVerdict {

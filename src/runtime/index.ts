@@ -7,7 +7,7 @@ export { createMemoryRecorder, createStoreRecorder } from './recorder.js';
 export type { MemoryRecorder, Recorder, StoreRecorder, StoreRecorderOptions } from './recorder.js';
 export { replayEpisode, verifyReplay } from './replay.js';
 export type { ReplayMismatch, ReplayOptions } from './replay.js';
-export { createNonTrivialGate, createOracleGate } from './gates.js';
+export { createDomainGateHooks, createNonTrivialGate, createOracleGate } from './gates.js';
 export type { NonTrivialGateOptions, OracleGateOptions } from './gates.js';
 export { createRuntimeCache, runtimeCacheFor } from './runtime-cache.js';
 export type { PreparedTask, RuntimeCache, RuntimeCacheOptions } from './runtime-cache.js';

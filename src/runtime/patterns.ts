@@ -16,7 +16,7 @@ export function canonicalJson(value: unknown): string {
   if (value === null) return 'null';
   switch (typeof value) {
     case 'string':
-      return JSON.stringify(value);
+      return quote(value);
     case 'number':
       if (!Number.isFinite(value)) break;
       return value === 0 ? '0' : String(value);
@@ -45,12 +45,20 @@ export function canonicalJson(value: unknown): string {
         if (item === undefined) continue;
         if (!first) out += ',';
         first = false;
-        out += JSON.stringify(key) + ':' + canonicalJson(item);
+        out += quote(key) + ':' + canonicalJson(item);
       }
       return out + '}';
     }
   }
   return canonicalize(value);
+}
+
+// Strings that need more than a pair of quotes: quote, backslash, control characters, surrogates.
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\uD800-\uDFFF]/;
+
+/** JSON.stringify of a string, without its call for the common string that needs no escaping. */
+function quote(text: string): string {
+  return NEEDS_ESCAPE.test(text) ? JSON.stringify(text) : '"' + text + '"';
 }
 
 /** Whether `action` (with parsed args for tool actions) matches a pattern: type, tool, and a subset of argument values. */

@@ -2,11 +2,10 @@
 import {
   DEFAULT_BUDGET,
   EnvHarnessError,
-  createRng,
-  digest,
   toEnvHarnessError,
 } from '../core/index.js';
 import type { Budget, Domain, FaultRule, JsonObject, Rng, Task, Tool, ToolContext, ToolSpec } from '../core/index.js';
+import { fastDigest, fastRng } from '../generation/index.js';
 import { DEFAULT_STATE_CACHE_SIZE, DEFAULT_TASK_CACHE_SIZE } from './defaults.js';
 import { Lru } from './lru.js';
 import { callKey } from './patterns.js';
@@ -78,7 +77,7 @@ export function createRuntimeCache<S>(domain: Domain<S>, options: RuntimeCacheOp
   }
 
   function baseFor(task: Task): BaseEntry<S> {
-    const key = digest(task.spec.initialState);
+    const key = fastDigest(task.spec.initialState);
     let entry = bases.get(key);
     if (entry === undefined) {
       let state: S;
@@ -205,7 +204,7 @@ class LazyToolContext implements ToolContext {
   ) {}
 
   get rng(): Rng {
-    return (this.generator ??= createRng([this.task.id, this.seed, 'tool', this.call]));
+    return (this.generator ??= fastRng([this.task.id, this.seed, 'tool', this.call]));
   }
 }
 

@@ -1,4 +1,5 @@
 /** Copy-on-write retail state: an immutable world plus a small overlay of replaced records per table. */
+import { hash } from 'node:crypto';
 import { sha256 } from '../../core/index.js';
 import { quote, sortKeys } from './canonical.js';
 import {
@@ -117,7 +118,8 @@ export function hashRetailState(state: RetailState): string {
       lines.push(table + '\t' + quote(key) + '\t' + recordCanon(world, state.overlay[table].get(key)!));
     }
   }
-  state.hash = lines.length === 0 ? world.digest : sha256('envharness.retail-state/1\n' + world.digest + '\n' + lines.join('\n'));
+  // One-shot crypto.hash: the same digest as core's sha256 without a Hash object per call.
+  state.hash = lines.length === 0 ? world.digest : hash('sha256', 'envharness.retail-state/1\n' + world.digest + '\n' + lines.join('\n'), 'hex');
   return state.hash;
 }
 

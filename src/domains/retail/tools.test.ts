@@ -135,6 +135,10 @@ describe('read tools', () => {
   it('list_all_product_types maps names to product ids, sorted by name', () => {
     expect(output(call(state, 'list_all_product_types', {}))).toEqual({ 'Desk Lamp': '1000000001', 'Travel Mug': '1000000002' });
     expect(Object.keys(output<object>(call(state, 'list_all_product_types', {})))).toEqual(['Desk Lamp', 'Travel Mug']);
+    // Memoised per world, but every call returns a fresh object: changing one output never reaches the next.
+    const first = output<Record<string, string>>(call(state, 'list_all_product_types', {}));
+    first['Desk Lamp'] = 'changed';
+    expect(output(call(state, 'list_all_product_types', {}))).toEqual({ 'Desk Lamp': '1000000001', 'Travel Mug': '1000000002' });
   });
 
   it('calculate, think and transfer_to_human_agents answer like tau-bench', () => {

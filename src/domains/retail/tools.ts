@@ -207,13 +207,10 @@ export const listAllProductTypes = defineTool({
   effect: 'read',
   args: z.strictObject({}),
   run: (state: RetailState) => {
-    const byName = new Map<string, string>();
-    for (const key of listKeys(state, 'products')) {
-      const product = getProduct(state, key)!;
-      byName.set(product.name, product.product_id);
-    }
+    // No tool writes products: the sorted list of the world's is computed once (a fresh object per call).
+    const types = state.overlay.products.size === 0 ? (state.world.cache.productTypes ??= productTypes(state)) : productTypes(state);
     const out: Record<string, string> = {};
-    for (const name of [...byName.keys()].sort(comparePyStrings)) out[name] = byName.get(name)!;
+    for (const [name, id] of types) out[name] = id;
     return ok(out);
   },
 });
@@ -511,6 +508,15 @@ export const retailTools: readonly Tool<RetailState, any>[] = [
   think,
   transferToHumanAgents,
 ];
+
+function productTypes(state: RetailState): Array<readonly [string, string]> {
+  const byName = new Map<string, string>();
+  for (const key of listKeys(state, 'products')) {
+    const product = getProduct(state, key)!;
+    byName.set(product.name, product.product_id);
+  }
+  return [...byName.keys()].sort(comparePyStrings).map((name) => [name, byName.get(name)!] as const);
+}
 
 export const RETAIL_TOOL_NAMES: readonly string[] = retailTools.map((tool) => tool.name);
 

@@ -31,6 +31,8 @@ export interface WorldCache {
   userPositions?: Map<string, number>;
   emailIndex?: Map<string, string[]>;
   nameZipIndex?: Map<string, string[]>;
+  /** `list_all_product_types` of the base products: [name, product id] sorted by name. */
+  productTypes?: ReadonlyArray<readonly [string, string]>;
   digest?: string;
 }
 
