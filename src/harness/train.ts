@@ -105,7 +105,7 @@ export interface TrainDeps {
   curriculum?: Curriculum;
 }
 
-export const DEFAULT_TRAIN_STRATEGY: StrategyName = 'prioritized-replay';
+export const DEFAULT_TRAIN_STRATEGY: StrategyName = 'learnability';
 
 /** Trains `agent` for `episodes` episodes under a curriculum; returns the run summary. */
 export async function trainLoop(deps: TrainDeps, options: TrainOptions): Promise<TrainSummary> {

@@ -3,6 +3,8 @@ import type { Command } from 'commander';
 import { EnvHarnessError, type Harness, type StrategyName, type TrainSummary } from '../../index.js';
 import { createAgent, createHarness, runStaticVsAdaptive, writeRunReport } from '../../index.js';
 import { builtinDomains } from '../../builtins.js';
+// Read while commands are registered, before src/index.ts has finished evaluating: from its own module.
+import { DEFAULT_TRAIN_STRATEGY } from '../../harness/train.js';
 import { resolveAgent, saveAgentState } from '../agents.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -73,7 +75,7 @@ export function registerTrainingCommands(program: Command, ctx: CliContext): voi
     .description('the main job: train an agent under an adaptive curriculum, guarded by the frozen regression set')
     .option('--agent <name>', 'learner | rule-based | random | oracle | openai', 'learner')
     .option('--episodes <n>', 'training episodes', parseIntOption('--episodes', 1), 3000)
-    .option('--strategy <name>', `curriculum: ${STRATEGIES.join(', ')}`, 'prioritized-replay')
+    .option('--strategy <name>', `curriculum: ${STRATEGIES.join(', ')}`, DEFAULT_TRAIN_STRATEGY)
     .option('--seed <n>', 'seed for sampling, episodes and the agent', parseIntOption('--seed'), 0)
     .option('--eval-every <n>', 'run the regression set every N episodes (0: never)', parseIntOption('--eval-every', 0), 500)
     .option('--concurrency <n>', 'episodes in flight per round', parseIntOption('--concurrency', 1), 8)
