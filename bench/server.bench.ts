@@ -3,9 +3,10 @@
  * server, `envharness serve`, and the generator share the machine's cores), the sequential Python
  * client's step latency, and the batched endpoint's session-steps/s from one Python client. Each figure
  * is set beside a null route measured the same way at the same time, because this machine is shared.
+ * The load generator is wrk (`-t1 -c8`, as in the perf anchors) when it is on PATH, else a Node one.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +19,11 @@ const RUNS = Number(process.env.ENVHARNESS_BENCH_HTTP_RUNS ?? 3);
 const CONNECTIONS = 8;
 const TOKEN = 'bench-token-0123456789abcdefghij';
 const PYTHON = process.env.ENVHARNESS_PYTHON ?? 'python3';
+/** The wrk binary; ENVHARNESS_BENCH_WRK= (empty) forces the Node load generator. */
+const WRK = process.env.ENVHARNESS_BENCH_WRK ?? 'wrk';
+const HAS_WRK = WRK !== '' && spawnSync(WRK, ['-v'], { encoding: 'utf8' }).error === undefined;
+/** Episodes per target: wrk's script cannot tie an episode to a connection, so it round-robins over more than are in flight. */
+const EPISODES = HAS_WRK ? CONNECTIONS * 4 : CONNECTIONS;
 
 /** Clock ticks of user + system time a process has used, in microseconds. */
 function cpuMicros(pid: number): number {
@@ -34,8 +40,51 @@ interface LoadResult {
   cpuUs: number;
 }
 
+interface Target {
+  name: string;
+  port: number;
+  pid: number;
+  /** One request per episode (path, token, body). */
+  requests: Array<{ path: string; token: string; body: string }>;
+}
+
+function load(target: Target, seconds: number, dir: string): Promise<LoadResult> {
+  return HAS_WRK ? Promise.resolve(wrkLoad(target, seconds, dir)) : nodeLoad(target.port, target.pid, target.requests.slice(0, CONNECTIONS).map((r) => post(r.path, target.port, r.token, r.body)), seconds);
+}
+
+/** wrk -t1 -c8 with a Lua script that round-robins over the target's episodes. */
+function wrkLoad(target: Target, seconds: number, dir: string): LoadResult {
+  const lua = (text: string) => JSON.stringify(text); // a JSON string literal is a valid Lua string literal for this ASCII
+  const requests = target.requests.map(
+    (r) => `wrk.format("POST", ${lua(r.path)}, {["Host"]=${lua(`127.0.0.1:${target.port}`)}, ["Authorization"]=${lua(`Bearer ${r.token}`)}, ["Content-Type"]="application/json"}, ${lua(r.body)})`,
+  );
+  const script = join(dir, 'load.lua');
+  writeFileSync(script, `local requests = {\n${requests.join(',\n')}\n}\nlocal i = 0\nrequest = function()\n  i = i % #requests + 1\n  return requests[i]\nend\n`);
+  const cpu0 = cpuMicros(target.pid);
+  const run = spawnSync(WRK, ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', '-s', script, `http://127.0.0.1:${target.port}`], { encoding: 'utf8', timeout: (seconds + 30) * 1000 });
+  const cpu = cpuMicros(target.pid) - cpu0;
+  const out = run.stdout ?? '';
+  const total = Number(/(\d+) requests in/.exec(out)?.[1] ?? 0);
+  if (run.status !== 0 || total === 0) throw new Error(`wrk failed (${run.status}): ${out}${run.stderr}`);
+  const errors = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0) + [...out.matchAll(/(?:connect|read|write|timeout) (\d+)/g)].reduce((sum, m) => sum + Number(m[1]), 0);
+  return {
+    perSec: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)![1]),
+    p50: wrkMs(/\s50%\s+(\S+)/.exec(out)?.[1]),
+    p99: wrkMs(/\s99%\s+(\S+)/.exec(out)?.[1]),
+    errors,
+    cpuUs: cpu / total,
+  };
+}
+
+/** A wrk latency ("812.00us", "1.20ms", "2.01s") in milliseconds. */
+function wrkMs(text: string | undefined): number {
+  const m = /^([\d.]+)(us|ms|s|m)$/.exec(text ?? '');
+  if (m === null) return NaN;
+  return Number(m[1]) * ({ us: 0.001, ms: 1, s: 1000, m: 60_000 } as Record<string, number>)[m[2]!]!;
+}
+
 /** Closed-loop load: one request in flight per connection, raw sockets (the generator stays cheap). */
-async function load(port: number, pid: number, requests: Buffer[], seconds: number): Promise<LoadResult> {
+async function nodeLoad(port: number, pid: number, requests: Buffer[], seconds: number): Promise<LoadResult> {
   const latencies: number[] = [];
   let errors = 0;
   const cpu0 = cpuMicros(pid);
@@ -136,30 +185,31 @@ export async function run(): Promise<BenchSection[]> {
     // ---- capacity --------------------------------------------------------------------------
     const noopBody = JSON.stringify({ action: { type: 'tool', tool: 'noop', args: {} } });
     const toolBody = JSON.stringify({ action: { type: 'tool', tool: 'get_stock', args: { item: 'widget-1' } } });
-    const nullEpisodes = await createEpisodes(server.port, { domain: 'null' }, CONNECTIONS);
-    const toolEpisodes = await createEpisodes(server.port, { taskId: tasks.endless }, CONNECTIONS);
+    const nullEpisodes = await createEpisodes(server.port, { domain: 'null' }, EPISODES);
+    const toolEpisodes = await createEpisodes(server.port, { taskId: tasks.endless }, EPISODES);
     // A retail task of the shipped regression set, its budget lifted so that the episodes never end.
     const retailBody = JSON.stringify({ action: { type: 'tool', tool: 'list_all_product_types', args: {} } });
     const lifted = { steps: 1_000_000_000, toolCalls: 1_000_000_000, consecutiveErrors: 1_000_000_000 };
-    const retailEpisodes = await createEpisodes(server.port, { domain: 'retail', split: 'regression', dynamics: { budget: lifted } }, CONNECTIONS).catch((error: Error) => {
+    const retailEpisodes = await createEpisodes(server.port, { domain: 'retail', split: 'regression', dynamics: { budget: lifted } }, EPISODES).catch((error: Error) => {
       process.stderr.write(`bench: no retail target: ${error.message}\n`);
       return [];
     });
-    const targets: Array<{ name: string; port: number; pid: number; requests: Buffer[] }> = [
-      { name: 'node:http null route (floor of this machine, same moment)', port: raw.port, pid: raw.child.pid!, requests: Array.from({ length: CONNECTIONS }, () => post('/step', raw.port, 'x', noopBody)) },
-      { name: 'envharness serve: null-domain step (validate, step, record, commit, answer)', port: server.port, pid: server.child.pid!, requests: nullEpisodes.map((e) => post(`/v1/episodes/${e.id}/step`, server.port, e.token, noopBody)) },
-      { name: 'envharness serve: inventory tool step (get_stock)', port: server.port, pid: server.child.pid!, requests: toolEpisodes.map((e) => post(`/v1/episodes/${e.id}/step`, server.port, e.token, toolBody)) },
-      ...(retailEpisodes.length > 0
-        ? [{ name: 'envharness serve: retail tool step (list_all_product_types)', port: server.port, pid: server.child.pid!, requests: retailEpisodes.map((e) => post(`/v1/episodes/${e.id}/step`, server.port, e.token, retailBody)) }]
-        : []),
+    const steps = (episodes: Array<{ id: string; token: string }>, body: string) => episodes.map((e) => ({ path: `/v1/episodes/${e.id}/step`, token: e.token, body }));
+    const targets: Target[] = [
+      { name: 'node:http null route (floor of this machine, same moment)', port: raw.port, pid: raw.child.pid!, requests: [{ path: '/step', token: 'x', body: noopBody }] },
+      { name: 'envharness serve: null-domain step (validate, step, record, commit, answer)', port: server.port, pid: server.child.pid!, requests: steps(nullEpisodes, noopBody) },
+      { name: 'envharness serve: inventory tool step (get_stock)', port: server.port, pid: server.child.pid!, requests: steps(toolEpisodes, toolBody) },
+      ...(retailEpisodes.length > 0 ? [{ name: 'envharness serve: retail tool step (list_all_product_types)', port: server.port, pid: server.child.pid!, requests: steps(retailEpisodes, retailBody) }] : []),
     ];
-    for (const target of targets) await load(target.port, target.pid, target.requests, 1); // warm-up
+    // The node generator holds one connection per request: the floor gets one per connection too.
+    if (!HAS_WRK) targets[0]!.requests = Array.from({ length: CONNECTIONS }, () => targets[0]!.requests[0]!);
+    for (const target of targets) await load(target, 1, dir); // warm-up
     const results = new Map<string, LoadResult[]>();
     for (let r = 0; r < RUNS; r++) {
       // Interleaved, so that every target sees the same machine load.
       for (const target of targets) {
         const list = results.get(target.name) ?? [];
-        list.push(await load(target.port, target.pid, target.requests, SECONDS));
+        list.push(await load(target, SECONDS, dir));
         results.set(target.name, list);
       }
     }
@@ -172,7 +222,8 @@ export async function run(): Promise<BenchSection[]> {
         'p50 ms': m.p50.toFixed(2),
         'p99 ms': m.p99.toFixed(2),
         'server CPU µs/step': m.cpuUs.toFixed(0),
-        'vs floor': `${((m.perSec / floor.perSec) * 100).toFixed(0)}%`,
+        'steps/s vs floor': `${((m.perSec / floor.perSec) * 100).toFixed(0)}%`,
+        'CPU/step vs floor': `${(m.cpuUs / floor.cpuUs).toFixed(2)}x`,
         errors: m.errors,
       };
     });
@@ -183,27 +234,45 @@ export async function run(): Promise<BenchSection[]> {
     const seconds = String(Math.max(2, Math.round(SECONDS / 2)));
     const seq: Array<Record<string, number> | undefined> = [];
     const seqRaw: Array<Record<string, number> | undefined> = [];
+    const seqSocket: Array<Record<string, number> | undefined> = [];
     const batch32: Array<Record<string, number> | undefined> = [];
     const batch256: Array<Record<string, number> | undefined> = [];
     for (let r = 0; r < RUNS; r++) {
       seqRaw.push(python(['--url', rawUrl, '--mode', 'raw', '--seconds', seconds]));
+      seqSocket.push(python(['--url', rawUrl, '--mode', 'socket', '--seconds', seconds]));
       seq.push(python(['--url', url, '--token', TOKEN, '--mode', 'sequential', '--seconds', seconds]));
       batch32.push(python(['--url', url, '--token', TOKEN, '--mode', 'batched', '--sessions', '32', '--seconds', seconds]));
       batch256.push(python(['--url', url, '--token', TOKEN, '--mode', 'batched', '--sessions', '256', '--seconds', seconds]));
     }
     const version = seq.find((r) => r !== undefined)?.['python'] ?? '?';
+    const floorP50 = medianField(seqRaw, 'p50Us');
+    const floorRate = medianField(seqRaw, 'stepsPerSec');
+    const vsFloor = (p50: number) => `${(p50 / floorP50).toFixed(2)}x`;
+    const rateVsFloor = (rate: number) => `${(rate / floorRate).toFixed(1)}x`;
+    const batchRow = (label: string, runs: Array<Record<string, number> | undefined>): BenchRow => {
+      const rate = medianField(runs, 'sessionStepsPerSec');
+      return { measurement: label, 'p50 µs': '', 'p50 vs floor': '', 'p99 µs': '', 'steps/s': `${fmt(rate)} session-steps/s (${medianField(runs, 'requestMs').toFixed(2)} ms per request)`, 'steps/s vs floor': rateVsFloor(rate) };
+    };
+    const seqRow = (label: string, runs: Array<Record<string, number> | undefined>): BenchRow => {
+      const p50 = medianField(runs, 'p50Us');
+      const rate = medianField(runs, 'stepsPerSec');
+      return { measurement: label, 'p50 µs': p50.toFixed(0), 'p50 vs floor': vsFloor(p50), 'p99 µs': medianField(runs, 'p99Us').toFixed(0), 'steps/s': fmt(rate), 'steps/s vs floor': rateVsFloor(rate) };
+    };
     const pythonRows: BenchRow[] = [
-      { measurement: 'sequential step, stdlib http.client against the node:http null route (the client floor)', 'p50 µs': medianField(seqRaw, 'p50Us').toFixed(0), 'p99 µs': medianField(seqRaw, 'p99Us').toFixed(0), 'steps/s': fmt(medianField(seqRaw, 'stepsPerSec')) },
-      { measurement: 'sequential env.step() with envharness_client (Idempotency-Key, expectedStep, commit before the answer)', 'p50 µs': medianField(seq, 'p50Us').toFixed(0), 'p99 µs': medianField(seq, 'p99Us').toFixed(0), 'steps/s': fmt(medianField(seq, 'stepsPerSec')) },
-      { measurement: 'client.step_many, 32 sessions per request', 'p50 µs': '', 'p99 µs': '', 'steps/s': `${fmt(medianField(batch32, 'sessionStepsPerSec'))} session-steps/s (${medianField(batch32, 'requestMs').toFixed(2)} ms per request)` },
-      { measurement: 'client.step_many, 256 sessions per request', 'p50 µs': '', 'p99 µs': '', 'steps/s': `${fmt(medianField(batch256, 'sessionStepsPerSec'))} session-steps/s (${medianField(batch256, 'requestMs').toFixed(2)} ms per request)` },
+      seqRow('sequential step, stdlib http.client against the node:http null route (the client floor)', seqRaw),
+      seqRow('sequential step, a plain socket (one sendall, recv) against the same null route', seqSocket),
+      seqRow('sequential env.step() with envharness_client (Idempotency-Key, expectedStep, commit before the answer)', seq),
+      batchRow('client.step_many, 32 sessions per request', batch32),
+      batchRow('client.step_many, 256 sessions per request', batch256),
     ];
     const cpus = results.get(targets[1]!.name)!.map((r) => r.cpuUs);
     return [
       {
         title: 'HTTP server capacity (loopback, 8 keep-alive connections)',
         description:
-          `A Node load generator (raw sockets, one request in flight per connection, ${SECONDS} s × ${RUNS} runs, median) against \`envharness serve\` ` +
+          (HAS_WRK
+            ? `wrk 4 (\`-t1 -c${CONNECTIONS}\`, a Lua script round-robining over ${EPISODES} episodes per target, ${SECONDS} s × ${RUNS} runs, median) against \`envharness serve\` `
+            : `A Node load generator (raw sockets, one request in flight per connection, ${SECONDS} s × ${RUNS} runs, median; wrk was not on PATH) against \`envharness serve\` `) +
           '(another process, SQLite WAL store, every step committed before its answer) and, interleaved, a plain node:http null route. ' +
           'Server, generator and any other load share the machine. "server CPU µs/step" is the server process\'s user+system time per step.',
         rows: capacityRows,
@@ -216,7 +285,10 @@ export async function run(): Promise<BenchSection[]> {
         title: 'HTTP from Python (standard-library client)',
         description: `clients/python/bench/bench_client.py (Python ${version}), one process, against the same \`envharness serve\` (null-domain steps); medians of ${RUNS} runs of ${seconds} s.`,
         rows: pythonRows,
-        notes: ['Targets: sequential p50 ≤ 230 µs (tau-bench/FastAPI: 599 µs, stdlib client against a fastify null route: 189 µs); batched ≥ 20k session-steps/s with ≥ 32 sessions per request.'],
+        notes: [
+          'Targets (perf-anchors §4, set on a faster machine): sequential p50 ≤ 230 µs, i.e. ≤ 1.2x the stdlib http.client floor against a null route (189 µs there); batched ≥ 20k session-steps/s with ≥ 32 sessions per request. Here the ratios to the floors measured in the same run are the yardstick.',
+          'envharness_client talks HTTP/1.1 on a plain socket (standard library only), so it can come in under the http.client floor; the plain-socket row is the floor of that approach.',
+        ],
       },
     ];
   } finally {

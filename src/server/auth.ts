@@ -1,5 +1,5 @@
 /** Tokens, constant-time comparison, loopback detection and the Host/Origin allowlist (DNS-rebinding guard). */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
 import { EnvHarnessError } from '../index.js';
 
@@ -20,7 +20,8 @@ export function generateId(prefix: string): string {
 }
 
 export function hashToken(token: string): Buffer {
-  return createHash('sha256').update(token, 'utf8').digest();
+  // One-shot crypto.hash: half the cost of a createHash object, on every request.
+  return hash('sha256', token, 'buffer');
 }
 
 /**

@@ -2,7 +2,7 @@
  * Server-side episodes: capability tokens, one step at a time per episode, Idempotency-Key replay,
  * group-committed transitions (a step is answered only once its transition is durable), and the idle reaper.
  */
-import { createHash, randomInt } from 'node:crypto';
+import { hash, randomInt } from 'node:crypto';
 import { EnvHarnessError, isEnvHarnessError, type DynamicsOptions, type Episode, type Harness, type Observation, type Split, type StepResult, type StoredTask } from '../index.js';
 import { generateId, generateToken, hashToken, tokenMatches } from './auth.js';
 import { formatPointer, has, isObject, loneSurrogateKey, maySurrogate, parseJsonBody } from './body.js';
@@ -588,7 +588,7 @@ function checkKey(key: string): Problem | undefined {
 }
 
 function sha256(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('base64url');
+  return hash('sha256', text, 'base64url');
 }
 
 function truncate(text: string): string {

@@ -4,9 +4,9 @@
  * transitions; every acknowledged step stored; p99 <= 50 ms; open episodes 0 after the clients close.
  *
  * Duration: ENVHARNESS_SOAK_SECONDS (default 30 in CI; T8's full CI variant is 120, the nightly one 600).
- * Latency: the run first records its own baseline (the same 32 clients against a plain node:http null
- * route); the bound is max(50 ms, 5 × that baseline's p99), so that a machine shared with other work
- * measures the server, not its neighbours. ENVHARNESS_SOAK_P99_MS sets a fixed bound instead.
+ * Latency: p99 <= 50 ms, T8's fixed bound (synchronous=NORMAL); ENVHARNESS_SOAK_P99_MS overrides it (e.g.
+ * 250 for a FULL store). The same 32 clients against a plain node:http null route are measured first
+ * and printed beside the result, so that a failure on a loaded machine can be told from a slow server.
  */
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync, rmSync, mkdtempSync } from 'node:fs';
@@ -14,12 +14,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSqliteStore } from '../../src/storage/sqlite/index.js';
-import { createClient, prepareStore, spawnNullServer, spawnServe, stopServe } from '../../src/server/testing/fixture.js';
+import { createClient, createSocketClient, prepareStore, spawnNullServer, spawnServe, stopServe } from '../../src/server/testing/fixture.js';
 
 const SECONDS = Number(process.env.ENVHARNESS_SOAK_SECONDS ?? 30);
 const EPISODES = Number(process.env.ENVHARNESS_SOAK_EPISODES ?? 32);
-const P99_MS = process.env.ENVHARNESS_SOAK_P99_MS === undefined ? undefined : Number(process.env.ENVHARNESS_SOAK_P99_MS);
-const BASELINE_FACTOR = 5;
+/** T8 (perf-anchors §4): p99 step latency <= 50 ms with synchronous=NORMAL. */
+const P99_MS = Number(process.env.ENVHARNESS_SOAK_P99_MS ?? 50);
 const TOKEN = 'soak-test-token-0123456789abcdef';
 
 const dir = mkdtempSync(join(tmpdir(), 'envharness-soak-'));
@@ -51,7 +51,7 @@ async function baselineP99(seconds: number): Promise<number> {
   try {
     await Promise.all(
       Array.from({ length: EPISODES }, async () => {
-        const client = createClient(nullServer.port, { sockets: 1 });
+        const client = createSocketClient(nullServer.port);
         try {
           while (Date.now() < end) latencies.push((await client.request({ path: '/step', token: 'x', body: { action: ACTIONS[0], expectedStep: 1 } })).ms);
         } finally {
@@ -69,7 +69,7 @@ async function baselineP99(seconds: number): Promise<number> {
 describe('T8: concurrency soak', () => {
   it(`${EPISODES} episodes stepping for ${SECONDS} s against envharness serve`, async () => {
     const baseline = await baselineP99(Math.min(5, Math.max(2, SECONDS / 6)));
-    const bound = P99_MS ?? Math.max(50, BASELINE_FACTOR * baseline);
+    const bound = P99_MS;
     const { path, tasks } = await prepareStore(dir);
     const started = await spawnServe(path, TOKEN);
     child = started.child;
@@ -84,7 +84,8 @@ describe('T8: concurrency soak', () => {
     const deadline = Date.now() + SECONDS * 1000;
 
     async function run(i: number): Promise<void> {
-      const client = createClient(port, { sockets: 1 });
+      // A lean client: with 32 of them in one process, node:http's client would be what is measured.
+      const client = createSocketClient(port);
       try {
         const created = await client.request({ path: '/v1/episodes', token: TOKEN, body: { taskId: tasks.short, seed: i } });
         if (created.status !== 201) throw new Error(created.text);
@@ -156,7 +157,7 @@ describe('T8: concurrency soak', () => {
       `T8: ${EPISODES} episodes, ${SECONDS} s, ${total} steps (${(total / SECONDS).toFixed(0)}/s), ${acked.size} attempts, ` +
         `p50 ${p50.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms, max ${latencies[latencies.length - 1]!.toFixed(1)} ms, ` +
         `RSS ${(rssStart / 1024).toFixed(0)} -> ${(rssEnd / 1024).toFixed(0)} MiB (${(growth * 100).toFixed(1)}%); ` +
-        `baseline p99 (null route, same clients) ${baseline.toFixed(2)} ms -> bound ${bound.toFixed(1)} ms`,
+        `bound ${bound} ms; null route p99 with the same clients just before: ${baseline.toFixed(2)} ms`,
     );
     expect(stored).toBe(total);
     expect(total).toBeGreaterThan(EPISODES * 10);

@@ -3,7 +3,9 @@
 Modes:
   sequential  one env of the null domain, one step in flight: per-step latency (p50/p99, microseconds) and steps/s
   batched     SESSIONS envs stepped together with step_many: session-steps/s
-  raw         the same request shape against any URL with plain http.client (the client's own floor)
+  raw         the same request shape against any URL with plain http.client (the stdlib client's floor)
+  socket      the same request on a plain socket: one sendall, recv until the body is complete (the floor of
+              the approach envharness_client takes)
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import socket
 import sys
 import time
 from pathlib import Path
@@ -83,17 +86,53 @@ def raw(url: str, seconds: float) -> dict:
             "p50Us": percentile(latencies, 0.5) / 1000, "p99Us": percentile(latencies, 0.99) / 1000}
 
 
+def plain_socket(url: str, seconds: float) -> dict:
+    """The null-route request written and read by hand: what a socket round trip costs this Python."""
+    parts = urlsplit(url)
+    sock = socket.create_connection((parts.hostname, parts.port))
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    body = json.dumps({"action": {"type": "tool", "tool": "noop", "args": {}}}).encode()
+    request = (f"POST /step HTTP/1.1\r\nHost: {parts.netloc}\r\nContent-Type: application/json\r\n"
+               f"Authorization: Bearer x\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body
+
+    def once() -> None:
+        sock.sendall(request)
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += sock.recv(65536)
+        head, _, rest = data.partition(b"\r\n\r\n")
+        length = int(head.lower().split(b"content-length:", 1)[1].split(b"\r\n", 1)[0])
+        while len(rest) < length:
+            rest += sock.recv(65536)
+        json.loads(rest)
+
+    latencies = []
+    deadline = time.perf_counter() + seconds
+    start = time.perf_counter()
+    while time.perf_counter() < deadline:
+        t0 = time.perf_counter_ns()
+        once()
+        latencies.append(time.perf_counter_ns() - t0)
+    elapsed = time.perf_counter() - start
+    sock.close()
+    latencies.sort()
+    return {"steps": len(latencies), "stepsPerSec": len(latencies) / elapsed,
+            "p50Us": percentile(latencies, 0.5) / 1000, "p99Us": percentile(latencies, 0.99) / 1000}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--url", required=True)
     parser.add_argument("--token", default="x")
-    parser.add_argument("--mode", choices=["sequential", "batched", "raw"], required=True)
+    parser.add_argument("--mode", choices=["sequential", "batched", "raw", "socket"], required=True)
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--sessions", type=int, default=32)
     args = parser.parse_args()
     action = tool("noop")
     if args.mode == "raw":
         result = raw(args.url, args.seconds)
+    elif args.mode == "socket":
+        result = plain_socket(args.url, args.seconds)
     else:
         with Client(args.url, args.token) as client:
             if args.mode == "sequential":

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-import http.client
+import itertools
 import json
+import os
+import socket
+import ssl
 import threading
-import uuid
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 from urllib.parse import quote, urlencode, urlsplit
 
@@ -14,9 +16,125 @@ from .errors import EnvHarnessError, TransportError, error_from_problem
 JSON = Dict[str, Any]
 StepTuple = Tuple[JSON, float, bool, bool, JSON]
 
+# One encoder for every request body (json.dumps with options builds a new one per call).
+_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
+_MAX_HEAD = 64 * 1024
+
+
+class _Stale(ConnectionError):
+    """The server closed a kept-alive connection before answering: the request never reached it."""
+
+
 # Failures of a kept-alive connection that the server closed while it was idle: the request never
 # reached the server, so it is sent again on a new connection.
-_STALE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError, ConnectionAbortedError)
+_STALE = (_Stale, ConnectionResetError, BrokenPipeError, ConnectionAbortedError)
+
+
+class _Connection:
+    """One keep-alive HTTP/1.1 connection on a plain socket.
+
+    ``http.client`` costs more per call than a whole step on the server (header objects, the email
+    parser); this writes the request in one ``sendall`` and reads the answer with ``recv``.
+    """
+
+    __slots__ = ("sock", "_buffer")
+
+    def __init__(self, host: str, port: int, timeout: float, tls: bool) -> None:
+        sock = socket.create_connection((host, port), timeout)
+        try:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if tls:
+                sock = ssl.create_default_context().wrap_socket(sock, server_hostname=host)
+        except BaseException:
+            sock.close()
+            raise
+        self.sock = sock
+        self._buffer = b""
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def exchange(self, request: bytes) -> Tuple[int, bytes, Dict[str, str], bool]:
+        """Sends a whole request; returns ``(status, body, headers, will_close)``."""
+        self.sock.sendall(request)
+        return self._read()
+
+    def _fill(self, got_any: bool) -> None:
+        chunk = self.sock.recv(65536)
+        if not chunk:
+            if got_any:
+                raise ConnectionResetError("the server closed the connection in the middle of an answer")
+            raise _Stale("the server closed the connection")
+        self._buffer += chunk
+
+    def _read(self) -> Tuple[int, bytes, Dict[str, str], bool]:
+        while True:
+            end = self._buffer.find(b"\r\n\r\n")
+            if end >= 0:
+                break
+            if len(self._buffer) > _MAX_HEAD:
+                raise ConnectionError("the answer's headers are too large")
+            self._fill(len(self._buffer) > 0)
+        head = self._buffer[:end].decode("latin-1").split("\r\n")
+        self._buffer = self._buffer[end + 4:]
+        version, _, rest = head[0].partition(" ")
+        try:
+            status = int(rest[:3])
+        except ValueError:
+            raise ConnectionError(f"not an HTTP answer: {head[0][:100]!r}") from None
+        headers: Dict[str, str] = {}
+        for line in head[1:]:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        connection = headers.get("connection", "").lower()
+        will_close = connection == "close" or (version == "HTTP/1.0" and connection != "keep-alive")
+        if status < 200 and status != 101:
+            return self._read()  # 1xx: the real answer follows
+        if status in (204, 304):
+            return status, b"", headers, will_close
+        if "chunked" in headers.get("transfer-encoding", "").lower():
+            return status, self._read_chunked(), headers, will_close
+        length = headers.get("content-length")
+        if length is None:
+            # Delimited by the end of the connection.
+            try:
+                while True:
+                    self._fill(True)
+            except ConnectionResetError:
+                pass
+            body, self._buffer = self._buffer, b""
+            return status, body, headers, True
+        n = int(length)
+        while len(self._buffer) < n:
+            self._fill(True)
+        body = self._buffer[:n]
+        self._buffer = self._buffer[n:]
+        return status, body, headers, will_close
+
+    def _read_chunked(self) -> bytes:
+        parts = []
+        while True:
+            size = int(self._line().split(b";", 1)[0].strip(), 16)
+            if size == 0:
+                while self._line():  # trailers, up to the empty line
+                    pass
+                return b"".join(parts)
+            while len(self._buffer) < size + 2:
+                self._fill(True)
+            parts.append(self._buffer[:size])
+            self._buffer = self._buffer[size + 2:]
+
+    def _line(self) -> bytes:
+        while b"\r\n" not in self._buffer:
+            self._fill(True)
+        line, _, self._buffer = self._buffer.partition(b"\r\n")
+        return line
+
+
+def _check_header(name: str, value: str) -> str:
+    if "\r" in value or "\n" in value or "\r" in name or "\n" in name or ":" in name:
+        raise ValueError(f"invalid header {name!r}: {value!r}")
+    return value
 
 
 def tool(name: str, **args: Any) -> JSON:
@@ -55,8 +173,14 @@ class Client:
         self._https = parts.scheme == "https"
         self._host = parts.hostname
         self._port = parts.port or (443 if self._https else 80)
-        self._conn: Optional[http.client.HTTPConnection] = None
+        host = f"[{self._host}]" if ":" in self._host else self._host
+        self._host_header = host if parts.port is None else f"{host}:{self._port}"
+        _check_header("Authorization", token)
+        self._conn: Optional[_Connection] = None
         self._lock = threading.Lock()
+        # Idempotency keys: a random prefix per client and a counter (unique, and cheaper than uuid4).
+        self._key_prefix = os.urandom(9).hex()
+        self._key_counter = itertools.count(1)
 
     # ---- transport ------------------------------------------------------------------------
 
@@ -73,11 +197,13 @@ class Client:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    def _connection(self) -> http.client.HTTPConnection:
+    def _connection(self) -> _Connection:
         if self._conn is None:
-            cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
-            self._conn = cls(self._host, self._port, timeout=self.timeout)
+            self._conn = _Connection(self._host, self._port, self.timeout, self._https)
         return self._conn
+
+    def _idempotency_key(self) -> str:
+        return f"{self._key_prefix}-{next(self._key_counter)}"
 
     def request(self, method: str, path: str, body: Any = None, token: Optional[str] = None,
                 headers: Optional[Dict[str, str]] = None, retry: bool = False) -> Any:
@@ -91,38 +217,45 @@ class Client:
 
     def _exchange(self, method: str, path: str, body: Any, token: Optional[str], headers: Optional[Dict[str, str]],
                   retry: bool) -> Tuple[int, bytes, Dict[str, str]]:
-        payload = None if body is None else json.dumps(body, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
-        h = {"Authorization": f"Bearer {token or self.token}", "Accept": "application/json"}
-        if payload is not None:
-            h["Content-Type"] = "application/json"
+        if any(c in path for c in " \r\n") or not path.startswith("/"):
+            raise ValueError(f"invalid request path {path!r}")
+        head = (f"{method} {path} HTTP/1.1\r\nHost: {self._host_header}\r\n"
+                f"Authorization: Bearer {token or self.token}\r\nAccept: application/json\r\n")
         if headers:
-            h.update(headers)
+            for name, value in headers.items():
+                head += f"{name}: {_check_header(name, value)}\r\n"
+        if body is None:
+            request = (head + "\r\n").encode("latin-1")
+        else:
+            payload = _encode(body).encode("utf-8")
+            request = (head + f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n\r\n").encode("latin-1") + payload
         with self._lock:
             attempts = 3 if retry else 2
             for attempt in range(attempts):
-                conn = self._connection()
-                reused = conn.sock is not None
+                reused = self._conn is not None
                 try:
-                    conn.request(method, path, body=payload, headers=h)
-                    response = conn.getresponse()
-                    data = response.read()
-                    if response.will_close:
+                    conn = self._connection()
+                    status, data, answer_headers, will_close = conn.exchange(request)
+                    if will_close:
                         conn.close()
                         self._conn = None
-                    return response.status, data, {k.lower(): v for k, v in response.getheaders()}
+                    return status, data, answer_headers
                 except _STALE as error:
-                    conn.close()
-                    self._conn = None
+                    self._drop()
                     if attempt + 1 < attempts and (reused or retry):
                         continue
                     raise TransportError(f"{method} {path}: connection to {self.url} broke: {error!r}") from error
-                except (OSError, http.client.HTTPException) as error:
-                    conn.close()
-                    self._conn = None
+                except (OSError, ValueError) as error:
+                    self._drop()
                     if retry and attempt + 1 < attempts:
                         continue
                     raise TransportError(f"{method} {path}: cannot reach {self.url}: {error!r}") from error
         raise TransportError(f"{method} {path}: no answer from {self.url}")  # pragma: no cover
+
+    def _drop(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
 
     @staticmethod
     def _decode(status: int, data: bytes) -> Any:
@@ -209,7 +342,7 @@ class Client:
         items = []
         for env, action in pairs:
             items.append({"episodeId": env.id, "token": env.token, "action": action,
-                          "expectedStep": env.steps + 1, "idempotencyKey": uuid.uuid4().hex})
+                          "expectedStep": env.steps + 1, "idempotencyKey": self._idempotency_key()})
         answer = self.request("POST", "/v1/steps", {"steps": items}, retry=True)
         results: List[Union[StepTuple, EnvHarnessError]] = []
         first: Optional[EnvHarnessError] = None
@@ -293,7 +426,7 @@ class Env:
     def __init__(self, client: Client, episode: JSON, token: str) -> None:
         self.client = client
         self.id: str = episode["id"]
-        self.token = token
+        self.token = _check_header("Authorization", token)
         self.episode = episode
         self.steps = 0
         self.info: JSON = {}
@@ -322,7 +455,7 @@ class Env:
         Idempotency-Key and ``expectedStep``, so it is retried safely on a broken connection.
         """
         body = {"action": action, "expectedStep": self.steps + 1}
-        headers = {"Idempotency-Key": uuid.uuid4().hex}
+        headers = {"Idempotency-Key": self.client._idempotency_key()}
         result = self.client.request("POST", f"/v1/episodes/{self.id}/step", body, token=self.token, headers=headers, retry=True)
         return self._stepped(result)
 
@@ -364,7 +497,7 @@ class Env:
         self.episode = dict(self.episode, task=task, attempt=info["attempt"], attemptId=info["episodeId"], seed=info["seed"], status="running")
 
     def _stepped(self, result: JSON) -> StepTuple:
-        info = dict(result["info"])
+        info = result["info"]  # freshly parsed: extended in place
         info["feedback"] = result["feedback"]
         if "truncation" in result:
             info["truncation"] = result["truncation"]

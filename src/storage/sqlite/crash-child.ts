@@ -13,7 +13,8 @@ if (file === undefined || seedText === undefined) {
   writeSync(2, 'usage: crash-child.ts <dbfile> <seed>\n');
   process.exit(2);
 }
-const store = createSqliteStore(file);
+// Even seeds checkpoint from a worker thread, continuously, so that some kills land in a checkpoint.
+const store = createSqliteStore(file, Number(seedText) % 2 === 0 ? { checkpoints: { afterWrites: 4, intervalMs: 1 } } : {});
 // fs.writeSync to the pipe: the line is in the parent's pipe before the next write starts.
 writeSync(1, 'ready\n');
 let i = 0;

@@ -2,7 +2,8 @@
  * Crash must-show (reliability plan T1, process-crash part): a child writes a burst of batches and
  * transitions and is SIGKILLed at a seeded point; after reopening, every acknowledged write is present
  * and whole, at most the one write in flight is also present (whole), the file passes integrity_check,
- * and no episode's step counter disagrees with its transitions. RUNS=200 for the long variant.
+ * and no episode's step counter disagrees with its transitions. RUNS=200 for the long variant. Children of
+ * even seeds checkpoint from a worker thread (continuously), so kills also land in the middle of a checkpoint.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { describeStore, rejection } from '../../../test/conformance/store.js';
 import { makeBatch, makeEpisode, makeRun, makeRunEvent, makeSnapshot, makeTask, makeTransition } from '../../../test/conformance/store-fixtures.js';
 import { createSqliteStore, SCHEMA_VERSION } from './index.js';
+import { CHECKPOINTER_AFTER_WRITES } from './checkpointer.js';
 import { APPLICATION_ID, migrate, MIGRATIONS, userVersion, type Migration } from './schema.js';
 
 const dirs: string[] = [];
@@ -253,6 +254,34 @@ describe('sqlite store: errors', () => {
     const store = createSqliteStore(':memory:');
     expect((await rejection(store.listTasks({ limit: -1 }))).code).toBe('PARAMS_INVALID');
     expect((await rejection(store.listTaskIndex({ afterSeq: 1.5 }))).code).toBe('PARAMS_INVALID');
+    await store.close();
+  });
+});
+
+describe('sqlite store: checkpoints', () => {
+  it('moves WAL checkpoints to a worker thread once busy; a close still leaves no WAL and every row', async () => {
+    const file = join(tempDir(), 'busy.db');
+    const store = createSqliteStore(file);
+    expect((await store.getInfo()).checkpoints).toBe('inline');
+    const before = statSync(file).size;
+    const n = CHECKPOINTER_AFTER_WRITES + 64;
+    for (let step = 1; step <= n; step++) await store.appendTransitions([makeTransition('ep-busy', step)]);
+    expect((await store.getInfo()).checkpoints).toBe('background');
+    // Far below the writer's own fallback threshold: only the worker can have copied pages into the file.
+    for (let i = 0; i < 500 && statSync(file).size === before; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(statSync(file).size).toBeGreaterThan(before);
+    await store.close();
+    expect(existsSync(`${file}-wal`)).toBe(false);
+    const again = createSqliteStore(file);
+    expect((await again.listTransitions('ep-busy')).map((t) => t.step)).toEqual(Array.from({ length: n }, (_, i) => i + 1));
+    expect(await again.checkIntegrity()).toEqual([]);
+    await again.close();
+  });
+
+  it('keeps checkpoints inline for an in-memory store', async () => {
+    const store = createSqliteStore(':memory:');
+    for (let step = 1; step <= CHECKPOINTER_AFTER_WRITES + 1; step++) await store.appendTransitions([makeTransition('ep-mem', step)]);
+    expect((await store.getInfo()).checkpoints).toBe('inline');
     await store.close();
   });
 });

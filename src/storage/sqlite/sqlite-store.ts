@@ -30,6 +30,7 @@ import {
   type TaskStatus,
   type Transition,
 } from '../../core/index.js';
+import { CHECKPOINT_INTERVAL_MS, CHECKPOINTER_AFTER_WRITES, FALLBACK_AUTOCHECKPOINT_PAGES, startCheckpointer, type Checkpointer } from './checkpointer.js';
 import { migrate, SCHEMA_VERSION, userVersion } from './schema.js';
 
 /** Milliseconds a write waits for another connection's lock before it fails with STORE_FAILED. */
@@ -47,6 +48,11 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
   /** Testing aid: makes SQLite return rows of unordered queries in reverse, to flush out order dependence. */
   reverseUnorderedSelects?: boolean;
+  /**
+   * When WAL checkpoints move to a worker thread (docs/storage.md): after `afterWrites` write transactions
+   * (default 256; `Infinity` keeps them inline), every `intervalMs` (default 100). For tests and tuning.
+   */
+  checkpoints?: { afterWrites?: number; intervalMs?: number };
 }
 
 /** What the store runs with, for `doctor` and for snapshot metadata. */
@@ -58,6 +64,8 @@ export interface SqliteStoreInfo {
   foreignKeys: boolean;
   busyTimeoutMs: number;
   sqliteVersion: string;
+  /** Where WAL checkpoints run: `inline` (in the committing write, SQLite's default) or `background` (a worker thread, once the store is busy). */
+  checkpoints: 'inline' | 'background';
 }
 
 /**
@@ -85,12 +93,28 @@ export class SqliteStore implements Store {
   private readonly rawStatements = new Map<string, Statement>();
   private readonly busyTimeoutMs: number;
   private readonly transaction: Transaction<(fn: () => unknown) => unknown>;
+  private readonly synchronous: 'NORMAL' | 'FULL';
+  private readonly isMemory: boolean;
+  /** Write transactions so far, until the checkpointer starts. */
+  private writes = 0;
+  private readonly checkpointAfterWrites: number;
+  private readonly checkpointIntervalMs: number;
+  private checkpointer: Checkpointer | undefined;
 
   constructor(location: string, options: SqliteStoreOptions = {}) {
     const isMemory = location === ':memory:';
     this.location = isMemory ? location : resolve(location);
     this.busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
     const synchronous = options.synchronous ?? 'NORMAL';
+    this.synchronous = synchronous;
+    this.isMemory = isMemory;
+    this.checkpointAfterWrites = options.checkpoints?.afterWrites ?? CHECKPOINTER_AFTER_WRITES;
+    this.checkpointIntervalMs = options.checkpoints?.intervalMs ?? CHECKPOINT_INTERVAL_MS;
+    if (!(this.checkpointAfterWrites >= 1) || !(this.checkpointIntervalMs >= 1 && Number.isFinite(this.checkpointIntervalMs))) {
+      throw new EnvHarnessError('CONFIG_INVALID', 'sqlite store: checkpoints.afterWrites and checkpoints.intervalMs must be >= 1', {
+        details: { pointer: '/checkpoints' },
+      });
+    }
     if (synchronous !== 'NORMAL' && synchronous !== 'FULL') {
       throw new EnvHarnessError('CONFIG_INVALID', `sqlite store: synchronous must be 'NORMAL' or 'FULL', got ${String(synchronous)}`, {
         details: { pointer: '/synchronous' },
@@ -126,6 +150,11 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
+    if (!this.db.open) return;
+    const checkpointer = this.checkpointer;
+    this.checkpointer = undefined;
+    // The worker's connection goes first, so that this last close checkpoints and removes the WAL.
+    await checkpointer?.close();
     if (!this.db.open) return;
     try {
       this.db.pragma('optimize');
@@ -419,6 +448,7 @@ export class SqliteStore implements Store {
       foreignKeys: this.db.pragma('foreign_keys', { simple: true }) === 1,
       busyTimeoutMs: this.busyTimeoutMs,
       sqliteVersion: this.pluck('SELECT sqlite_version()').get() as string,
+      checkpoints: this.checkpointer === undefined ? 'inline' : 'background',
     }));
   }
 
@@ -627,7 +657,24 @@ export class SqliteStore implements Store {
 
   /** Runs `fn` in one BEGIN IMMEDIATE transaction: all of it commits, or (when it throws) none of it. */
   private write<T>(fn: () => T): T {
-    return this.transaction.immediate(fn) as T;
+    const result = this.transaction.immediate(fn) as T;
+    if (this.writes < this.checkpointAfterWrites && ++this.writes >= this.checkpointAfterWrites && !this.isMemory) this.moveCheckpoints();
+    return result;
+  }
+
+  /** Busy from now on: checkpoints run on a worker thread; this connection keeps a far-off automatic one as a fallback. */
+  private moveCheckpoints(): void {
+    try {
+      const options = { synchronous: this.synchronous, busyTimeoutMs: this.busyTimeoutMs, intervalMs: this.checkpointIntervalMs };
+      this.checkpointer = startCheckpointer(this.location, options, () => {
+        this.checkpointer = undefined;
+        if (this.db.open) this.db.pragma('wal_autocheckpoint = 1000');
+      });
+      this.db.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
+    } catch {
+      // No worker threads here: SQLite keeps checkpointing inline, as before.
+      this.checkpointer = undefined;
+    }
   }
 
   /** A prepared statement, prepared once per connection. */

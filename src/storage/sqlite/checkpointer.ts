@@ -1,0 +1,68 @@
+/**
+ * WAL checkpoints on a worker thread. SQLite's automatic checkpoint runs inside whichever commit crosses
+ * 1000 WAL pages: that commit copies the pages into the database and waits for two fsyncs (milliseconds),
+ * with the event loop blocked. A busy store hands this to a thread with its own connection instead.
+ */
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+
+/** A store starts a checkpointer after this many write transactions (only busy stores pay for the thread). */
+export const CHECKPOINTER_AFTER_WRITES = 256;
+/** How often the worker checkpoints (PASSIVE: it never blocks the writer or readers). */
+export const CHECKPOINT_INTERVAL_MS = 100;
+/** WAL pages at which the writer checkpoints itself anyway, should the worker fall behind or die. */
+export const FALLBACK_AUTOCHECKPOINT_PAGES = 16_384;
+
+// CommonJS, evaluated in the worker: checkpoint every interval until told to close.
+const SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.driver);
+const db = new Database(workerData.location, { timeout: workerData.busyTimeoutMs });
+db.pragma('synchronous = ' + workerData.synchronous);
+const checkpoint = () => { try { db.pragma('wal_checkpoint(PASSIVE)'); } catch {} };
+const timer = setInterval(checkpoint, workerData.intervalMs);
+parentPort.on('message', () => { clearInterval(timer); db.close(); parentPort.close(); });
+`;
+
+/** The driver the worker loads: next to this module, or (for a bundled copy of it) from the working directory. */
+function driverPath(): string {
+  try {
+    return createRequire(import.meta.url).resolve('better-sqlite3');
+  } catch {
+    return createRequire(`${process.cwd()}/`).resolve('better-sqlite3');
+  }
+}
+
+export interface Checkpointer {
+  /** Closes the worker's connection and ends the thread (before the writer closes, so its close can checkpoint and remove the WAL). */
+  close(): Promise<void>;
+}
+
+/** Starts checkpointing `location` from a worker thread; `onFailure` runs if the thread dies. */
+export function startCheckpointer(
+  location: string,
+  options: { synchronous: 'NORMAL' | 'FULL'; busyTimeoutMs: number; intervalMs: number },
+  onFailure: (error: unknown) => void,
+): Checkpointer {
+  const worker = new Worker(SOURCE, {
+    eval: true,
+    workerData: { driver: driverPath(), location, synchronous: options.synchronous, busyTimeoutMs: options.busyTimeoutMs, intervalMs: options.intervalMs },
+  });
+  // Never what keeps a process alive.
+  worker.unref();
+  let closing = false;
+  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  worker.once('error', (error) => {
+    if (!closing) onFailure(error);
+  });
+  return {
+    async close() {
+      if (closing) return exited;
+      closing = true;
+      // Held open until the worker's connection is closed.
+      worker.ref();
+      worker.postMessage('close');
+      await exited;
+    },
+  };
+}
