@@ -54,8 +54,7 @@ function fast(value: unknown): string {
       }
       const record = value as Record<string, unknown>;
       if (typeof (record as { toJSON?: unknown }).toJSON === 'function') return fast((record as { toJSON: () => unknown }).toJSON());
-      const keys = Object.keys(record);
-      sortKeys(keys);
+      const keys = sortKeysUtf16(Object.keys(record));
       let out = '{';
       let first = true;
       for (let i = 0; i < keys.length; i++) {
@@ -72,14 +71,15 @@ function fast(value: unknown): string {
   }
 }
 
-// `<` on strings compares UTF-16 code units, the order RFC 8785 requires. Small objects (the common
-// case) are sorted by insertion, large ones by the built-in sort with the same comparison.
-function sortKeys(keys: string[]): void {
+/**
+ * Sorts object keys in place into RFC 8785 order (UTF-16 code units: `<` on strings) and returns them.
+ * Small objects (the common case) are sorted by insertion, large ones by the built-in sort with the same
+ * comparison. Every canonical writer in the project (this one, generation's byte writer, the retail
+ * world's) sorts with it.
+ */
+export function sortKeysUtf16(keys: string[]): string[] {
   const n = keys.length;
-  if (n > 16) {
-    keys.sort(compareUtf16);
-    return;
-  }
+  if (n > 16) return keys.sort(compareUtf16);
   for (let i = 1; i < n; i++) {
     const key = keys[i]!;
     let j = i - 1;
@@ -89,6 +89,7 @@ function sortKeys(keys: string[]): void {
     }
     keys[j + 1] = key;
   }
+  return keys;
 }
 
 // ---- checked path: tracks the JSON pointer so errors name the offending member ----

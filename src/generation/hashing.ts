@@ -1,6 +1,6 @@
 /** Fast equivalents of core's digest, task id and seed derivation for the generation hot path (byte-identical, tested). */
 import { hash } from 'node:crypto';
-import { canonicalize, Rng } from '../core/index.js';
+import { canonicalize, Rng, sortKeysUtf16 } from '../core/index.js';
 import type { Task } from '../core/index.js';
 
 /** Thrown inside the byte writer; the caller then takes core's string path (which names any error). */
@@ -153,17 +153,8 @@ function putObject(value: object): void {
   // toJSON may run user code, which might hash too: leave such values to the string path.
   if (typeof (record as { toJSON?: unknown }).toJSON === 'function') throw new NotCanonical();
   bytes[length++] = 0x7b;
-  const keys = Object.keys(record);
+  const keys = sortKeysUtf16(Object.keys(record));
   const n = keys.length;
-  for (let i = 1; i < n; i++) {
-    const key = keys[i]!;
-    let j = i - 1;
-    while (j >= 0 && keys[j]! > key) {
-      keys[j + 1] = keys[j]!;
-      j--;
-    }
-    keys[j + 1] = key;
-  }
   let first = true;
   for (let i = 0; i < n; i++) {
     const key = keys[i]!;

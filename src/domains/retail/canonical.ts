@@ -1,5 +1,5 @@
 /** A fast RFC 8785 writer for plain JSON data; output is identical to core's `canonicalize` (tested). */
-import { EnvHarnessError } from '../../core/index.js';
+import { EnvHarnessError, sortKeysUtf16 } from '../../core/index.js';
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
@@ -58,20 +58,8 @@ export function canonicalJson(value: unknown, memo?: WeakMap<object, string>): s
   }
 }
 
-/** Sorts keys by UTF-16 code units (RFC 8785); insertion sort wins for the small objects of a world. */
-export function sortKeys(keys: string[]): string[] {
-  if (keys.length > 24) return keys.sort();
-  for (let i = 1; i < keys.length; i++) {
-    const key = keys[i]!;
-    let j = i - 1;
-    while (j >= 0 && keys[j]! > key) {
-      keys[j + 1] = keys[j]!;
-      j--;
-    }
-    keys[j + 1] = key;
-  }
-  return keys;
-}
+/** Sorts keys by UTF-16 code units (RFC 8785): core's sorter, shared by every canonical writer. */
+export const sortKeys = sortKeysUtf16;
 
 /**
  * A JSON string literal. Most strings need no escaping: a character scan is cheaper than
