@@ -405,6 +405,60 @@ export function describeStore(name: string, factory: () => Promise<Store>): void
       });
     });
 
+    describe('episodes and transitions: keys and index columns', () => {
+      it('a refused call leaves nothing that misfiles later transitions, of that episode or another', async () => {
+        // The refused call is the first write for ep-x: whatever per-episode state it created must be gone.
+        const refused = await rejection(store.appendTransitions([makeTransition('ep-x', 0), makeTransition('ep-x', 0)]));
+        expect(refused.details).toMatchObject({ conflict: 'duplicate_step', episodeId: 'ep-x', step: 0 });
+        await store.appendTransitions([makeTransition('ep-y', 0)]);
+        await store.appendTransitions([makeTransition('ep-x', 0), makeTransition('ep-x', 1)]);
+        await store.appendTransitions([makeTransition('ep-y', 1)]);
+        expect(await store.listTransitions('ep-x')).toEqual([makeTransition('ep-x', 0), makeTransition('ep-x', 1)]);
+        expect(await store.listTransitions('ep-y')).toEqual([makeTransition('ep-y', 0), makeTransition('ep-y', 1)]);
+        const again = await rejection(store.appendTransitions([makeTransition('ep-y', 2), makeTransition('ep-x', 1)]));
+        expect(again.details).toMatchObject({ conflict: 'duplicate_step', episodeId: 'ep-x', step: 1 });
+        expect(await store.listTransitions('ep-y')).toHaveLength(2);
+      });
+
+      it('keeps many interleaved episodes apart, each in step order', async () => {
+        const ids = Array.from({ length: 12 }, (_, i) => `ep-${(i * 7919).toString(16)}-${i}`);
+        for (let step = 0; step < 5; step++) {
+          // Reverse every other round, so that write order differs from both id order and step order.
+          const round = step % 2 === 0 ? ids : [...ids].reverse();
+          await store.appendTransitions(round.map((id) => makeTransition(id, step)));
+        }
+        for (const id of ids) expect(await store.listTransitions(id)).toEqual([0, 1, 2, 3, 4].map((s) => makeTransition(id, s)));
+      });
+
+      it('moves an episode between runs and tasks when it is saved again with other ones', async () => {
+        const episode = makeEpisode('ep-move', 'task-1', { runId: 'run-1' });
+        await store.saveEpisode(makeEpisode('ep-other', 'task-1', { runId: 'run-1' }));
+        await store.saveEpisode(episode);
+        await store.appendTransitions([makeTransition('ep-move', 0)], { episodes: [{ ...episode, steps: 1 }] });
+        const ids = async (filter: { runId?: string; taskId?: string }) => (await store.listEpisodes(filter)).map((e) => e.id);
+        // One indexed field at a time, each through both ways of saving.
+        const otherRun = { ...episode, steps: 1, runId: 'run-2' };
+        await store.appendTransitions([], { episodes: [otherRun] });
+        expect(await ids({ runId: 'run-1' })).toEqual(['ep-other']);
+        expect(await ids({ runId: 'run-2' })).toEqual(['ep-move']);
+        const otherTask = { ...otherRun, taskId: 'task-2' };
+        await store.saveEpisode(otherTask);
+        expect(await ids({ taskId: 'task-1' })).toEqual(['ep-other']);
+        expect(await ids({ taskId: 'task-2' })).toEqual(['ep-move']);
+        const recreated = { ...otherTask, createdAt: '2026-01-02T03:04:06.000Z' };
+        await store.saveEpisode(recreated);
+        expect(await store.getEpisode('ep-move')).toEqual(recreated);
+        const { runId: _dropped, ...withoutRun } = recreated;
+        await store.appendTransitions([], { episodes: [withoutRun] });
+        expect(await ids({ runId: 'run-2' })).toEqual([]);
+        expect(await store.getEpisode('ep-move')).toEqual(withoutRun);
+        const backInRun = { ...withoutRun, runId: 'run-1', steps: 1 };
+        await store.saveEpisode(backInRun);
+        expect(await ids({ runId: 'run-1' })).toEqual(['ep-other', 'ep-move']);
+        expect(await store.listEpisodes()).toEqual([makeEpisode('ep-other', 'task-1', { runId: 'run-1' }), backInRun]);
+      });
+    });
+
     describe('snapshots', () => {
       it('round-trips snapshots and lists them in save order', async () => {
         const a = makeSnapshot('first');

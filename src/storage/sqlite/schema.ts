@@ -139,6 +139,36 @@ export const MIGRATIONS: readonly Migration[] = [
       PRAGMA application_id = ${APPLICATION_ID};
     `,
   },
+  {
+    version: 2,
+    description: 'transitions clustered in write order: episode_keys, and transitions keyed by (episode_seq, step)',
+    // Version 1 keyed transitions by (episode_id, step): hash-like episode ids put each concurrent episode's
+    // index entry on its own leaf page, so a group commit of N episodes wrote ~N index pages. Now each
+    // episode id gets an integer at its first transition (neighbouring for episodes that start together),
+    // rows are appended in write order (seq), and the small (episode_seq, step) index still refuses a
+    // duplicate step at any isolation level. Every row is kept, with its seq = its old rowid.
+    sql: `
+      CREATE TABLE episode_keys (
+        seq INTEGER PRIMARY KEY,
+        id  TEXT NOT NULL UNIQUE
+      ) STRICT;
+      INSERT INTO episode_keys (id)
+        SELECT episode_id FROM transitions GROUP BY episode_id ORDER BY min(rowid);
+
+      CREATE TABLE transitions_v2 (
+        seq         INTEGER PRIMARY KEY,
+        episode_seq INTEGER NOT NULL REFERENCES episode_keys (seq),
+        step        INTEGER NOT NULL,
+        body        TEXT NOT NULL
+      ) STRICT;
+      INSERT INTO transitions_v2 (seq, episode_seq, step, body)
+        SELECT t.rowid, k.seq, t.step, t.body FROM transitions t JOIN episode_keys k ON k.id = t.episode_id ORDER BY t.rowid;
+      DROP TABLE transitions;
+      ALTER TABLE transitions_v2 RENAME TO transitions;
+      -- The unique index refuses a second write of the same step at any isolation level.
+      CREATE UNIQUE INDEX transitions_by_episode ON transitions (episode_seq, step);
+    `,
+  },
 ];
 
 /** The schema version this code writes: the last migration's. */

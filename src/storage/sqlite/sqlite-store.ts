@@ -35,6 +35,8 @@ import { migrate, SCHEMA_VERSION, userVersion } from './schema.js';
 
 /** Milliseconds a write waits for another connection's lock before it fails with STORE_FAILED. */
 const DEFAULT_BUSY_TIMEOUT_MS = DEFAULT_SQLITE_BUSY_TIMEOUT_MS;
+/** Committed episode keys remembered per store (`episode_keys` rows never change); the map starts over past this. */
+const EPISODE_KEY_CACHE_SIZE = 65_536;
 /** The WAL file is truncated back to this size after a checkpoint (bounds disk use after big writes). */
 const JOURNAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 
@@ -100,6 +102,11 @@ export class SqliteStore implements Store {
   private readonly checkpointAfterWrites: number;
   private readonly checkpointIntervalMs: number;
   private checkpointer: Checkpointer | undefined;
+  /**
+   * Episode id -> its `episode_keys.seq`, for keys known to be committed. A key never changes once
+   * committed, so a cached one stays right; keys created by a transaction join only after it commits.
+   */
+  private readonly episodeKeys = new Map<string, number>();
 
   constructor(location: string, options: SqliteStoreOptions = {}) {
     const isMemory = location === ':memory:';
@@ -333,16 +340,21 @@ export class SqliteStore implements Store {
   async appendTransitions(transitions: readonly Transition[], options: { episodes?: readonly EpisodeRecord[] } = {}): Promise<void> {
     const episodes = options.episodes ?? [];
     this.guard('appendTransitions', () => {
-      if (transitions.length > 0 || episodes.length > 0) this.write(() => this.writeTransitions(transitions, episodes));
+      if (transitions.length === 0 && episodes.length === 0) return;
+      const created = new Map<string, number>();
+      this.write(() => this.writeTransitions(transitions, episodes, created));
+      // Committed now: the keys this call created can be reused without a lookup.
+      for (const [id, key] of created) this.rememberEpisodeKey(id, key);
     });
   }
 
   async listTransitions(episodeId: string): Promise<Transition[]> {
-    return this.guard('listTransitions', () =>
-      (this.pluck('SELECT body FROM transitions WHERE episode_id = ? ORDER BY step').all(episodeId) as string[]).map(
-        (t) => JSON.parse(t) as Transition,
-      ),
-    );
+    return this.guard('listTransitions', () => {
+      const texts = this.pluck(
+        'SELECT t.body FROM episode_keys k JOIN transitions t ON t.episode_seq = k.seq WHERE k.id = ? ORDER BY t.step',
+      ).all(episodeId) as string[];
+      return texts.map((t) => JSON.parse(t) as Transition);
+    });
   }
 
   // ---- snapshots ----
@@ -598,6 +610,13 @@ export class SqliteStore implements Store {
   }
 
   private writeEpisode(episode: EpisodeRecord): void {
+    const body = canonicalize(episode);
+    // The usual save (a running episode's progress) changes no indexed column: updating only the others
+    // rewrites just the row's page, where the upsert below would also rewrite its run and task index entries.
+    const progressed = this.sql(
+      'UPDATE episodes SET status = ?, steps = ?, created_at = ?, updated_at = ?, body = ? WHERE id = ? AND task_id = ? AND run_id IS ?',
+    ).run(episode.status, episode.steps, episode.createdAt, episode.updatedAt, body, episode.id, episode.taskId, episode.runId ?? null);
+    if (progressed.changes > 0) return;
     this.sql(
       'INSERT INTO episodes (id, task_id, run_id, status, steps, created_at, updated_at, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ' +
         'ON CONFLICT (id) DO UPDATE SET task_id = excluded.task_id, run_id = excluded.run_id, status = excluded.status, ' +
@@ -610,15 +629,21 @@ export class SqliteStore implements Store {
       episode.steps,
       episode.createdAt,
       episode.updatedAt,
-      canonicalize(episode),
+      body,
     );
   }
 
-  private writeTransitions(transitions: readonly Transition[], episodes: readonly EpisodeRecord[]): void {
-    const insert = this.sql('INSERT INTO transitions (episode_id, step, body) VALUES (?, ?, ?)');
+  /**
+   * Transitions are appended in write order (`seq`), keyed for uniqueness and reading by the episode's
+   * integer key, so the rows and index entries of one group commit share a few pages (docs/storage.md).
+   * Keys this transaction creates go into `created`, for the caller to remember once it has committed.
+   */
+  private writeTransitions(transitions: readonly Transition[], episodes: readonly EpisodeRecord[], created: Map<string, number>): void {
+    const insert = this.sql('INSERT INTO transitions (episode_seq, step, body) VALUES (?, ?, ?)');
     for (const t of transitions) {
+      const key = this.episodeKey(t.episodeId, created);
       try {
-        insert.run(t.episodeId, t.step, canonicalize(t));
+        insert.run(key, t.step, canonicalize(t));
       } catch (error) {
         if (isUniqueViolation(error)) {
           const message = `episode ${t.episodeId} already has step ${t.step}; none of the ${transitions.length} transitions of this call were written`;
@@ -632,6 +657,26 @@ export class SqliteStore implements Store {
       }
     }
     for (const episode of episodes) this.writeEpisode(episode);
+  }
+
+  /** The integer key of an episode id, created (into `created`) at its first transition. Inside a write transaction. */
+  private episodeKey(episodeId: string, created: Map<string, number>): number {
+    const known = this.episodeKeys.get(episodeId) ?? created.get(episodeId);
+    if (known !== undefined) return known;
+    const stored = this.pluck('SELECT seq FROM episode_keys WHERE id = ?').get(episodeId) as number | undefined;
+    if (stored !== undefined) {
+      // Not created by this transaction (that would be in `created`), so committed already.
+      this.rememberEpisodeKey(episodeId, stored);
+      return stored;
+    }
+    const key = Number(this.sql('INSERT INTO episode_keys (id) VALUES (?)').run(episodeId).lastInsertRowid);
+    created.set(episodeId, key);
+    return key;
+  }
+
+  private rememberEpisodeKey(episodeId: string, key: number): void {
+    if (this.episodeKeys.size >= EPISODE_KEY_CACHE_SIZE) this.episodeKeys.clear();
+    this.episodeKeys.set(episodeId, key);
   }
 
   private writeRunEvents(events: readonly RunEvent[]): void {
