@@ -365,8 +365,13 @@ export function fill(line: string, slots: Readonly<Record<string, string>>): Seg
 
 /** Plain text of segments. */
 export function plain(segments: readonly Segment[]): string {
-  return segments.map((s) => s.text).join('');
+  let text = '';
+  for (const s of segments) text += s.text;
+  return text;
 }
+
+/** Ordinary words a typo may go into. */
+const LONG_WORD = /[a-z]{6,}/g;
 
 /**
  * Applies phrasing noise to the literal words: 1 = lower case, a filler, no final punctuation;
@@ -374,14 +379,17 @@ export function plain(segments: readonly Segment[]): string {
  */
 export function addNoise(segments: readonly Segment[], noise: number, bank: PhraseBank, rng: Rng): string {
   if (noise <= 0) return plain(segments);
-  const parts = segments.map((s) => (s.fact ? s : { text: s.text.toLowerCase(), fact: false }));
+  const parts: Segment[] = [];
+  for (const s of segments) parts.push(s.fact ? s : { text: s.text.toLowerCase(), fact: false });
   if (noise >= 2) {
     // One typo: swap two inner letters of a longer literal word.
     const candidates: Array<[number, number, number]> = [];
-    parts.forEach((s, i) => {
-      if (s.fact) return;
-      for (const m of s.text.matchAll(/[a-z]{6,}/g)) candidates.push([i, m.index, m[0].length]);
-    });
+    for (let i = 0; i < parts.length; i++) {
+      const s = parts[i]!;
+      if (s.fact) continue;
+      LONG_WORD.lastIndex = 0;
+      for (let m = LONG_WORD.exec(s.text); m !== null; m = LONG_WORD.exec(s.text)) candidates.push([i, m.index, m[0].length]);
+    }
     if (candidates.length > 0 && rng.chance(0.7)) {
       const [i, at, length] = rng.pick(candidates);
       const k = at + rng.int(1, length - 3);
@@ -389,9 +397,10 @@ export function addNoise(segments: readonly Segment[], noise: number, bank: Phra
       parts[i] = { text: t.slice(0, k) + t[k + 1] + t[k] + t.slice(k + 2), fact: false };
     }
   }
-  let text = plain(parts).replace(/[.!]$/, '');
+  let text = plain(parts);
+  if (text.endsWith('.') || text.endsWith('!')) text = text.slice(0, -1);
   if (rng.chance(0.5)) text = `${rng.pick(bank.fillers)} ${text}`;
-  if (noise >= 2 && rng.chance(0.3)) text = `${text}${/[?!]$/.test(text) ? '' : '.'} ${rng.pick(bank.chitChat).toLowerCase()}`;
+  if (noise >= 2 && rng.chance(0.3)) text = `${text}${text.endsWith('?') || text.endsWith('!') ? '' : '.'} ${rng.pick(bank.chitChat).toLowerCase()}`;
   return text;
 }
 

@@ -48,8 +48,16 @@ interface Proposal {
 /** Lower case, commas removed: the runtime's default output normalisation, so "told" means the same here. */
 const norm = (text: string): string => text.toLowerCase().replace(/,/g, '');
 
-function uniq(values: Iterable<string>): string[] {
-  return [...new Set(values)];
+function uniq(values: string[]): string[] {
+  return values.length < 2 ? values : [...new Set(values)];
+}
+
+/** Every `#W1234567` order id in `text`, as `#W…`, without repeats (an exec loop: `matchAll` copies the regex). */
+function orderIds(text: string): string[] {
+  const out: string[] = [];
+  ORDER_ID.lastIndex = 0;
+  for (let m = ORDER_ID.exec(text); m !== null; m = ORDER_ID.exec(text)) out.push('#W' + m[0].slice(2));
+  return uniq(out);
 }
 
 function sameMultiset(a: unknown, b: readonly string[]): boolean {
@@ -119,11 +127,11 @@ export function fulfils(intent: Intent, action: Action, userId: string): boolean
   }
 }
 
-/** Reads a proposal ("I will cancel order #W1234567 ... Shall I proceed?") out of an agent message. */
-export function parseProposal(text: string): Proposal | undefined {
-  const t = text.toLowerCase();
+/** Reads a proposal ("I will cancel order #W1234567 ... Shall I proceed?") out of an agent message (`lower`: the message lower-cased, when the caller has it). */
+export function parseProposal(text: string, lower?: string): Proposal | undefined {
+  const t = lower ?? text.toLowerCase();
   if (!t.includes('?') && !/(?:please|can you|could you|do you|to) confirm/.test(t)) return undefined;
-  const orders = uniq([...text.matchAll(ORDER_ID)].map((m) => '#W' + m[0].slice(2)));
+  const orders = orderIds(text);
   let kind: Proposal['kind'] | undefined;
   if (/\bcancel/.test(t)) kind = 'cancel';
   else if (/\bexchange|\bswap/.test(t)) kind = 'exchange';
@@ -234,7 +242,8 @@ class RetailCustomer implements SimulatedUser {
     const g = this.goal;
     const text = agentText.toLowerCase();
     this.sync(ctx.trace);
-    this.hear(norm(agentText));
+    // norm() of the message, from its lower-cased text.
+    this.hear(text.includes(',') ? text.replace(/,/g, '') : text);
     const refusal = isRefusal(agentText);
     let refusedSomething = false;
     if (refusal) {
@@ -255,7 +264,7 @@ class RetailCustomer implements SimulatedUser {
       return this.say(this.nextOrRestate(open));
     }
 
-    const proposal = parseProposal(agentText);
+    const proposal = parseProposal(agentText, text);
     if (proposal !== undefined) return this.answerProposal(proposal);
     if (!refusal && open.length > 0 && HOW_HELP.test(text)) return this.say(this.nextOrRestate(open));
 
@@ -591,18 +600,17 @@ class RetailCustomer implements SimulatedUser {
     // A paraphrased intent is always worded from the `alt` lines (restatements too); vague names no order.
     const alt = this.paraphrased.has(this.goal.intents.indexOf(intent));
     const order: Record<string, string> = 'order' in intent ? { order: orderPhrase(intent.order, alt && vague) } : {};
-    const pick = (lines: { brief: readonly string[]; vague?: readonly string[]; alt: readonly string[] }): readonly string[] => (alt ? lines.alt : vague && lines.vague !== undefined ? lines.vague : lines.brief);
     switch (intent.kind) {
       case 'status':
-        this.line(out, pick(b.status), order);
+        this.line(out, requestLines(b.status, alt, vague), order);
         if (intent.tracking !== undefined) this.line(out, alt ? b.status.altTracking : b.status.tracking, order);
         break;
       case 'cancel':
-        this.line(out, pick(b.cancel), order);
+        this.line(out, requestLines(b.cancel, alt, vague), order);
         if (full) this.line(out, b.cancel.reason, { reason: intent.reason });
         break;
       case 'return': {
-        this.line(out, pick(b.return), order);
+        this.line(out, requestLines(b.return, alt, vague), order);
         if (full) this.line(out, b.return.items, { items: itemsText(intent.items) });
         // A refund trap names the forbidden method until the agent refuses it, then the allowed one.
         const insisting = intent.insist !== undefined && !this.refused[this.goal.intents.indexOf(intent)];
@@ -611,7 +619,7 @@ class RetailCustomer implements SimulatedUser {
         break;
       }
       case 'exchange':
-        this.line(out, pick(b.exchange), order);
+        this.line(out, requestLines(b.exchange, alt, vague), order);
         if (full) {
           this.line(out, b.exchange.items, { items: itemsText(intent.items) });
           this.line(out, b.exchange.options, { options: optionsText(intent.items) });
@@ -619,15 +627,15 @@ class RetailCustomer implements SimulatedUser {
         }
         break;
       case 'order_address':
-        this.line(out, pick(b.orderAddress), order);
+        this.line(out, requestLines(b.orderAddress, alt, vague), order);
         if (full) this.line(out, b.orderAddress.address, { address: addressText(intent.address) });
         break;
       case 'user_address':
-        this.line(out, pick(b.userAddress), order);
+        this.line(out, requestLines(b.userAddress, alt, vague), order);
         if (full) this.line(out, b.userAddress.address, { address: addressText(intent.address) });
         break;
       case 'payment':
-        this.line(out, pick(b.payment), order);
+        this.line(out, requestLines(b.payment, alt, vague), order);
         if (full) this.line(out, b.payment.method, { method: intent.method.text });
         break;
       case 'out_of_scope':
@@ -654,6 +662,11 @@ class RetailCustomer implements SimulatedUser {
     if (flags.done === true) turn.done = true;
     return turn;
   }
+}
+
+/** The request lines of a situation: `alt` when paraphrased, `vague` (where there is one) when vague, else `brief`. */
+function requestLines(lines: { brief: readonly string[]; vague?: readonly string[]; alt: readonly string[] }, alt: boolean, vague: boolean): readonly string[] {
+  return alt ? lines.alt : vague && lines.vague !== undefined ? lines.vague : lines.brief;
 }
 
 /** Replaces the NUL placeholder a line left for `{request}` with the request's segments. */

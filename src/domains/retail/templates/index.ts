@@ -1,6 +1,6 @@
 /** The retail templates: one per task type with five levels each, plus two held-out templates. */
 import { z } from 'zod';
-import { defineTemplate, type JsonObject, type LevelSpec, type RegisteredTemplate, type Rng } from '../../../core/index.js';
+import { defineTemplate, type Action, type JsonObject, type LevelSpec, type RegisteredTemplate, type Rng } from '../../../core/index.js';
 import { normalizeWorldParams } from '../generator.js';
 import { RETAIL_USER_VERSION, retailGoalSchema, type Intent, type PhraseBankName, type RetailGoal } from '../goal.js';
 import type { RetailOrder } from '../schema.js';
@@ -30,12 +30,29 @@ import {
   describable,
   type Style,
 } from './intents.js';
-import { referenceSolution, retailSpec } from './reference.js';
+import { referenceSolution as solveGoal, retailSpec as specOf } from './reference.js';
 import { pickCandidate, type Customer, type WorldIndex } from './worlds.js';
 
 /** A retail task's parameters: the world seed and the user's whole goal. */
 export const retailParamsSchema = z.strictObject({ world: z.number().int(), goal: retailGoalSchema });
 export type RetailParams = z.infer<typeof retailParamsSchema>;
+
+// Build needs the reference solution's length (the budget) and solve the solution: computed once per goal.
+// (These two keep the names the template's build and solve call: see `retailTemplate`.)
+const solutions = new WeakMap<RetailGoal, Action[]>();
+
+function referenceSolution(goal: RetailGoal): Action[] {
+  let solution = solutions.get(goal);
+  if (solution === undefined) {
+    solution = solveGoal(goal);
+    solutions.set(goal, solution);
+  }
+  return solution;
+}
+
+function retailSpec(goal: RetailGoal, initialState: JsonObject, level: number, tags: string[]): ReturnType<typeof specOf> {
+  return specOf(goal, initialState, level, tags, referenceSolution(goal).length);
+}
 
 const ATTEMPTS = 64;
 
@@ -46,7 +63,7 @@ const ATTEMPTS = 64;
 const VERSION = 2;
 
 /** `retail/<name>@2` from a sampler; build and solve are shared by every retail template. */
-function retailTemplate(options: {
+function retailTemplate(definition: {
   name: string;
   taskType: string;
   description: string;
@@ -54,7 +71,8 @@ function retailTemplate(options: {
   heldout?: boolean;
   sample: (rng: Rng, level: number, spec: LevelSpec, key: string) => RetailParams;
 }): RegisteredTemplate<RetailParams> {
-  const key = `${options.name}@${VERSION}`;
+  const key = `${definition.name}@${VERSION}`;
+  const options = definition;
   return defineTemplate<RetailParams>({
     domain: 'retail',
     name: options.name,
@@ -64,6 +82,7 @@ function retailTemplate(options: {
     levels: options.levels,
     params: retailParamsSchema,
     ...(options.heldout === true ? { heldout: true } : {}),
+    // The source text of these three is hashed into every task's `origin.templateDigest`: keep it as it is.
     sample: (rng, level, spec) => options.sample(rng, level, spec, `${key}:${level}`),
     build: (params, ctx) => retailSpec(params.goal, worldState(params.world), ctx.level, tagsOf(options.taskType, params.goal)),
     solve: (params) => referenceSolution(params.goal),
@@ -87,21 +106,23 @@ function tagsOf(taskType: string, goal: RetailGoal): string[] {
 }
 
 function goalFor(rng: Rng, c: Customer, style: Style, intents: Intent[], extra: { bank?: PhraseBankName; staggered?: boolean; conditional?: RetailGoal['conditional'] } = {}): RetailGoal {
+  const identity = identityOf(rng, style);
+  shareNames(rng, c, intents, style.shared);
+  // Each request is worded in other words with the level's probability (conditional: index 0 is the condition).
+  const paraphrased: number[] = [];
+  for (let i = 0; i < intents.length; i++) if (style.paraphrase > 0 && rng.chance(style.paraphrase)) paraphrased.push(i);
+  // Keys in the schema's order, so that zod's parse of the params returns the same JSON.
   const goal: RetailGoal = {
     user: RETAIL_USER_VERSION,
     bank: extra.bank ?? 'train',
     disclosure: style.disclosure,
     noise: style.noise,
     staggered: extra.staggered ?? false,
-    identity: identityOf(rng, style),
+    ...(paraphrased.length > 0 ? { paraphrased } : {}),
+    identity,
     profile: profileOf(c),
     intents,
   };
-  shareNames(rng, c, intents, style.shared);
-  // Each request is worded in other words with the level's probability (conditional: index 0 is the condition).
-  const paraphrased: number[] = [];
-  for (let i = 0; i < intents.length; i++) if (style.paraphrase > 0 && rng.chance(style.paraphrase)) paraphrased.push(i);
-  if (paraphrased.length > 0) goal.paraphrased = paraphrased;
   if (extra.conditional !== undefined) goal.conditional = extra.conditional;
   return goal;
 }
@@ -250,7 +271,8 @@ export const addressChangeTemplate = retailTemplate({
       (_ix, c, o) => {
         const address = newAddress(rng, c.user.address.zip);
         const order = orderAddressIntent(rng, c, o, style.refer, address);
-        return target === 'both' ? [{ kind: 'user_address', address }, order] : [order];
+        // A copy: a parsed goal never shared objects between intents, and the built one does not either.
+        return target === 'both' ? [{ kind: 'user_address', address: { ...address } }, order] : [order];
       },
     );
   },
@@ -382,7 +404,7 @@ function sampleConditional(rng: Rng, spec: LevelSpec, key: string, bank: PhraseB
   const last = c.orders[c.orders.length - 1]!;
   const address = newAddress(rng, c.user.address.zip);
   const intents: Intent[] = [statusIntent(rng, c, last, 'latest', false), { kind: 'user_address', address }];
-  if (pending) intents.push(orderAddressIntent(rng, c, last, 'latest', address));
+  if (pending) intents.push(orderAddressIntent(rng, c, last, 'latest', { ...address }));
   const goal = goalFor(rng, c, style, intents, { bank, staggered: spec['staggered'] === true, conditional: { order_id: last.order_id, status: last.status, pending } });
   return { world: index.seed, goal };
 }

@@ -65,11 +65,23 @@ export function distractors(c: Customer, order: RetailOrder): number {
   return n;
 }
 
-/** Product names of `order` that appear in no other order of the customer (so they identify it). */
-export function uniqueNames(c: Customer, order: RetailOrder): string[] {
-  const elsewhere = new Set<string>();
-  for (const o of c.orders) if (o !== order) for (const item of o.items) elsewhere.add(item.name);
-  return [...new Set(order.items.map((i) => i.name))].filter((n) => !elsewhere.has(n));
+// Pure memoisation keyed by the frozen world's records (an order has one customer, an item one order).
+const uniqueNamesMemo = new WeakMap<RetailOrder, readonly string[]>();
+const sharedNamesMemo = new WeakMap<RetailOrder, readonly string[]>();
+const singleItemsMemo = new WeakMap<RetailOrder, readonly OrderItem[]>();
+const exchangeableMemo = new WeakMap<RetailOrder, readonly OrderItem[]>();
+const alternativesMemo = new WeakMap<OrderItem, readonly string[]>();
+
+/** Product names of `order` that appear in no other order of its customer `c` (so they identify it). */
+export function uniqueNames(c: Customer, order: RetailOrder): readonly string[] {
+  let names = uniqueNamesMemo.get(order);
+  if (names === undefined) {
+    const elsewhere = new Set<string>();
+    for (const o of c.orders) if (o !== order) for (const item of o.items) elsewhere.add(item.name);
+    names = [...new Set(order.items.map((i) => i.name))].filter((n) => !elsewhere.has(n));
+    uniqueNamesMemo.set(order, names);
+  }
+  return names;
 }
 
 export function isLatest(c: Customer, order: RetailOrder): boolean {
@@ -119,11 +131,21 @@ export function shareNames(rng: Rng, c: Customer, intents: readonly Intent[], p:
     if (!('order' in intent) || intent.order.refer !== 'items' || !rng.chance(p)) continue;
     const target = c.orders.find((o) => o.order_id === intent.order.order_id);
     if (target === undefined) continue;
-    const elsewhere = new Set<string>();
-    for (const o of c.orders) if (o !== target) for (const item of o.items) elsewhere.add(item.name);
-    const shared = [...new Set(target.items.map((i) => i.name))].filter((n) => elsewhere.has(n));
+    const shared = sharedNames(c, target);
     if (shared.length > 0) intent.order.names = [rng.pick(shared), ...intent.order.names];
   }
+}
+
+/** Product names of `order` that also appear in another order of its customer `c`. */
+function sharedNames(c: Customer, order: RetailOrder): readonly string[] {
+  let names = sharedNamesMemo.get(order);
+  if (names === undefined) {
+    const elsewhere = new Set<string>();
+    for (const o of c.orders) if (o !== order) for (const item of o.items) elsewhere.add(item.name);
+    names = [...new Set(order.items.map((i) => i.name))].filter((n) => elsewhere.has(n));
+    sharedNamesMemo.set(order, names);
+  }
+  return names;
 }
 
 export function identityOf(rng: Rng, style: Style): RetailGoal['identity'] {
@@ -180,8 +202,13 @@ export function newAddress(rng: Rng, avoidZip: string): GoalAddress {
 }
 
 /** Items of an order the user can single out: item ids that occur once in the order. */
-function singleItems(order: RetailOrder): OrderItem[] {
-  return order.items.filter((i) => order.items.filter((j) => j.item_id === i.item_id).length === 1);
+function singleItems(order: RetailOrder): readonly OrderItem[] {
+  let items = singleItemsMemo.get(order);
+  if (items === undefined) {
+    items = order.items.filter((i) => order.items.filter((j) => j.item_id === i.item_id).length === 1);
+    singleItemsMemo.set(order, items);
+  }
+  return items;
 }
 
 /** The option values that tell `item` apart from another item of the same name in the order (none if unique). */
@@ -194,16 +221,24 @@ function itemRef(order: RetailOrder, item: OrderItem): ItemRef {
 }
 
 /** Items with another available variant of their product (exchange targets). */
-export function exchangeable(index: WorldIndex, order: RetailOrder): OrderItem[] {
-  return singleItems(order).filter((item) => alternatives(index, item).length > 0);
+export function exchangeable(index: WorldIndex, order: RetailOrder): readonly OrderItem[] {
+  let items = exchangeableMemo.get(order);
+  if (items === undefined) {
+    items = singleItems(order).filter((item) => alternatives(index, item).length > 0);
+    exchangeableMemo.set(order, items);
+  }
+  return items;
 }
 
-function alternatives(index: WorldIndex, item: OrderItem): string[] {
-  const product = index.world.data.products[item.product_id];
-  if (product === undefined) return [];
-  return Object.values(product.variants)
-    .filter((v) => v.item_id !== item.item_id && v.available === true)
-    .map((v) => v.item_id);
+/** Other available variants of `item`'s product (`index` is the world the item's order belongs to). */
+function alternatives(index: WorldIndex, item: OrderItem): readonly string[] {
+  let ids = alternativesMemo.get(item);
+  if (ids === undefined) {
+    const product = index.world.data.products[item.product_id];
+    ids = product === undefined ? [] : Object.values(product.variants).filter((v) => v.item_id !== item.item_id && v.available === true).map((v) => v.item_id);
+    alternativesMemo.set(item, ids);
+  }
+  return ids;
 }
 
 export function returnable(order: RetailOrder): number {

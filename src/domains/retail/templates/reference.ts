@@ -170,26 +170,26 @@ function subgoals(goal: RetailGoal): Subgoal[] {
     goal.identity === 'email' ? { tool: 'find_user_id_by_email' } : { tool: 'find_user_id_by_name_zip', args: { zip: p.zip } };
   const out: Subgoal[] = [{ id: 'authenticated', pattern: identify }];
   const seen = new Set<string>(['authenticated']);
-  const add = (id: string, pattern: ActionPattern): void => {
-    if (seen.has(id)) return;
-    seen.add(id);
-    out.push({ id, pattern });
-  };
   for (const intent of goal.intents) {
     const order = orderOf(intent);
-    if (order !== undefined) add(`looked-up-${order}`, { tool: 'get_order_details', args: { order_id: order } });
+    if (order !== undefined) addSubgoal(out, seen, `looked-up-${order}`, { tool: 'get_order_details', args: { order_id: order } });
     const write = WRITE_TOOL[intent.kind];
     if (write !== undefined && !(intent.kind === 'cancel' && intent.trap)) {
-      add(`${intent.kind}-${order ?? 'account'}`, order === undefined ? { tool: write } : { tool: write, args: { order_id: order } });
+      addSubgoal(out, seen, `${intent.kind}-${order ?? 'account'}`, order === undefined ? { tool: write } : { tool: write, args: { order_id: order } });
     }
-    if (intent.kind === 'out_of_scope' && !REFUSE_TOPICS.has(intent.topic)) add('transferred', { tool: 'transfer_to_human_agents' });
+    if (intent.kind === 'out_of_scope' && !REFUSE_TOPICS.has(intent.topic)) addSubgoal(out, seen, 'transferred', { tool: 'transfer_to_human_agents' });
   }
   return out;
 }
 
+function addSubgoal(out: Subgoal[], seen: Set<string>, id: string, pattern: ActionPattern): void {
+  if (seen.has(id)) return;
+  seen.add(id);
+  out.push({ id, pattern });
+}
+
 /** The task content of a goal in a world (everything but the solution). */
-export function retailSpec(goal: RetailGoal, initialState: JsonObject, level: number, tags: string[]): Omit<TaskSpec, 'solution'> {
-  const steps = referenceSolution(goal).length;
+export function retailSpec(goal: RetailGoal, initialState: JsonObject, level: number, tags: string[], steps = referenceSolution(goal).length): Omit<TaskSpec, 'solution'> {
   const spec: Omit<TaskSpec, 'solution'> = {
     instructions: RETAIL_INSTRUCTIONS,
     initialState,

@@ -1,8 +1,9 @@
+import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
 import type { Task } from '../../../core/index.js';
 import { instantiateTask } from '../../../generation/index.js';
 import { goalOf, type RetailGoal } from '../goal.js';
-import { compoundTemplate, conditionalTemplate, policyTrapTemplate, retailTemplates, retailTrainingTemplates, returnRefundTemplate } from './index.js';
+import { cancelTemplate, compoundTemplate, conditionalTemplate, policyTrapTemplate, retailParamsSchema, retailTemplates, retailTrainingTemplates, returnRefundTemplate } from './index.js';
 import { worldIndex } from './worlds.js';
 
 const goal = (task: Task): RetailGoal => goalOf(task.spec.user)!;
@@ -67,5 +68,30 @@ describe('retail templates: levels', () => {
         for (const i of g.intents) if ('order' in i) expect(i.order.names.length).toBeLessThanOrEqual(1);
       }
     }
+  });
+});
+
+describe('retail templates: sampled params', () => {
+  // instantiateTask keeps zod's parse of the sampled params: it must be the sampler's output, unchanged.
+  test.prop([fc.nat(retailTemplates.length - 1), fc.integer({ min: 1, max: 5 }), fc.integer({ min: -1e9, max: 1e9 }), fc.nat(1000)], { numRuns: 400, seed: 11 })(
+    'always pass retailParamsSchema unchanged: same JSON, key order included',
+    (t, level, seed, index) => {
+      const task = instantiateTask(retailTemplates[t]!, { level, seed, index });
+      const parsed = retailParamsSchema.safeParse(task.params);
+      expect(parsed.success).toBe(true);
+      expect(JSON.stringify(parsed.data)).toBe(JSON.stringify(task.params));
+    },
+  );
+
+  it('are parsed in full when they come from anywhere else', () => {
+    const params = structuredClone(instantiateTask(cancelTemplate, { level: 3, seed: 1, index: 0 }).params) as Record<string, any>;
+    const ok = cancelTemplate.params.safeParse(params);
+    expect(ok.success).toBe(true);
+    expect(ok.data).not.toBe(params);
+    expect(ok.data).toEqual(params);
+    const bad = cancelTemplate.params.safeParse({ ...params, goal: { ...params['goal'], noise: 7 } });
+    expect(bad.success).toBe(false);
+    expect(bad.error!.issues[0]!.path).toEqual(['goal', 'noise']);
+    expect(cancelTemplate.params.safeParse({ ...params, extra: 1 }).success).toBe(false);
   });
 });
