@@ -6,6 +6,7 @@ import { retailTemplates } from '../domains/retail/index.js';
 import { estimateSimilarity, MinHashIndex, minhashTask, minhashText, normalizeWords } from './minhash.js';
 import { instantiateTask } from './instantiate.js';
 import { storyTemplate } from './testing/templates.js';
+import { jsonValue as arbitraryJson } from './testing/arbitraries.js';
 
 const WORDS = 'the a courier parcel van road river hill bakery team list route customer address gate market boat island harbour depot'.split(' ');
 
@@ -175,18 +176,7 @@ function referenceSignature(instructions: string, params: JsonValue): Uint32Arra
   return signature;
 }
 
-const jsonValue = fc.letrec((tie) => ({
-  json: fc.oneof(
-    { depthSize: 'small' },
-    fc.constant(null),
-    fc.boolean(),
-    fc.double({ noNaN: true, noDefaultInfinity: true }),
-    fc.integer(),
-    fc.string({ unit: 'grapheme' }),
-    fc.array(tie('json'), { maxLength: 4 }),
-    fc.dictionary(fc.string({ maxLength: 4 }), tie('json'), { maxKeys: 5 }),
-  ),
-})).json as fc.Arbitrary<JsonValue>;
+const jsonValue = arbitraryJson();
 
 describe('minhash feature extraction', () => {
   test.prop([fc.string({ maxLength: 80 }), jsonValue], { numRuns: 500 })('gives the reference algorithm\'s signatures', (text, params) => {
