@@ -25,11 +25,10 @@ const count = z.number().int().min(0);
 const usage = z.strictObject({ inputTokens: count.optional(), outputTokens: count.optional() });
 const nonEmpty = z.string().trim().min(1, { error: 'must not be empty' });
 
-const action = z.discriminatedUnion('type', [
-  z.strictObject({ type: z.literal('tool'), tool: nonEmpty, args: jsonObject, usage: usage.optional() }),
-  z.strictObject({ type: z.literal('message'), text: z.string(), usage: usage.optional() }),
-  z.strictObject({ type: z.literal('finish'), answer: z.string().optional(), usage: usage.optional() }),
-]);
+const toolAction = z.strictObject({ type: z.literal('tool'), tool: nonEmpty, args: jsonObject, usage: usage.optional() });
+const messageAction = z.strictObject({ type: z.literal('message'), text: z.string(), usage: usage.optional() });
+const finishAction = z.strictObject({ type: z.literal('finish'), answer: z.string().optional(), usage: usage.optional() });
+const action = z.discriminatedUnion('type', [toolAction, messageAction, finishAction]);
 
 const actionPattern = z.strictObject({
   type: z.enum(['tool', 'message', 'finish']).optional(),
@@ -46,37 +45,42 @@ const budget = z.strictObject({
   consecutiveErrors: count.optional(),
 });
 
+const faultKind = z.enum(['timeout', 'transient', 'rate_limit', 'partial', 'stale']);
 const faultRule = z.strictObject({
   tool: nonEmpty,
-  kind: z.enum(['timeout', 'transient', 'rate_limit', 'partial', 'stale']),
+  kind: faultKind,
   rate: z.number().min(0).max(1),
   retryAfterMs: count.optional(),
   maxPerEpisode: count.optional(),
   persistent: z.boolean().optional(),
 });
 
+const forbidden = z.strictObject({ tool: nonEmpty, args: jsonObject.optional(), reason: z.string().optional() });
+const constraints = z.strictObject({
+  allowedTools: z.array(nonEmpty).optional(),
+  confirmTools: z.array(nonEmpty).optional(),
+  forbidden: z.array(forbidden).optional(),
+});
+const faults = z.strictObject({ rules: z.array(faultRule) });
+const ordering = z.strictObject({ id: nonEmpty, before: actionPattern, after: actionPattern, message: z.string().optional() });
+const subgoal = z.strictObject({ id: nonEmpty, pattern: actionPattern });
+const acceptance = z.strictObject({
+  finalState: z.boolean(),
+  outputs: z.array(z.string()).optional(),
+  answer: z.string().optional(),
+  ordering: z.array(ordering).optional(),
+  subgoals: z.array(subgoal).optional(),
+});
+const origin = z.strictObject({ seed: z.number().int(), index: count, templateDigest: z.string().min(1) });
+
 /** The content of a task (TaskSpec), strict: unknown fields are mistakes. */
 export const taskSpecSchema = z.strictObject({
   instructions: nonEmpty,
   initialState: json,
   budget,
-  constraints: z
-    .strictObject({
-      allowedTools: z.array(nonEmpty).optional(),
-      confirmTools: z.array(nonEmpty).optional(),
-      forbidden: z.array(z.strictObject({ tool: nonEmpty, args: jsonObject.optional(), reason: z.string().optional() })).optional(),
-    })
-    .optional(),
-  faults: z.strictObject({ rules: z.array(faultRule) }).optional(),
-  acceptance: z.strictObject({
-    finalState: z.boolean(),
-    outputs: z.array(z.string()).optional(),
-    answer: z.string().optional(),
-    ordering: z
-      .array(z.strictObject({ id: nonEmpty, before: actionPattern, after: actionPattern, message: z.string().optional() }))
-      .optional(),
-    subgoals: z.array(z.strictObject({ id: nonEmpty, pattern: actionPattern })).optional(),
-  }),
+  constraints: constraints.optional(),
+  faults: faults.optional(),
+  acceptance,
   solution: z.array(action).min(1, { error: 'the reference solution is empty; solve() must return at least one action' }),
   user: json.optional(),
   tags: z.array(z.string()).optional(),
@@ -91,7 +95,7 @@ export const taskSchema = z.strictObject({
   level: z.number().int().min(1),
   params: json,
   spec: taskSpecSchema,
-  origin: z.strictObject({ seed: z.number().int(), index: count, templateDigest: z.string().min(1) }),
+  origin,
 });
 
 // ---- a fast, conservative check ----------------------------------------------------------------
@@ -137,23 +141,25 @@ function isJsonObject(value: unknown, seen: Set<object>): boolean {
   return isPlain(value) && isJsonChecked(value, seen);
 }
 
-const TASK_KEYS = new Set(['id', 'template', 'domain', 'taskType', 'level', 'params', 'spec', 'origin']);
-const SPEC_KEYS = new Set(['instructions', 'initialState', 'budget', 'constraints', 'faults', 'acceptance', 'solution', 'user', 'tags']);
-const BUDGET_KEYS = new Set(['steps', 'tokens', 'timeMs', 'toolCalls', 'perTool', 'consecutiveErrors']);
-const CONSTRAINT_KEYS = new Set(['allowedTools', 'confirmTools', 'forbidden']);
-const FORBIDDEN_KEYS = new Set(['tool', 'args', 'reason']);
-const ACCEPTANCE_KEYS = new Set(['finalState', 'outputs', 'answer', 'ordering', 'subgoals']);
-const ORDERING_KEYS = new Set(['id', 'before', 'after', 'message']);
-const SUBGOAL_KEYS = new Set(['id', 'pattern']);
-const PATTERN_KEYS = new Set(['type', 'tool', 'args']);
-const ORIGIN_KEYS = new Set(['seed', 'index', 'templateDigest']);
-const TOOL_KEYS = new Set(['type', 'tool', 'args', 'usage']);
-const MESSAGE_KEYS = new Set(['type', 'text', 'usage']);
-const FINISH_KEYS = new Set(['type', 'answer', 'usage']);
-const USAGE_KEYS = new Set(['inputTokens', 'outputTokens']);
-const FAULTS_KEYS = new Set(['rules']);
-const FAULT_RULE_KEYS = new Set(['tool', 'kind', 'rate', 'retryAfterMs', 'maxPerEpisode', 'persistent']);
-/** @internal The keys the fast check knows per strict object (a test keeps them equal to the zod shapes). */
+/** The keys of a strict zod object: the fast check reads them from the schemas, never a copy. */
+const keysOf = (schema: { shape: object }): ReadonlySet<string> => new Set(Object.keys(schema.shape));
+const TASK_KEYS = keysOf(taskSchema);
+const SPEC_KEYS = keysOf(taskSpecSchema);
+const BUDGET_KEYS = keysOf(budget);
+const CONSTRAINT_KEYS = keysOf(constraints);
+const FORBIDDEN_KEYS = keysOf(forbidden);
+const ACCEPTANCE_KEYS = keysOf(acceptance);
+const ORDERING_KEYS = keysOf(ordering);
+const SUBGOAL_KEYS = keysOf(subgoal);
+const PATTERN_KEYS = keysOf(actionPattern);
+const ORIGIN_KEYS = keysOf(origin);
+const TOOL_KEYS = keysOf(toolAction);
+const MESSAGE_KEYS = keysOf(messageAction);
+const FINISH_KEYS = keysOf(finishAction);
+const USAGE_KEYS = keysOf(usage);
+const FAULTS_KEYS = keysOf(faults);
+const FAULT_RULE_KEYS = keysOf(faultRule);
+/** @internal The keys the fast check knows per strict object (read from the zod shapes above). */
 export const FAST_CHECKED_KEYS = {
   task: TASK_KEYS,
   spec: SPEC_KEYS,
@@ -193,7 +199,7 @@ function isAction(v: unknown, seen: Set<object>): boolean {
   }
 }
 
-const FAULT_KINDS = new Set(['timeout', 'transient', 'rate_limit', 'partial', 'stale']);
+const FAULT_KINDS: ReadonlySet<string> = new Set(faultKind.options);
 
 function isFaultRule(r: unknown): boolean {
   if (!isPlain(r) || !onlyKeys(r, FAULT_RULE_KEYS) || !isText(r['tool']) || !FAULT_KINDS.has(r['kind'] as string)) return false;

@@ -1,6 +1,6 @@
 /** The retail policy: the text agents read (`policy.md`, kept equal by a test) and the rules the runtime checks. */
 import type { AcceptanceCheck, PolicyContext, PolicyRule, TraceEntry } from '../../core/index.js';
-import { goalOf } from './goal.js';
+import { goalOf, WRITE_TOOLS } from './goal.js';
 import { getOrder, type RetailState } from './state.js';
 import { findUserIdByEmail, findUserIdByNameZip } from './tools.js';
 import { isRefusal, refusesOtherCustomer } from './phrases.js';
@@ -57,17 +57,7 @@ policy exactly; the store checks it.
 `;
 
 /** Tools that read or change an account: refused before authentication. */
-const ACCOUNT_TOOLS: ReadonlySet<string> = new Set([
-  'get_user_details',
-  'get_order_details',
-  'cancel_pending_order',
-  'exchange_delivered_order_items',
-  'modify_pending_order_address',
-  'modify_pending_order_items',
-  'modify_pending_order_payment',
-  'modify_user_address',
-  'return_delivered_order_items',
-]);
+const ACCOUNT_TOOLS: ReadonlySet<string> = new Set(['get_user_details', 'get_order_details', ...WRITE_TOOLS]);
 const PENDING_TOOLS: ReadonlySet<string> = new Set([
   'cancel_pending_order',
   'modify_pending_order_address',
