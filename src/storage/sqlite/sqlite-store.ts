@@ -18,6 +18,10 @@ import {
   type ReviewDecision,
   type ReviewItem,
   type ReviewStatus,
+  type EpisodeStatus,
+  type PoolContent,
+  type RecoveryReport,
+  type StoreWrite,
   type RunEvent,
   type RunRecord,
   type Snapshot,
@@ -177,18 +181,7 @@ export class SqliteStore implements Store {
   // ---- batches and the generation log ----
 
   async saveBatch(batch: Batch, options: { review?: readonly string[] } = {}): Promise<void> {
-    this.guard('saveBatch', () => {
-      const review = new Set(options.review ?? []);
-      const accepted = new Set(batch.tasks.map((t) => t.id));
-      for (const id of review) {
-        if (!accepted.has(id)) {
-          throw new EnvHarnessError('PARAMS_INVALID', `saveBatch ${batch.manifest.id}: review id ${id} is not one of the batch's tasks`, {
-            details: { pointer: '/review', batchId: batch.manifest.id, taskId: id },
-          });
-        }
-      }
-      this.write(() => this.writeBatch(batch, review));
-    });
+    this.guard('saveBatch', () => this.write(() => this.writeBatch(batch, reviewSet(batch, options.review))));
   }
 
   async getBatch(id: string): Promise<BatchManifest | undefined> {
@@ -360,14 +353,7 @@ export class SqliteStore implements Store {
   // ---- snapshots ----
 
   async saveSnapshot(snapshot: Snapshot): Promise<void> {
-    this.guard('saveSnapshot', () =>
-      this.write(() => {
-        this.sql(
-          'INSERT INTO snapshots (id, created_at, body) VALUES (?, ?, ?) ' +
-            'ON CONFLICT (id) DO UPDATE SET created_at = excluded.created_at, body = excluded.body',
-        ).run(snapshot.id, snapshot.createdAt, canonicalize(snapshot));
-      }),
-    );
+    this.guard('saveSnapshot', () => this.write(() => this.writeSnapshot(snapshot)));
   }
 
   async getSnapshot(id: string): Promise<Snapshot | undefined> {
@@ -386,16 +372,7 @@ export class SqliteStore implements Store {
   // ---- runs ----
 
   async saveRun(run: RunRecord): Promise<void> {
-    this.guard('saveRun', () =>
-      this.write(() => {
-        this.sql(
-          'INSERT INTO runs (id, kind, status, snapshot_start, created_at, updated_at, body) VALUES (?, ?, ?, ?, ?, ?, ?) ' +
-            'ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, status = excluded.status, ' +
-            'snapshot_start = excluded.snapshot_start, created_at = excluded.created_at, ' +
-            'updated_at = excluded.updated_at, body = excluded.body',
-        ).run(run.id, run.kind, run.status, run.snapshotStart, run.createdAt, run.updatedAt, canonicalize(run));
-      }),
-    );
+    this.guard('saveRun', () => this.write(() => this.writeRun(run)));
   }
 
   async getRun(id: string): Promise<RunRecord | undefined> {
@@ -438,14 +415,147 @@ export class SqliteStore implements Store {
   }
 
   async setMeta(key: string, value: JsonValue): Promise<void> {
-    this.guard('setMeta', () =>
+    this.guard('setMeta', () => this.write(() => this.writeMeta(key, value)));
+  }
+
+  // ---- multi-step writes, consistent reads, repair ----
+
+  async applyWrites(writes: readonly StoreWrite[]): Promise<void> {
+    this.guard('applyWrites', () => {
+      if (writes.length === 0) return;
       this.write(() => {
-        this.sql('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(
-          key,
-          canonicalize(value),
+        writes.forEach((w, i) => {
+          try {
+            this.applyWrite(w);
+          } catch (error) {
+            throw withWriteIndex(error, i, w.op);
+          }
+        });
+      });
+    });
+  }
+
+  async readPool(): Promise<PoolContent> {
+    return this.guard('readPool', () =>
+      // One read transaction (WAL snapshot): every part sees the same commit.
+      this.db.transaction(() => {
+        const batches = (this.pluck('SELECT manifest FROM batches ORDER BY seq').all() as string[]).map((t) => JSON.parse(t) as BatchManifest);
+        const log = (
+          this.sql(
+            'SELECT g.batch_id, g.idx, g.task_id, g.template, g.level, g.accepted, g.gate, g.reason, g.details ' +
+              'FROM generation_log g JOIN batches b ON b.id = g.batch_id ORDER BY b.seq, g.idx, g.seq',
+          ).all() as LogRow[]
+        ).map(logEntryFromRow);
+        const tasks = (this.sql('SELECT seq, split, status, batch_id, body FROM tasks ORDER BY seq').all() as TaskRow[]).map(storedTaskFromRow);
+        const reviews = (
+          this.sql(
+            'SELECT r.task_id, r.batch_id, r.status, r.reviewer, r.note, r.decided_at FROM reviews r JOIN tasks t ON t.id = r.task_id ORDER BY t.seq',
+          ).all() as ReviewRow[]
+        ).map(reviewFromRow);
+        const audit = this.sql('SELECT task_id AS taskId, decision, reviewer, note, at FROM review_audit ORDER BY seq').all() as ReviewDecision[];
+        return { batches, log, tasks, reviews, audit };
+      }).deferred(),
+    );
+  }
+
+  async recover(options: { isLive: (run: RunRecord) => boolean; now: string }): Promise<RecoveryReport> {
+    return this.guard('recover', () =>
+      this.write(() => {
+        const report: RecoveryReport = { episodes: [], runs: [] };
+        // Only episodes that have transitions can lag; the aggregate runs over the episode key index.
+        // Only a `running` record can lag (the recorder writes the final record with the last transitions);
+        // each count probes the (episode_seq, step) index.
+        const lagging = this.sql(
+          'SELECT body, n, last FROM (SELECT e.body AS body, e.steps AS steps, ' +
+            '(SELECT count(*) FROM transitions t WHERE t.episode_seq = k.seq) AS n, ' +
+            '(SELECT max(t.step) FROM transitions t WHERE t.episode_seq = k.seq) AS last, e.seq AS seq ' +
+            "FROM episodes e JOIN episode_keys k ON k.id = e.id WHERE e.status = 'running') WHERE n > steps ORDER BY seq",
+        ).all() as Array<{ body: string; n: number; last: number }>;
+        for (const row of lagging) {
+          const episode = JSON.parse(row.body) as EpisodeRecord;
+          const lastText = this.pluck(
+            'SELECT t.body FROM episode_keys k JOIN transitions t ON t.episode_seq = k.seq WHERE k.id = ? AND t.step = ?',
+          ).get(episode.id, row.last) as string;
+          const last = JSON.parse(lastText) as Transition;
+          // Summed in step order, as the episode summed them.
+          const rewards = this.pluck(
+            "SELECT json_extract(t.body, '$.reward') FROM episode_keys k JOIN transitions t ON t.episode_seq = k.seq WHERE k.id = ? ORDER BY t.step",
+          ).all(episode.id) as number[];
+          let reward = 0;
+          for (const r of rewards) reward += r;
+          const status: EpisodeStatus = last.terminated ? 'terminated' : last.truncated ? 'truncated' : episode.status;
+          report.episodes.push({ id: episode.id, steps: { from: episode.steps, to: row.n }, status: { from: episode.status, to: status } });
+          const ended = status !== episode.status
+            ? {
+                outcome: last.info.outcome,
+                excludeFromStats: last.info.excludeFromStats === true,
+                ...(last.info.endReason === undefined ? {} : { endReason: last.info.endReason }),
+              }
+            : {};
+          this.writeEpisode({ ...episode, ...ended, steps: row.n, reward, status, updatedAt: options.now });
+        }
+        const running = (this.pluck("SELECT body FROM runs WHERE status = 'running' ORDER BY seq").all() as string[]).map(
+          (t) => JSON.parse(t) as RunRecord,
         );
+        for (const run of running) {
+          if (options.isLive(run)) continue;
+          const last = this.sql('SELECT seq, kind FROM run_events WHERE run_id = ? ORDER BY seq DESC LIMIT 1').get(run.id) as
+            | { seq: number; kind: string }
+            | undefined;
+          const interrupted = { lastEventSeq: last?.seq ?? -1, ...(last ? { lastEventKind: last.kind } : {}), at: options.now };
+          report.runs.push({ id: run.id, lastEventSeq: interrupted.lastEventSeq, ...(last ? { lastEventKind: last.kind } : {}) });
+          this.writeRun({ ...run, status: 'interrupted', interrupted, updatedAt: options.now });
+        }
+        return report;
       }),
     );
+  }
+
+  /** One write of applyWrites (inside its transaction). */
+  private applyWrite(w: StoreWrite): void {
+    switch (w.op) {
+      case 'saveBatch':
+        return this.writeBatch(w.batch, reviewSet(w.batch, w.review));
+      case 'putTasks':
+        return this.writeTasks(w.tasks);
+      case 'decideReview':
+        this.writeDecision(w.decision);
+        return;
+      case 'saveEpisode':
+        return this.writeEpisode(w.episode);
+      case 'saveSnapshot':
+        return this.writeSnapshot(w.snapshot);
+      case 'saveRun':
+        return this.writeRun(w.run);
+      case 'appendRunEvents':
+        return this.writeRunEvents(w.events);
+      case 'setMeta':
+        return this.writeMeta(w.key, w.value);
+      default: {
+        const op = (w as { op?: unknown }).op;
+        throw new EnvHarnessError('PARAMS_INVALID', `applyWrites: unknown write op ${JSON.stringify(op)}`, { details: { pointer: '/op' } });
+      }
+    }
+  }
+
+  private writeSnapshot(snapshot: Snapshot): void {
+    this.sql(
+      'INSERT INTO snapshots (id, created_at, body) VALUES (?, ?, ?) ' +
+        'ON CONFLICT (id) DO UPDATE SET created_at = excluded.created_at, body = excluded.body',
+    ).run(snapshot.id, snapshot.createdAt, canonicalize(snapshot));
+  }
+
+  private writeRun(run: RunRecord): void {
+    this.sql(
+      'INSERT INTO runs (id, kind, status, snapshot_start, created_at, updated_at, body) VALUES (?, ?, ?, ?, ?, ?, ?) ' +
+        'ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, status = excluded.status, ' +
+        'snapshot_start = excluded.snapshot_start, created_at = excluded.created_at, ' +
+        'updated_at = excluded.updated_at, body = excluded.body',
+    ).run(run.id, run.kind, run.status, run.snapshotStart, run.createdAt, run.updatedAt, canonicalize(run));
+  }
+
+  private writeMeta(key: string, value: JsonValue): void {
+    this.sql('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(key, canonicalize(value));
   }
 
   // ---- SQLite-only operations ----
@@ -884,6 +994,29 @@ function limitClause(limit: number | undefined, params: unknown[]): string {
   }
   params.push(limit);
   return ' LIMIT ?';
+}
+
+/** The review ids of a save, each checked to be one of the batch's tasks. */
+function reviewSet(batch: Batch, review: readonly string[] | undefined): Set<string> {
+  const ids = new Set(review ?? []);
+  const accepted = new Set(batch.tasks.map((t) => t.id));
+  for (const id of ids) {
+    if (!accepted.has(id)) {
+      throw new EnvHarnessError('PARAMS_INVALID', `saveBatch ${batch.manifest.id}: review id ${id} is not one of the batch's tasks`, {
+        details: { pointer: '/review', batchId: batch.manifest.id, taskId: id },
+      });
+    }
+  }
+  return ids;
+}
+
+/** The error of write `index` of applyWrites, with that index in its details (driver errors stay for guard to wrap). */
+function withWriteIndex(error: unknown, index: number, op: string): unknown {
+  if (!(error instanceof EnvHarnessError)) return error;
+  return new EnvHarnessError(error.code, `applyWrites: write ${index} (${op}): ${error.message}`, {
+    cause: error,
+    details: { ...(error.details ?? {}), write: index },
+  });
 }
 
 /** A write refused by a uniqueness rule (duplicate step, event or task). */
