@@ -98,6 +98,17 @@ export interface RecoveryReport {
   runs: Array<{ id: string; lastEventSeq: number; lastEventKind?: string }>;
 }
 
+/** A storage failure that makes a store refuse writes until it clears (see `Store.fault`). */
+export interface StoreFault {
+  /** What failed: `checkpoint` (WAL into the database file, with its fsync), `write`, `sync`... */
+  operation: string;
+  /** The driver's code, e.g. SQLITE_IOERR_FSYNC or SQLITE_FULL. */
+  code: string;
+  message: string;
+  /** ISO time of the first failure of this episode of trouble. */
+  since: string;
+}
+
 export interface LogFilter {
   batchId?: string;
   accepted?: boolean;
@@ -194,4 +205,12 @@ export interface Store {
    *   the seq and kind of its last event (-1 when it has none) and `updatedAt` = now.
    */
   recover(options: { isLive: (run: RunRecord) => boolean; now: string }): Promise<RecoveryReport>;
+
+  /**
+   * The storage failure the store is refusing writes for, or undefined when healthy. After an I/O error
+   * (a failed fsync, a full disk) the store never acknowledges another write until a probe of the same
+   * operation succeeds: every write meanwhile throws STORE_FAILED naming the fault, reads still work.
+   * Optional: a store without this never reports a fault (its writes fail or succeed on their own).
+   */
+  fault?(): StoreFault | undefined;
 }

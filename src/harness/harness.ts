@@ -409,6 +409,9 @@ export class Harness {
   // ---- episodes, training, evaluation -------------------------------------------------------
 
   private storeRecorder(): StoreRecorder {
+    // A failed recorder stays failed for the episodes it recorded (their steps may be missing); episodes
+    // opened after the store recovered get a fresh one.
+    if (this.recorder?.failure !== undefined && this.store.fault?.() === undefined) this.recorder = undefined;
     this.recorder ??= createStoreRecorder(this.store, { maxBatch: 1024, maxDelayMs: 20 });
     return this.recorder;
   }

@@ -155,6 +155,7 @@ export class EpisodeRegistry {
 
   /** Creates an episode (drawing its first task); resets it at once when `seed` is given. */
   async create(body: CreateEpisodeBody): Promise<{ ep: ServerEpisode; token: string; reset?: { observation: Observation; info: ResetInfo } }> {
+    refuseWhileStoreFaulted(this.harness);
     if (body.taskId !== undefined) {
       for (const key of ['domain', 'taskType', 'level', 'split'] as const) {
         if (body[key] !== undefined) throw fail('PARAMS_INVALID', `give either taskId or ${key} (sampling), not both`, `/${key}`);
@@ -441,6 +442,7 @@ export class EpisodeRegistry {
   /** Busy, broken and closed episodes refuse new work. */
   private guard(ep: ServerEpisode): void {
     if (ep.broken !== undefined) throw ep.broken;
+    refuseWhileStoreFaulted(this.harness);
     if (ep.busy) throw new EnvHarnessError('EPISODE_BUSY', `episode ${ep.id} is applying another request; retry after its response (with the same Idempotency-Key, retries are safe)`);
   }
 
@@ -593,4 +595,16 @@ function sha256(text: string): string {
 
 function truncate(text: string): string {
   return text.length <= 80 ? text : `${text.slice(0, 77)}...`;
+}
+
+/**
+ * While the store reports a storage fault (a failed checkpoint or sync, a full disk), no step, reset or
+ * new episode is applied: 503 STORE_FAILED saying why, before anything changes (docs/http.md).
+ */
+export function refuseWhileStoreFaulted(harness: Harness): void {
+  const fault = harness.store.fault?.();
+  if (fault === undefined) return;
+  throw new EnvHarnessError('STORE_FAILED', `storage is failing since ${fault.since} (${fault.operation}: ${fault.code}); writes are refused until it clears, see /v1/health`, {
+    details: { operation: fault.operation, sqliteCode: fault.code, fault: true },
+  });
 }

@@ -22,6 +22,7 @@ import {
   type PoolContent,
   type RecoveryReport,
   type StoreWrite,
+  type StoreFault,
   type RunEvent,
   type RunRecord,
   type Snapshot,
@@ -34,7 +35,7 @@ import {
   type TaskStatus,
   type Transition,
 } from '../../core/index.js';
-import { CHECKPOINT_INTERVAL_MS, CHECKPOINTER_AFTER_WRITES, FALLBACK_AUTOCHECKPOINT_PAGES, startCheckpointer, type Checkpointer } from './checkpointer.js';
+import { CHECKPOINT_INTERVAL_MS, CHECKPOINTER_AFTER_WRITES, FALLBACK_AUTOCHECKPOINT_PAGES, startCheckpointer, type Checkpointer, type CheckpointReport } from './checkpointer.js';
 import { migrate, SCHEMA_VERSION, userVersion } from './schema.js';
 
 /** Milliseconds a write waits for another connection's lock before it fails with STORE_FAILED. */
@@ -111,6 +112,10 @@ export class SqliteStore implements Store {
    * committed, so a cached one stays right; keys created by a transaction join only after it commits.
    */
   private readonly episodeKeys = new Map<string, number>();
+  /** The storage failure writes are refused for (docs/storage.md, "Storage errors"). */
+  private storeFault: StoreFault | undefined;
+  /** When a write may next probe whether the fault has cleared (ms since epoch). */
+  private nextProbe = 0;
 
   constructor(location: string, options: SqliteStoreOptions = {}) {
     const isMemory = location === ':memory:';
@@ -459,8 +464,18 @@ export class SqliteStore implements Store {
   }
 
   async recover(options: { isLive: (run: RunRecord) => boolean; now: string }): Promise<RecoveryReport> {
-    return this.guard('recover', () =>
-      this.write(() => {
+    return this.guard('recover', () => {
+      // Most opens find nothing: look first, and take the write lock only when there is something to repair.
+      const found = this.recoverIn(options, false);
+      if (found.episodes.length === 0 && found.runs.length === 0) return found;
+      return this.write(() => this.recoverIn(options, true));
+    });
+  }
+
+  /** Finds (and with `repair`, fixes) what `recover` repairs. */
+  private recoverIn(options: { isLive: (run: RunRecord) => boolean; now: string }, repair: boolean): RecoveryReport {
+    {
+      {
         const report: RecoveryReport = { episodes: [], runs: [] };
         // Only episodes that have transitions can lag; the aggregate runs over the episode key index.
         // Only a `running` record can lag (the recorder writes the final record with the last transitions);
@@ -492,7 +507,7 @@ export class SqliteStore implements Store {
                 ...(last.info.endReason === undefined ? {} : { endReason: last.info.endReason }),
               }
             : {};
-          this.writeEpisode({ ...episode, ...ended, steps: row.n, reward, status, updatedAt: options.now });
+          if (repair) this.writeEpisode({ ...episode, ...ended, steps: row.n, reward, status, updatedAt: options.now });
         }
         const running = (this.pluck("SELECT body FROM runs WHERE status = 'running' ORDER BY seq").all() as string[]).map(
           (t) => JSON.parse(t) as RunRecord,
@@ -504,11 +519,11 @@ export class SqliteStore implements Store {
             | undefined;
           const interrupted = { lastEventSeq: last?.seq ?? -1, ...(last ? { lastEventKind: last.kind } : {}), at: options.now };
           report.runs.push({ id: run.id, lastEventSeq: interrupted.lastEventSeq, ...(last ? { lastEventKind: last.kind } : {}) });
-          this.writeRun({ ...run, status: 'interrupted', interrupted, updatedAt: options.now });
+          if (repair) this.writeRun({ ...run, status: 'interrupted', interrupted, updatedAt: options.now });
         }
         return report;
-      }),
-    );
+      }
+    }
   }
 
   /** One write of applyWrites (inside its transaction). */
@@ -810,9 +825,67 @@ export class SqliteStore implements Store {
 
   // ---- plumbing ----
 
+  /**
+   * The standing storage fault, if any. At most every FAULT_PROBE_INTERVAL_MS, asking probes whether it
+   * has cleared, with the operation that failed: a checkpoint after a failed checkpoint; after a failed
+   * write, a real one-row write (meta key `store.probe`, the time), which commits whole or not at all.
+   */
+  fault(): StoreFault | undefined {
+    const fault = this.storeFault;
+    if (fault === undefined || Date.now() < this.nextProbe || !this.db.open) return fault;
+    this.nextProbe = Date.now() + FAULT_PROBE_INTERVAL_MS;
+    try {
+      if (fault.operation === 'checkpoint') {
+        const [row] = this.db.pragma('wal_checkpoint(PASSIVE)') as Array<{ busy: number }>;
+        if (row !== undefined && row.busy !== 0) return fault;
+      } else {
+        this.transaction.immediate(() => this.writeMeta('store.probe', new Date().toISOString()));
+      }
+      this.clearFault();
+    } catch {
+      // Still failing.
+    }
+    return this.storeFault;
+  }
+
+  /** Records an I/O failure: from now on writes are refused until a probe succeeds. */
+  private setFault(operation: string, code: string, message: string): void {
+    if (this.storeFault === undefined) {
+      this.storeFault = { operation, code, message, since: new Date().toISOString() };
+      this.nextProbe = Date.now() + FAULT_PROBE_INTERVAL_MS;
+      // The operator's log: the one line that says why writes are refused (stderr, never swallowed).
+      process.stderr.write(`envharness: storage fault on ${this.location}: ${operation} failed (${code}): ${message}; refusing writes until it clears\n`);
+    }
+  }
+
+  private clearFault(): void {
+    if (this.storeFault === undefined) return;
+    process.stderr.write(`envharness: storage fault on ${this.location} cleared (${this.storeFault.operation} succeeds again); accepting writes\n`);
+    this.storeFault = undefined;
+  }
+
+  /** Refuses the write while a fault stands (after probing whether it has cleared). */
+  private refuseWhileFaulted(): void {
+    const fault = this.fault();
+    if (fault === undefined) return;
+    throw new EnvHarnessError(
+      'STORE_FAILED',
+      `sqlite store ${this.location}: refusing writes since ${fault.since}: ${fault.operation} failed (${fault.code}: ${fault.message}); free disk space or fix the device, writes resume once it succeeds again`,
+      { details: { operation: fault.operation, sqliteCode: fault.code, fault: true } },
+    );
+  }
+
   /** Runs `fn` in one BEGIN IMMEDIATE transaction: all of it commits, or (when it throws) none of it. */
   private write<T>(fn: () => T): T {
-    const result = this.transaction.immediate(fn) as T;
+    this.refuseWhileFaulted();
+    let result: T;
+    try {
+      result = this.transaction.immediate(fn) as T;
+    } catch (error) {
+      const code = sqliteCode(error).sqliteCode;
+      if (code !== undefined && isIoFailure(code)) this.setFault('write', code, messageOf(error));
+      throw error;
+    }
     if (this.writes < this.checkpointAfterWrites && ++this.writes >= this.checkpointAfterWrites && !this.isMemory) this.moveCheckpoints();
     return result;
   }
@@ -821,10 +894,19 @@ export class SqliteStore implements Store {
   private moveCheckpoints(): void {
     try {
       const options = { synchronous: this.synchronous, busyTimeoutMs: this.busyTimeoutMs, intervalMs: this.checkpointIntervalMs };
-      this.checkpointer = startCheckpointer(this.location, options, () => {
-        this.checkpointer = undefined;
-        if (this.db.open) this.db.pragma('wal_autocheckpoint = 1000');
-      });
+      this.checkpointer = startCheckpointer(
+        this.location,
+        options,
+        () => {
+          this.checkpointer = undefined;
+          if (this.db.open) this.db.pragma('wal_autocheckpoint = 1000');
+        },
+        (report: CheckpointReport) => {
+          if (report.kind === 'fault') {
+            if (isIoFailure(report.code)) this.setFault('checkpoint', report.code, report.message);
+          } else if (this.storeFault?.operation === 'checkpoint') this.clearFault();
+        },
+      );
       this.db.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
     } catch {
       // No worker threads here: SQLite keeps checkpointing inline, as before.
@@ -1022,6 +1104,14 @@ function withWriteIndex(error: unknown, index: number, op: string): unknown {
 /** A write refused by a uniqueness rule (duplicate step, event or task). */
 function conflict(operation: string, message: string, details: Record<string, unknown>): EnvHarnessError {
   return new EnvHarnessError('STORE_CONFLICT', `${operation}: ${message}`, { details: { operation, ...details } });
+}
+
+/** How often a write retries the failed operation while a fault stands. */
+const FAULT_PROBE_INTERVAL_MS = 1000;
+
+/** Driver codes that mean the device failed (not a busy lock or a constraint): I/O error, disk full, corruption. */
+function isIoFailure(code: string): boolean {
+  return code.startsWith('SQLITE_IOERR') || code === 'SQLITE_FULL' || code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_CANTOPEN';
 }
 
 function isUniqueViolation(error: unknown): boolean {
