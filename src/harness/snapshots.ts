@@ -18,6 +18,7 @@ import {
   type StoreWrite,
   type Task,
   computeTaskId,
+  depthExceeds,
 } from '../core/index.js';
 import { checkTaskSchema } from '../generation/index.js';
 
@@ -299,18 +300,6 @@ function parseLine(line: string | undefined, n: number, source: string): Record<
     throw new EnvHarnessError('IMPORT_INVALID', `${source}: line ${n} is nested deeper than the limit of ${EXPORT_LIMITS.maxDepth} levels`, { details: { line: n } });
   }
   return value as Record<string, unknown>;
-}
-
-/** Whether `value` nests objects/arrays deeper than `max` (iterative: safe on any depth). */
-export function depthExceeds(value: unknown, max: number): boolean {
-  const stack: Array<[unknown, number]> = [[value, 1]];
-  while (stack.length > 0) {
-    const [v, d] = stack.pop()!;
-    if (v === null || typeof v !== 'object') continue;
-    if (d > max) return true;
-    for (const child of Array.isArray(v) ? v : Object.values(v)) if (child !== null && typeof child === 'object') stack.push([child, d + 1]);
-  }
-  return false;
 }
 
 function checkSnapshotShape(value: unknown, source: string): Snapshot {

@@ -95,7 +95,7 @@ export function buildApp(options: AppOptions): OpenAPIHono<ServerEnv> {
   };
 
   app.onError((error, c) => {
-    if (error instanceof HttpProblem) return send(problemReply({ ...error.problem, instance: c.req.path }));
+    if (error instanceof HttpProblem) return send(problemReply({ ...error.problem, instance: c.req.path }, error.headers));
     return send(problemReply(problemOf(error, c.req.path)));
   });
   app.notFound((c) => send(problemReply(problem('ROUTE_NOT_FOUND', `no route ${c.req.method} ${c.req.path}; see /v1/openapi.json`, { instance: c.req.path }))));

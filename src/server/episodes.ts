@@ -3,13 +3,17 @@
  * group-committed transitions (a step is answered only once its transition is durable), and the idle reaper.
  */
 import { hash, randomInt } from 'node:crypto';
-import { EnvHarnessError, isEnvHarnessError, type DynamicsOptions, type Episode, type Harness, type Observation, type Split, type StepResult, type StoredTask } from '../index.js';
+import { canonicalize, depthExceeds, EnvHarnessError, isEnvHarnessError, type JsonValue, type DynamicsOptions, type Episode, type Harness, type Observation, type Split, type StepResult, type StoredTask } from '../index.js';
 import { generateId, generateToken, hashToken, tokenMatches } from './auth.js';
 import { formatPointer, has, isObject, loneSurrogateKey, maySurrogate, parseJsonBody } from './body.js';
-import { fail, problem, problemOf, problemReply, type Problem, type Reply } from './errors.js';
+import { fail, HttpProblem, problem, problemOf, problemReply, type Problem, type Reply } from './errors.js';
 import type { CreateEpisodeBody, Dynamics, ResetBody } from './schemas.js';
 
-/** Idempotency keys remembered per episode (oldest forgotten first). */
+/**
+ * Idempotency keys whose replies are remembered per episode (the window; oldest forgotten first). A key
+ * older than the window is still known as used, for the episode's life: reusing it is 409
+ * IDEMPOTENCY_FORGOTTEN, never a second application.
+ */
 export const MAX_IDEMPOTENCY_KEYS = 256;
 const MAX_KEY_LENGTH = 256;
 const JSON_HEADERS = Object.freeze({ 'content-type': 'application/json' });
@@ -73,6 +77,8 @@ export class ServerEpisode {
   closed = false;
   lastUsed: number;
   readonly keys = new Map<string, IdempotencyEntry>();
+  /** Keys that fell out of the window: known as used, their replies forgotten. */
+  readonly forgottenKeys = new Set<string>();
 
   constructor(
     readonly id: string,
@@ -96,6 +102,8 @@ export interface EpisodeRegistryOptions {
   now: () => number;
   /** Largest number of items in one batched step. */
   maxBatch: number;
+  /** Open episodes at most; a create beyond is 429 TOO_MANY_REQUESTS with Retry-After (default: unlimited). */
+  maxOpenEpisodes?: number;
 }
 
 /** The parsed envelope of a step: `{ action, expectedStep? }`. */
@@ -127,6 +135,7 @@ export class EpisodeRegistry {
   private readonly now: () => number;
   readonly idleMs: number;
   readonly maxBatch: number;
+  readonly maxOpenEpisodes: number;
   private tickPromise: Promise<void> | undefined;
 
   constructor(options: EpisodeRegistryOptions) {
@@ -134,6 +143,7 @@ export class EpisodeRegistry {
     this.now = options.now;
     this.idleMs = options.idleMs;
     this.maxBatch = options.maxBatch;
+    this.maxOpenEpisodes = options.maxOpenEpisodes ?? Infinity;
   }
 
   /** Open episodes. */
@@ -156,6 +166,12 @@ export class EpisodeRegistry {
   /** Creates an episode (drawing its first task); resets it at once when `seed` is given. */
   async create(body: CreateEpisodeBody): Promise<{ ep: ServerEpisode; token: string; reset?: { observation: Observation; info: ResetInfo } }> {
     refuseWhileStoreFaulted(this.harness);
+    if (this.episodes.size >= this.maxOpenEpisodes) {
+      throw new HttpProblem(
+        problem('TOO_MANY_REQUESTS', `${this.episodes.size} episodes are open, the limit (limits.maxOpenEpisodes) is ${this.maxOpenEpisodes}; close some (DELETE /v1/episodes/{id}) or retry after idle ones are reaped`),
+        { 'retry-after': '1' },
+      );
+    }
     if (body.taskId !== undefined) {
       for (const key of ['domain', 'taskType', 'level', 'split'] as const) {
         if (body[key] !== undefined) throw fail('PARAMS_INVALID', `give either taskId or ${key} (sampling), not both`, `/${key}`);
@@ -240,7 +256,7 @@ export class EpisodeRegistry {
     if (key !== undefined) {
       const keyProblem = checkKey(key);
       if (keyProblem !== undefined) return problemReply({ ...keyProblem, ...(instance ? { instance } : {}) });
-      fingerprint = `s:${sha256(raw)}`;
+      fingerprint = `s:${bodyFingerprint(raw)}`;
       const prior = replayOf(ep, key, fingerprint, instance);
       if (prior !== undefined) return prior;
     }
@@ -314,7 +330,7 @@ export class EpisodeRegistry {
         out.ep = ep;
         if (rawKey !== undefined) {
           out.key = rawKey;
-          out.fingerprint = `b:${sha256(JSON.stringify([envelope.action, envelope.expectedStep ?? null]))}`;
+          out.fingerprint = `b:${sha256(canonicalize([envelope.action as unknown as JsonValue, envelope.expectedStep ?? null]))}`;
           const prior = replayOf(ep, rawKey, out.fingerprint);
           if (prior !== undefined) {
             texts[i] = prior.status === 200 ? prior.body : itemProblem(JSON.parse(prior.body) as Problem);
@@ -540,8 +556,17 @@ function resetInfo(ep: ServerEpisode, episode: Episode, task: StoredTask, seed: 
 /** The stored reply for a key, a 422 for a reused key, a 409 while the first is in flight; undefined for a new key. */
 function replayOf(ep: ServerEpisode, key: string, fingerprint: string, instance?: string): Reply | undefined {
   const prior = ep.keys.get(key);
-  if (prior === undefined) return undefined;
   const extra = instance === undefined ? {} : { instance };
+  if (prior === undefined) {
+    if (!ep.forgottenKeys.has(key)) return undefined;
+    return problemReply(
+      problem(
+        'IDEMPOTENCY_FORGOTTEN',
+        `Idempotency-Key ${truncate(key)} was used on this episode more than ${MAX_IDEMPOTENCY_KEYS} keyed requests ago: its reply is no longer remembered, and the request is not applied again; read the episode (GET /v1/episodes/{id}?transitions=true) to see what happened`,
+        extra,
+      ),
+    );
+  }
   if (prior.fingerprint !== fingerprint) {
     return problemReply(problem('IDEMPOTENCY_CONFLICT', `Idempotency-Key ${truncate(key)} was already used with a different request body; use a new key for a new request`, extra));
   }
@@ -566,7 +591,11 @@ function remember(ep: ServerEpisode, key: string | undefined, fingerprint: strin
   }
   ep.keys.delete(key);
   ep.keys.set(key, { fingerprint, reply });
-  while (ep.keys.size > MAX_IDEMPOTENCY_KEYS) ep.keys.delete(ep.keys.keys().next().value!);
+  while (ep.keys.size > MAX_IDEMPOTENCY_KEYS) {
+    const oldest = ep.keys.keys().next().value!;
+    ep.keys.delete(oldest);
+    ep.forgottenKeys.add(oldest);
+  }
 }
 
 function isBusy(reply: Reply): boolean {
@@ -587,6 +616,20 @@ function checkKey(key: string): Problem | undefined {
     return problem('PARAMS_INVALID', `Idempotency-Key must be 1..${MAX_KEY_LENGTH} visible ASCII characters`);
   }
   return undefined;
+}
+
+/**
+ * What makes two bodies "the same request" for an Idempotency-Key: their canonical JSON (so whitespace
+ * and key order do not matter); a body that is not JSON (or too deep to canonicalize) by its bytes.
+ */
+function bodyFingerprint(raw: string): string {
+  try {
+    const value = JSON.parse(raw) as JsonValue;
+    if (!depthExceeds(value, 64)) return sha256(canonicalize(value));
+  } catch {
+    // Not JSON: compared byte for byte (it is refused anyway, and the refusal is what a replay returns).
+  }
+  return sha256(`raw:${raw}`);
 }
 
 function sha256(text: string): string {

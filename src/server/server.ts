@@ -9,6 +9,7 @@ import { checkTokenShape, generateToken, hashToken, HostPolicy, isLoopback } fro
 import { EpisodeRegistry } from './episodes.js';
 import { createFastPath } from './fast-path.js';
 import { problem } from './errors.js';
+import { enforceConnectionLimits } from './limits.js';
 
 /** Defaults of the HTTP server (docs/http.md, "Limits"). */
 export const SERVER_DEFAULTS = {
@@ -20,11 +21,17 @@ export const SERVER_DEFAULTS = {
   idleMs: 15 * 60 * 1000,
   /** Largest number of items in one batched step. */
   maxBatch: 1024,
-  /** Headers must arrive within this time (slowloris). */
+  /** Headers must arrive within this time (slowloris); enforced per socket by EnvHarness (limits.ts). */
   headersTimeoutMs: 10_000,
-  /** The whole request must arrive within this time. */
+  /** The body must arrive within this time of the head; enforced per socket by EnvHarness. */
+  bodyTimeoutMs: 10_000,
+  /** Node's own backstop for the whole request. */
   requestTimeoutMs: 60_000,
   keepAliveTimeoutMs: 5_000,
+  /** Open connections at most; the next is answered 429 with Retry-After and closed. */
+  maxConnections: 1024,
+  /** Open episodes at most (all are created with the server token); the next create is 429 with Retry-After. */
+  maxOpenEpisodes: 4096,
 } as const;
 
 export interface ServerOptions {
@@ -41,6 +48,8 @@ export interface ServerOptions {
   idleMs?: number;
   /** Largest batched step (default 1024 items). */
   maxBatch?: number;
+  /** Request head / body deadlines in ms (default 10 s each), open connections (1024), open episodes (4096). */
+  limits?: { headersTimeoutMs?: number; bodyTimeoutMs?: number; maxConnections?: number; maxOpenEpisodes?: number };
   /** Host names accepted in Host/Origin besides loopback names and the bind address (e.g. a reverse proxy's). */
   allowedHosts?: readonly string[];
   /** Server-side agents, by name, for evaluation runs (POST /v1/runs { evaluate }). */
@@ -98,7 +107,13 @@ export function createServer(options: ServerOptions): EnvHarnessServer {
   const maxBatch = positiveInt(options.maxBatch ?? SERVER_DEFAULTS.maxBatch, 'maxBatch');
   const token = options.token ?? generateToken('ehs');
   const now = options.now ?? Date.now;
-  const episodes = new EpisodeRegistry({ harness: options.harness, idleMs, now, maxBatch });
+  const limits = {
+    headersTimeoutMs: positiveInt(options.limits?.headersTimeoutMs ?? SERVER_DEFAULTS.headersTimeoutMs, 'limits.headersTimeoutMs'),
+    bodyTimeoutMs: positiveInt(options.limits?.bodyTimeoutMs ?? SERVER_DEFAULTS.bodyTimeoutMs, 'limits.bodyTimeoutMs'),
+    maxConnections: positiveInt(options.limits?.maxConnections ?? SERVER_DEFAULTS.maxConnections, 'limits.maxConnections'),
+    maxOpenEpisodes: positiveInt(options.limits?.maxOpenEpisodes ?? SERVER_DEFAULTS.maxOpenEpisodes, 'limits.maxOpenEpisodes'),
+  };
+  const episodes = new EpisodeRegistry({ harness: options.harness, idleMs, now, maxBatch, maxOpenEpisodes: limits.maxOpenEpisodes });
   const adminTokenHash = hashToken(token);
   const hosts = new HostPolicy(host, options.allowedHosts);
   const app = buildApp({
@@ -142,7 +157,8 @@ export function createServer(options: ServerOptions): EnvHarnessServer {
       const s = createHttpServer((req, res) => {
         if (!fast(req, res)) void rest(req, res);
       });
-      s.headersTimeout = SERVER_DEFAULTS.headersTimeoutMs;
+      s.headersTimeout = limits.headersTimeoutMs;
+      enforceConnectionLimits(s, limits);
       s.requestTimeout = SERVER_DEFAULTS.requestTimeoutMs;
       s.keepAliveTimeout = SERVER_DEFAULTS.keepAliveTimeoutMs;
       s.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => answerClientError(error, socket));
