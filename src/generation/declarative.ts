@@ -1,7 +1,7 @@
 /** Declarative templates: tasks from YAML or JSON data, with no user code (see docs/declarative-templates.md). */
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
-import { canonicalize, defineTemplate, EnvHarnessError } from '../core/index.js';
+import { canonicalize, defineTemplate, depthExceeds, EnvHarnessError } from '../core/index.js';
 import type { Action, Budget, JsonObject, JsonValue, LevelSpec, RegisteredTemplate, Rng, TaskSpec } from '../core/index.js';
 import { compileText, renderText, renderValue } from './expression.js';
 import type { CompiledText, ParamType } from './expression.js';
@@ -435,7 +435,21 @@ function buildTemplate(
   return { ...template, definition };
 }
 
+/** Limits on a template document (docs/errors.md, "Input limits"). */
+export const TEMPLATE_DOCUMENT_LIMITS = { maxBytes: 4 * 1024 * 1024, maxDepth: 64, maxAliasCount: 100 } as const;
+
 function parseText(text: string, format: 'yaml' | 'json'): unknown {
+  if (text.length > TEMPLATE_DOCUMENT_LIMITS.maxBytes) {
+    fail([{ pointer: '', message: `the document is larger than ${TEMPLATE_DOCUMENT_LIMITS.maxBytes} bytes; split it into several files` }]);
+  }
+  const value = parseUnlimited(text, format);
+  if (depthExceeds(value, TEMPLATE_DOCUMENT_LIMITS.maxDepth)) {
+    fail([{ pointer: '', message: `the document is nested deeper than ${TEMPLATE_DOCUMENT_LIMITS.maxDepth} levels` }]);
+  }
+  return value;
+}
+
+function parseUnlimited(text: string, format: 'yaml' | 'json'): unknown {
   if (format === 'json') {
     try {
       return JSON.parse(text) as unknown;
@@ -452,7 +466,12 @@ function parseText(text: string, format: 'yaml' | 'json'): unknown {
     const line = error.linePos?.[0];
     fail([{ pointer: '', message: `not valid YAML${line ? ` (line ${line.line}, column ${line.col})` : ''}: ${error.message.split('\n')[0]}` }]);
   }
-  return doc.toJS({ maxAliasCount: 100 }) as unknown;
+  try {
+    return doc.toJS({ maxAliasCount: TEMPLATE_DOCUMENT_LIMITS.maxAliasCount }) as unknown;
+  } catch (error) {
+    // yaml throws a ReferenceError for alias bombs ("billion laughs"): a bad file, not a crash.
+    fail([{ pointer: '', message: `YAML aliases expand too much (more than ${TEMPLATE_DOCUMENT_LIMITS.maxAliasCount} uses of one anchor): ${(error as Error).message}` }]);
+  }
 }
 
 function describeIssue(issue: z.core.$ZodIssue, input: unknown, at: string): DeclarativeIssue {
