@@ -44,3 +44,18 @@ describe('bad template files', () => {
     expect(compileText(`{${'('.repeat(10)}a${')'.repeat(10)}}`, { a: 'integer' }).ok).toBe(true);
   });
 });
+
+describe('a templates file with 100k levels', () => {
+  it('is refused at once with IMPORT_INVALID instead of parsing for a minute', () => {
+    const levels = Array.from({ length: 100_000 }, (_, i) => `      - { a: [0, ${i + 1}], b: [0, 9] }`).join('\n');
+    const text = `templates:\n  - kind: question_answer\n    domain: arith\n    name: sum\n    version: 1\n    taskType: addition\n    description: x\n    levels:\n${levels}\n    instructions: "Add {a} and {b}."\n    answer: "{a + b}"\n`;
+    // The line-count message proves the refusal came before the (slow) YAML parser ran.
+    expect(refusal(() => loadDeclarativeTemplates(text, 'yaml'))).toMatch(/more than 10000 lines|larger than/);
+  });
+
+  it('more levels than the limit in a small JSON document is IMPORT_INVALID', () => {
+    const levels = Array.from({ length: TEMPLATE_DOCUMENT_LIMITS.maxLevels + 1 }, () => ({ a: [0, 9] }));
+    const doc = { templates: [{ kind: 'question_answer', domain: 'arith', name: 'sum', version: 1, taskType: 'addition', description: 'x', levels, instructions: 'Add {a}.', answer: '{a}' }] };
+    expect(refusal(() => loadDeclarativeTemplates(JSON.stringify(doc), 'json'))).toMatch(/at most 1000 levels/);
+  });
+});
