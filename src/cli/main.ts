@@ -7,7 +7,7 @@ import { registerGenerationCommands } from './commands/generation.js';
 import { registerSnapshotCommands } from './commands/snapshots.js';
 import { registerTrainingCommands } from './commands/training.js';
 import { registerReportCommands } from './commands/report.js';
-import { registerInteropCommands } from './commands/interop.js';
+import { registerDomainCommands } from './commands/domains.js';
 import { registerServeCommands } from './commands/serve.js';
 import { registerMcpCommands } from './commands/mcp.js';
 
@@ -69,7 +69,7 @@ export function buildProgram(io: Io, env: NodeJS.ProcessEnv = process.env, setEx
   registerSnapshotCommands(program, ctx);
   registerTrainingCommands(program, ctx);
   registerReportCommands(program, ctx);
-  registerInteropCommands(program, ctx);
+  registerDomainCommands(program, ctx);
   registerServeCommands(program, ctx);
   registerMcpCommands(program, ctx);
   for (const command of program.commands) command.exitOverride().configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s) });

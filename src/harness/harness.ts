@@ -50,8 +50,8 @@ import type { Action, Feedback, JsonObject, Observation } from '../core/index.js
 import { createSqliteStore } from '../storage/sqlite/index.js';
 import { systemClock, type Clock } from './clock.js';
 import { buildLockfile, checkLockfile, parseLockfile, type LockCheck, type Lockfile } from './lockfile.js';
-import { runEpisode, type EpisodeOutcome } from './episodes.js';
-import { passKTable, type PassKRow } from './metrics.js';
+import { runEpisode, type EpisodeOutcome } from '../runtime/rollout.js';
+import { passKTable, type PassKRow } from '../report/metrics.js';
 import { trainLoop, type TrainOptions, type TrainSummary } from './train.js';
 import {
   buildSnapshotBody,

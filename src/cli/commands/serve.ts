@@ -78,7 +78,7 @@ export function registerServeCommands(program: Command, ctx: CliContext): void {
           bodyLimit: opts.bodyLimit,
           allowedHosts: opts.allowHost,
           // Server-side agents for evaluation runs (POST /v1/runs { evaluate: { agent } }).
-          agents: Object.fromEntries(BUILTIN_AGENT_NAMES.map((name) => [name, () => createAgent(name)])),
+          agents: Object.fromEntries(BUILTIN_AGENT_NAMES.map((name) => [name, () => createAgent(name, { domains })])),
           ...(token !== undefined ? { token } : {}),
           ...(mcp !== undefined ? { extraRoutes: mcpRoutes(mcp) } : {}),
         });

@@ -3,8 +3,8 @@
  * intents and facts from the customer's words, records from the tools' outputs, and the slot-filled
  * actions (ask, look up, propose, act, tell, refuse) both agents choose from. It reads observations only.
  */
-import type { Action, JsonObject, JsonValue, Observation } from '../core/index.js';
-import { isFaultError } from './faults.js';
+import type { Action, JsonObject, JsonValue, Observation } from '../../core/index.js';
+import { isFaultError } from '../../agents/faults.js';
 
 /** What a customer can want, as the keyword detector names it. */
 export type RetailIntentKind = 'status' | 'cancel' | 'return' | 'exchange' | 'order_address' | 'user_address' | 'payment' | 'out_of_scope' | 'other_customer';

@@ -1,6 +1,7 @@
 /** The retail domain as imported tau-bench tasks need it: tau-bench's grading, EnvHarness's feedback. */
-import type { AcceptanceCheck, JsonValue, PolicyRule, Rng, SimulatedUser, Task } from '../../core/index.js';
-import type { RetailDomain, RetailState } from '../../domains/retail/index.js';
+import type { AcceptanceCheck, JsonValue, PolicyRule, Rng, SimulatedUser, Task } from '../../../core/index.js';
+import type { RetailDomain } from '../domain.js';
+import type { RetailState } from '../state.js';
 
 /** Template names of imported tau-bench task sets start with this (`retail/tau-bench-train@1`). */
 export const TAU_BENCH_TEMPLATE_PREFIX = 'retail/tau-bench-';

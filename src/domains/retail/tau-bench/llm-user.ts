@@ -1,6 +1,6 @@
 /** `--user llm` for imported tasks: tau-bench's user-simulation prompt on an OpenAI-compatible endpoint (createLlmUser). */
-import { createChatClient, createLlmUser, OPENAI_DEFAULTS, type ChatClient } from '../../agents/openai.js';
-import { EnvHarnessError } from '../../core/index.js';
+import { createChatClient, createLlmUser, OPENAI_DEFAULTS, type ChatClient } from '../../../agents/openai.js';
+import { EnvHarnessError } from '../../../core/index.js';
 import type { TauBenchUserFactory } from './episode.js';
 
 /** What tau-bench's user simulator says to end the conversation. */

@@ -1,7 +1,7 @@
 /** pass^k on imported tau-bench tasks, as tau-bench computes it, beside EnvHarness's own outcome. */
-import { EnvHarnessError, type Agent, type Task } from '../../core/index.js';
-import { passHatK, passKTable, type PassKRow } from '../../harness/metrics.js';
-import type { Recorder } from '../../runtime/index.js';
+import { EnvHarnessError, type Agent, type Task } from '../../../core/index.js';
+import { passHatK, passKTable, type PassKRow } from '../../../report/metrics.js';
+import type { Recorder } from '../../../runtime/index.js';
 import type { TauBenchEpisodeResult, TauBenchRunner } from './episode.js';
 
 export interface EvaluateTauBenchOptions {

@@ -1,17 +1,9 @@
 /** tau-bench's reward rule, exactly: the final database must equal the gold one and every output must have been said. */
-import { EnvHarnessError, type JsonValue, type Task } from '../../core/index.js';
-import {
-  applyTauBenchActions,
-  createRetailState,
-  digestRetailExport,
-  hashRetailState,
-  RESPOND_ACTION,
-  retailTools,
-  toolsByName,
-  type RetailState,
-  type RetailWorld,
-  type TauBenchTask,
-} from '../../domains/retail/index.js';
+import { EnvHarnessError, type JsonValue, type Task } from '../../../core/index.js';
+import { applyTauBenchActions, RESPOND_ACTION, toolsByName, type TauBenchTask } from './actions.js';
+import { createRetailState, digestRetailExport, hashRetailState, type RetailState } from '../state.js';
+import { retailTools } from '../tools.js';
+import { type RetailWorld } from '../world.js';
 import { TAU_BENCH_TERMINATE_TOOLS } from './labels.js';
 
 /** What an imported task keeps in `params`: the tau-bench task verbatim and where it came from. */

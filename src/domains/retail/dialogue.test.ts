@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { Observation } from '../core/index.js';
-import { detectIntents, RetailDialogue, sentences } from './retail-dialogue.js';
+import type { Observation } from '../../core/index.js';
+import { detectIntents, RetailDialogue, sentences } from './dialogue.js';
 
 const reset = (text: string): Observation => ({ kind: 'reset', text, budget: { steps: 30 } });
 

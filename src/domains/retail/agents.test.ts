@@ -1,12 +1,12 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { Task } from '../core/index.js';
-import { createRetailDomain, goalOf } from '../domains/retail/index.js';
-import { runEpisode } from '../harness/episodes.js';
-import { createLearnerAgent } from './learner.js';
-import { createOracleAgent } from './oracle.js';
-import { createRandomAgent } from './random.js';
-import { createRuleBasedAgent } from './rule-based.js';
-import { mean, playEpisode, runMany, tasksOf, trainingTemplates } from './testing.js';
+import type { Task } from '../../core/index.js';
+import { createRetailDomain, goalOf } from './index.js';
+import { runEpisode } from '../../runtime/rollout.js';
+import { createLearnerAgent } from '../../agents/learner.js';
+import { createOracleAgent } from '../../agents/oracle.js';
+import { createRandomAgent } from '../../agents/random.js';
+import { createRetailRuleBasedAgent } from './rule-based.js';
+import { mean, playEpisode, runMany, tasksOf, trainingTemplates } from '../../agents/testing.js';
 
 const retail = createRetailDomain();
 const templates = trainingTemplates(retail);
@@ -39,7 +39,7 @@ describe('built-in agents on retail', () => {
   });
 
   it('rule-based solves every level-1 task, and its success falls level by level and for every task type', async () => {
-    const bot = createRuleBasedAgent();
+    const bot = createRetailRuleBasedAgent();
     const tasks = tasksOf(templates, 6, 11);
     const outcomes = new Map<Task, number>();
     for (const [i, task] of tasks.entries()) outcomes.set(task, (await runEpisode(retail, task, bot, { seed: i })).outcome);
@@ -53,7 +53,7 @@ describe('built-in agents on retail', () => {
   });
 
   it('rule-based keeps honest weak spots: paraphrased requests, conditions in other words, many requests at once', async () => {
-    const bot = createRuleBasedAgent();
+    const bot = createRetailRuleBasedAgent();
     const tasks = tasksOf(templates, 6, 11).filter((t) => t.level >= 2);
     const goal = (t: Task) => goalOf(t.spec.user)!;
     const outcomes = new Map<Task, number>();
@@ -72,7 +72,7 @@ describe('built-in agents on retail', () => {
   });
 
   it('rule-based handles staggered requests and conditions in their common wording (compound and conditional, level 1)', async () => {
-    const bot = createRuleBasedAgent();
+    const bot = createRetailRuleBasedAgent();
     const level1 = sample.filter((t) => t.level === 1 && (t.taskType === 'compound' || t.taskType === 'conditional'));
     expect(level1.map((t) => goalOf(t.spec.user)!.staggered)).toEqual(level1.map(() => true));
     expect(await success(bot, level1)).toBe(1);

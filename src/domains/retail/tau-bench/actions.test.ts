@@ -1,13 +1,13 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { canonicalize, sha256 } from '../../core/index.js';
-import { createRetailDomain, type RetailDomain } from './domain.js';
-import { loadTauBenchTasks, loadTauBenchWorld } from './load.js';
-import { digestRetailExport, exportRetailState, hashRetailState, type RetailState } from './state.js';
-import { applyTauBenchActions, type TauBenchTask } from './tau-bench.js';
-import type { RetailWorld } from './world.js';
-import { TAU_BENCH_DATA_DIR, TAU_BENCH_TOOL_NAMES, type TauBenchGold } from '../../../test/support/tau-bench-data.js';
+import { canonicalize, sha256 } from '../../../core/index.js';
+import { createRetailDomain, type RetailDomain } from '../domain.js';
+import { loadTauBenchTasks, loadTauBenchWorld } from '../load.js';
+import { digestRetailExport, exportRetailState, hashRetailState, type RetailState } from '../state.js';
+import { applyTauBenchActions, type TauBenchTask } from './actions.js';
+import type { RetailWorld } from '../world.js';
+import { TAU_BENCH_DATA_DIR, TAU_BENCH_TOOL_NAMES, type TauBenchGold } from '../../../../test/support/tau-bench-data.js';
 
 const dataDir = TAU_BENCH_DATA_DIR;
 const TOOL_NAMES = TAU_BENCH_TOOL_NAMES;

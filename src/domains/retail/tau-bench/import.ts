@@ -22,21 +22,14 @@ import {
   type LevelSpec,
   type Split,
   type Task,
-} from '../../core/index.js';
-import {
-  applyTauBenchActions,
-  createRetailDomain,
-  createRetailState,
-  loadTauBenchWorld,
-  RESPOND_ACTION,
-  toolsByName,
-  worldRef,
-  type RetailDomain,
-  type RetailWorld,
-  type TauBenchTask,
-} from '../../domains/retail/index.js';
-import { checkTaskSchema } from '../../generation/index.js';
-import { createEpisode, createRuntimeCache, type RuntimeCache } from '../../runtime/index.js';
+} from '../../../core/index.js';
+import { applyTauBenchActions, RESPOND_ACTION, toolsByName, type TauBenchTask } from './actions.js';
+import { createRetailDomain, worldRef, type RetailDomain } from '../domain.js';
+import { createRetailState } from '../state.js';
+import { loadTauBenchWorld } from '../load.js';
+import { type RetailWorld } from '../world.js';
+import { checkTaskSchema } from '../../../generation/index.js';
+import { createEpisode, createRuntimeCache, type RuntimeCache } from '../../../runtime/index.js';
 import { createTauBenchDomain, type TauBenchUserGoal } from './domain.js';
 import type { TauBenchParams } from './grade.js';
 import { inferTauBenchLabels, TAU_BENCH_MAX_LEVEL } from './labels.js';

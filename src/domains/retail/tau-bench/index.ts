@@ -1,4 +1,7 @@
-/** tau-bench retail inside EnvHarness: import its world and tasks, grade exactly as it does, export states in its shape. */
+/**
+ * tau-bench retail inside EnvHarness: import its world and tasks, grade exactly as it does, export states in its shape.
+ * Its LLM user lives in `./llm-user.ts` (subpath `envharness/domains/retail/llm-user`) so that this entry loads no LLM SDK.
+ */
 export { createTauBenchDomain, isTauBenchTask, tauBenchUserGoal, TAU_BENCH_TEMPLATE_PREFIX, type TauBenchDomainOptions, type TauBenchUserGoal } from './domain.js';
 export {
   gradeJson,
@@ -45,4 +48,4 @@ export {
   type TauBenchUserFactory,
 } from './episode.js';
 export { evaluateTauBench, type EvaluateTauBenchOptions, type TauBenchEvaluation } from './evaluate.js';
-export { createTauBenchLlmUser, TAU_BENCH_STOP, tauBenchUserSystemPrompt, type TauBenchLlmUser, type TauBenchLlmUserOptions } from './llm-user.js';
+export { parseTaskFileOption, restoreTauBenchWorld, tauBenchCommands, tauBenchEpisodeState, TAU_BENCH_META } from './cli.js';

@@ -1,6 +1,6 @@
 /** Type and level labels of an imported tau-bench task, inferred from its gold actions. */
-import type { Tool } from '../../core/index.js';
-import { RESPOND_ACTION, type TauBenchAction } from '../../domains/retail/index.js';
+import type { Tool } from '../../../core/index.js';
+import { RESPOND_ACTION, type TauBenchAction } from './actions.js';
 
 /** tau-bench's retail tools that end an episode (`Env.terminate_tools`); its gold replay skips them. */
 export const TAU_BENCH_TERMINATE_TOOLS: ReadonlySet<string> = new Set(['transfer_to_human_agents']);

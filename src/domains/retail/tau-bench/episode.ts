@@ -14,10 +14,10 @@ import {
   type Task,
   type TraceEntry,
   type UserTurn,
-} from '../../core/index.js';
-import type { RetailDomain } from '../../domains/retail/index.js';
-import { createEpisode, createRuntimeCache, validateAction, type DynamicsOptions, type Recorder } from '../../runtime/index.js';
-import { playEpisode, type EpisodeOutcome } from '../../harness/episodes.js';
+} from '../../../core/index.js';
+import type { RetailDomain } from '../domain.js';
+import { createEpisode, createRuntimeCache, validateAction, type DynamicsOptions, type Recorder } from '../../../runtime/index.js';
+import { playEpisode, type EpisodeOutcome } from '../../../runtime/rollout.js';
 import { createTauBenchDomain, isTauBenchTask, tauBenchUserGoal, type TauBenchUserGoal } from './domain.js';
 import { gradeTauBenchDetailed, type TauBenchGrade } from './grade.js';
 import { TAU_BENCH_TERMINATE_TOOLS } from './labels.js';

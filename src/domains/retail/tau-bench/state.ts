@@ -9,15 +9,11 @@ import {
   type Task,
   type TraceEntry,
   type Transition,
-} from '../../core/index.js';
-import {
-  digestRetailExport,
-  exportRetailState,
-  NO_CONTEXT,
-  type RetailData,
-  type RetailDomain,
-  type RetailState,
-} from '../../domains/retail/index.js';
+} from '../../../core/index.js';
+import { digestRetailExport, exportRetailState, type RetailState } from '../state.js';
+import { NO_CONTEXT } from './actions.js';
+import { type RetailData } from '../schema.js';
+import { type RetailDomain } from '../domain.js';
 
 /** One recorded action and whether it ran successfully. */
 export interface RecordedCall {

@@ -2,14 +2,15 @@
  * Measures the built-in agents on retail and prints markdown tables: success by task type × level for
  * random, rule-based and oracle; the learner's learning curve on a fixed task set; and how fast the
  * learner learns each level on its own.
- * Run: `npx tsx src/agents/measure.ts [--per-cell 200] [--only table|curve|levels]`.
+ * Run: `npx tsx src/domains/retail/measure.ts [--per-cell 200] [--only table|curve|levels]`.
  */
-import type { Agent, Task } from '../core/index.js';
-import { createRetailDomain } from '../domains/retail/index.js';
-import { runEpisode } from '../harness/episodes.js';
-import { createLearnerAgent, createOracleAgent, createRandomAgent, createRuleBasedAgent } from './index.js';
-import type { RegisteredTemplate } from '../core/index.js';
-import { mean, tasksOf, trainingTemplates } from './testing.js';
+import type { Agent, Task } from '../../core/index.js';
+import { createRetailDomain } from './domain.js';
+import { runEpisode } from '../../runtime/rollout.js';
+import { createLearnerAgent, createOracleAgent, createRandomAgent } from '../../agents/index.js';
+import { createRetailRuleBasedAgent } from './rule-based.js';
+import type { RegisteredTemplate } from '../../core/index.js';
+import { mean, tasksOf, trainingTemplates } from '../../agents/testing.js';
 
 const args = process.argv.slice(2);
 const flag = (name: string, fallback: number): number => {
@@ -35,7 +36,7 @@ async function typeLevelTables(): Promise<void> {
   const types = [...new Set(templates.map((t) => t.taskType))];
   const agents: Array<[string, Agent]> = [
     ['random', createRandomAgent({ seed: 1 })],
-    ['rule-based', createRuleBasedAgent()],
+    ['rule-based', createRetailRuleBasedAgent()],
     ['oracle', createOracleAgent()],
   ];
   for (const [name, agent] of agents) {

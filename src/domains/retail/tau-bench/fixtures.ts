@@ -1,7 +1,8 @@
 /** A tiny tau-bench data folder for tests: a fixture world and a few tasks in tau-bench's file format. */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { itemOf, makeCatalogue, makeOrder, makeRetailWorld, type TauBenchTask } from '../../domains/retail/index.js';
+import { itemOf, makeCatalogue, makeOrder, makeRetailWorld } from '../fixtures.js';
+import { type TauBenchTask } from './actions.js';
 
 /** The fixture's train tasks: cancel + respond, an information request with an output, a compound, a refused gold call. */
 export function fixtureTrainTasks(): TauBenchTask[] {

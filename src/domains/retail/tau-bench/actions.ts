@@ -1,6 +1,6 @@
 /** tau-bench task shapes and gold-action replay through the retail tools. */
-import { EnvHarnessError, type JsonObject, type Tool, type ToolContext, type ToolOutcome } from '../../core/index.js';
-import type { RetailState } from './state.js';
+import { EnvHarnessError, type JsonObject, type Tool, type ToolContext, type ToolOutcome } from '../../../core/index.js';
+import type { RetailState } from '../state.js';
 
 /** An action as tau-bench records it; `respond` is a message to the user, not a tool. */
 export interface TauBenchAction {
