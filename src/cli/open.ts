@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { createHarness, EnvHarnessError, loadDeclarativeTemplates, type Harness, type RegisteredTemplate } from '../index.js';
 import { builtinDomains } from '../builtins.js';
-import type { GlobalOptions } from './main.js';
+import type { GlobalOptions } from './options.js';
 
 /** Reads declarative template files (YAML, or JSON by extension) for `--templates`. */
 export function loadTemplateFiles(files: readonly string[]): RegisteredTemplate<any>[] {

@@ -54,7 +54,7 @@ export type DeclarativeTemplate = RegisteredTemplate<JsonObject> & { definition:
 /** The step budget of question/answer templates that declare none: read, then finish. */
 export const DEFAULT_QUESTION_ANSWER_BUDGET: Budget = { steps: 2 };
 
-const NAME_HINT = 'use lower-case letters, digits, "-" and "_", starting with a letter or digit (e.g. "math")';
+const NAME_HINT = 'use lower-case letters, digits, "-" and "_", starting with a letter or digit (e.g. "quiz")';
 const NAME = z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, { error: NAME_HINT });
 const TOOL = z.string().regex(/^[a-z][a-z0-9_]*$/, { error: 'tool names are snake_case, e.g. "cancel_pending_order"' });
 const COUNT = z.number().int().min(1);

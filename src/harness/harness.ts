@@ -47,7 +47,6 @@ import {
   type StoreRecorder,
 } from '../runtime/index.js';
 import type { Action, Feedback, JsonObject, Observation } from '../core/index.js';
-import { createSqliteStore } from '../storage/sqlite/index.js';
 import { systemClock, type Clock } from './clock.js';
 import { buildLockfile, checkLockfile, parseLockfile, type LockCheck, type Lockfile } from './lockfile.js';
 import { runEpisode, type EpisodeOutcome } from '../runtime/rollout.js';
@@ -662,10 +661,15 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   return new Harness(store, options.domains ?? [], options.templates ?? [], options.clock ?? systemClock);
 }
 
-/** Opens a store from a location string: `sqlite:<path>`, `<path>` or `:memory:`. */
+/**
+ * Opens a store from a location string: `sqlite:<path>`, `<path>` or `:memory:`. The SQLite driver is
+ * loaded here, on first use (dynamic import), so that importing `envharness` loads no native module;
+ * pass a `Store` object (`createSqliteStore` from `envharness/sqlite`) to choose the adapter yourself.
+ */
 export async function openStore(location = 'sqlite:.envharness/envharness.db'): Promise<Store> {
   const path = location.startsWith('sqlite:') ? location.slice('sqlite:'.length) : location;
   if (path === '') throw new EnvHarnessError('CONFIG_INVALID', 'store location is empty; use sqlite:<path> or :memory:');
+  const { createSqliteStore } = await import('../storage/sqlite/index.js');
   return createSqliteStore(path);
 }
 

@@ -1,6 +1,7 @@
 /** Running one episode of a task with an agent: the loop shared by training, evaluation and the CLI. */
 import type { Action, Agent, Domain, FeedbackCode, Observation, StepResult, StoredTask, Task } from '../core/index.js';
-import { createEpisode, type DynamicsOptions, type Episode, type Recorder } from './index.js';
+import { createEpisode, type DynamicsOptions, type Episode } from './episode.js';
+import type { Recorder } from './recorder.js';
 
 export interface EpisodeRunOptions extends DynamicsOptions {
   seed: number;

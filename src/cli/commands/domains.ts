@@ -14,7 +14,7 @@ import {
 } from '../../index.js';
 import { builtinDomains } from '../../builtins.js';
 import { resolveAgent } from '../agents.js';
-import { collect, parseIntOption, type CliContext } from '../main.js';
+import { collect, parseIntOption, type CliContext } from '../options.js';
 import { colors, printJson, progress, table } from '../output.js';
 
 /** Registers every built-in domain's `commands` and the generic `episode state`. */

@@ -19,7 +19,7 @@ import {
   type Finding,
 } from '../../report/index.js';
 import { EXIT_FINDINGS } from '../exit-codes.js';
-import { collect, parseIntOption, type CliContext } from '../main.js';
+import { collect, parseIntOption, type CliContext } from '../options.js';
 import { withHarness } from '../open.js';
 import { colors, printJson } from '../output.js';
 

@@ -1,7 +1,8 @@
 /** CLI: envharness train, eval, runs, experiment. */
 import type { Command } from 'commander';
 import { EnvHarnessError, type Harness, type StrategyName, type TrainSummary } from '../../index.js';
-import { createAgent, createHarness, runStaticVsAdaptive, writeRunReport } from '../../index.js';
+import { createAgent, createHarness, runStaticVsAdaptive } from '../../index.js';
+import { writeRunReport } from '../../report/index.js';
 import { builtinDomains } from '../../builtins.js';
 // Read while commands are registered, before src/index.ts has finished evaluating: from its own module.
 import { DEFAULT_TRAIN_STRATEGY } from '../../harness/train.js';
@@ -9,7 +10,7 @@ import { resolveAgent, saveAgentState } from '../agents.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { collect, parseFloatOption, parseIntOption, type CliContext } from '../main.js';
+import { collect, parseFloatOption, parseIntOption, type CliContext } from '../options.js';
 import { withHarness } from '../open.js';
 import { colors, printJson, progress, table, type Io } from '../output.js';
 
