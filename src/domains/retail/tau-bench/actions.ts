@@ -1,5 +1,5 @@
 /** tau-bench task shapes and gold-action replay through the retail tools. */
-import { EnvHarnessError, type JsonObject, type Tool, type ToolContext, type ToolOutcome } from '../../../core/index.js';
+import { EnvHarnessError, formatPointer, type JsonObject, type Tool, type ToolContext, type ToolOutcome } from '../../../core/index.js';
 import type { RetailState } from '../state.js';
 
 /** An action as tau-bench records it; `respond` is a message to the user, not a tool. */
@@ -52,7 +52,8 @@ export function applyTauBenchActions(
       const issue = parsed.error.issues[0]!;
       return {
         ok: false,
-        error: { code: 'INVALID_ACTION', message: issue.message, pointer: '/' + issue.path.map(String).join('/') },
+        // A root-level issue keeps the pointer tau-bench replays have always recorded ('/').
+        error: { code: 'INVALID_ACTION', message: issue.message, pointer: formatPointer(issue.path) || '/' },
       };
     }
     return tool.run(state, parsed.data, ctx);

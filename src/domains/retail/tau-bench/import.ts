@@ -9,6 +9,7 @@ import {
   DEFAULT_NEAR_DUPLICATE_THRESHOLD,
   EnvHarnessError,
   formatTemplateId,
+  issuePointer,
   GATE_NAMES,
   SPLITS,
   type Action,
@@ -194,7 +195,7 @@ function importFile(
     const parsed = taskSchema.safeParse(item);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
-      const pointer = `/${index}` + issue.path.map((k) => `/${String(k)}`).join('');
+      const pointer = issuePointer(issue, `/${index}`);
       const verdict = gate('schema', { ok: false, reason: `tau-bench task ${index}: ${issue.path.join('.') || 'task'}: ${issue.message}`, details: { pointer } });
       return reject('schema', verdict as Exclude<GateVerdict, { ok: true }>);
     }

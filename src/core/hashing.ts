@@ -1,7 +1,11 @@
-/** Fast equivalents of core's digest, task id and seed derivation for the generation hot path (byte-identical, tested). */
+/**
+ * Hashing on the hot path: digests, seed derivation and the task id (its one implementation), written
+ * straight to UTF-8 bytes; byte-identical to `digest`/`createRng` over canonical JSON (tested).
+ */
 import { hash } from 'node:crypto';
-import { canonicalize, Rng, sortKeysUtf16 } from '../core/index.js';
-import type { Task } from '../core/index.js';
+import { canonicalize, sortKeysUtf16 } from './canonical-json.js';
+import { Rng } from './rng.js';
+import type { Task } from './template.js';
 
 /** Thrown inside the byte writer; the caller then takes core's string path (which names any error). */
 class NotCanonical extends Error {}
@@ -230,8 +234,11 @@ function rngOfHex(hex: string): Rng {
   return new Rng([a, b, c, d]);
 }
 
-/** The task id exactly as core `computeTaskId` computes it. */
-export function fastTaskId(task: Pick<Task, 'template' | 'domain' | 'taskType' | 'level' | 'params' | 'spec'>): string {
+/**
+ * The id of a task: sha256 of the canonical JSON of `{ template, domain, taskType, level, params, spec }`
+ * (everything but `id` and `origin`). The one implementation; `fastTaskId` is the same function.
+ */
+export function computeTaskId(task: Pick<Task, 'template' | 'domain' | 'taskType' | 'level' | 'params' | 'spec'>): string {
   const fast =
     task.params !== undefined && task.spec !== undefined
       ? hashWritten(() => {
@@ -266,3 +273,6 @@ export function fastTaskId(task: Pick<Task, 'template' | 'domain' | 'taskType' |
     )
   );
 }
+
+/** `computeTaskId` under the name the generation hot path has always used. */
+export const fastTaskId = computeTaskId;

@@ -1,10 +1,38 @@
-/** JSON pointers (RFC 6901): formatting issue paths and checking that a pointer resolves in a value. */
+/** JSON pointers (RFC 6901): escaping, formatting and parsing, zod issues as pointers, and whether a pointer resolves in a value. */
+
+/** One reference token, escaped (RFC 6901: `~` → `~0`, then `/` → `~1`). */
+export function escapePointerToken(token: string): string {
+  return token.replace(/~/g, '~0').replace(/\//g, '~1');
+}
 
 /** Formats a path as a JSON pointer: `['args', 'order_id']` → `/args/order_id`. */
 export function formatPointer(path: readonly PropertyKey[]): string {
   let out = '';
-  for (const part of path) out += '/' + String(part).replace(/~/g, '~0').replace(/\//g, '~1');
+  for (const part of path) out += '/' + escapePointerToken(String(part));
   return out;
+}
+
+/** What `issuePath` reads of a validation issue (zod's `$ZodIssue` has this shape). */
+export interface PathIssue {
+  code?: string;
+  path: readonly PropertyKey[];
+  /** `unrecognized_keys` issues: the unknown keys. */
+  keys?: readonly string[];
+}
+
+/** Where a zod issue is: its path, plus the first unknown key for `unrecognized_keys` (the key exists in the input). */
+export function issuePath(issue: PathIssue): PropertyKey[] {
+  const path = [...issue.path];
+  if (issue.code === 'unrecognized_keys' && issue.keys !== undefined && issue.keys.length > 0) path.push(issue.keys[0]!);
+  return path;
+}
+
+/**
+ * A zod issue as an escaped JSON pointer under `prefix` (already a pointer): `{ path: ['a/b'] }` under
+ * `/params` → `/params/a~1b`. The one conversion of validation issues to pointers.
+ */
+export function issuePointer(issue: PathIssue, prefix = ''): string {
+  return prefix + formatPointer(issuePath(issue));
 }
 
 /** Splits a JSON pointer into its unescaped reference tokens. */

@@ -1,8 +1,8 @@
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
-import { computeTaskId, createRng, digest, EnvHarnessError } from '../core/index.js';
-import { fastDigest, fastRng, fastTaskId, rngFor } from './hashing.js';
-import { jsonValue } from './testing/arbitraries.js';
+import { createRng, digest, EnvHarnessError } from './index.js';
+import { computeTaskId, fastDigest, fastRng, fastTaskId, rngFor } from './hashing.js';
+import { jsonValue } from '../generation/testing/arbitraries.js';
 
 /** fastTaskId gives core computeTaskId's id, or throws where it throws. */
 function expectCoreTaskId(task: Parameters<typeof computeTaskId>[0]): void {
