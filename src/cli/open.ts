@@ -22,9 +22,8 @@ export function loadTemplateFiles(files: readonly string[]): RegisteredTemplate<
 export async function openHarness(globals: GlobalOptions): Promise<Harness> {
   const templates = loadTemplateFiles(globals.templates);
   const harness = await createHarness({ store: globals.store, domains: builtinDomains(), templates });
+  // initialize() also lets each domain restore what its imported tasks need (Domain.restore).
   await harness.initialize();
-  // Imported tasks may need what the store does not hold (a world from files): each domain restores its own.
-  for (const domain of harness.domains.values()) await domain.restore?.(harness.store);
   return harness;
 }
 

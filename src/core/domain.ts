@@ -117,8 +117,8 @@ export interface Domain<S = unknown> {
   baselines?: Readonly<Record<string, AgentFactory>>;
   /**
    * Re-attaches what tasks need but the store does not hold (e.g. a world imported from files), from
-   * what the domain's own importers recorded with `store.setMeta`. Called once after a store is opened
-   * (`envharness` does it for every domain); must be idempotent and must not change task data.
+   * what the domain's own importers recorded with `store.setMeta`. `harness.initialize()` calls it for
+   * every registered domain; it must be idempotent and must not change task data.
    */
   restore?(store: Pick<Store, 'getMeta'>): Promise<void>;
   /** CLI subcommands the domain contributes (`envharness import tau-bench`). */

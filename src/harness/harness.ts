@@ -143,6 +143,8 @@ export class Harness {
       config: this.config,
       templates: this.registry.list().map((t) => ({ id: t.id, sourceDigest: t.sourceDigest })),
     });
+    // Tasks may need what the store does not hold (a world imported from files): each domain restores its own.
+    for (const domain of this.domains.values()) await domain.restore?.(this.store);
     await this.reloadPool();
     await this.installRegressionSets();
     return { seed: this.seed, templates: this.registry.list().length, pool: this.pool.size() };
