@@ -662,8 +662,13 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   return new Harness(store, options.domains ?? [], options.templates ?? [], options.clock ?? systemClock);
 }
 
-/** Opens a store from a location string: `sqlite:<path>`, `<path>` or `:memory:`. */
+/** Opens a store from a location string: `postgres://...` (or `postgresql://`), `sqlite:<path>`, `<path>` or `:memory:`. */
 export async function openStore(location = 'sqlite:.envharness/envharness.db'): Promise<Store> {
+  if (location.startsWith('postgres://') || location.startsWith('postgresql://')) {
+    // Loaded only when asked for, so SQLite users never load the PostgreSQL driver.
+    const { createPostgresStore } = await import('../storage/postgres/index.js');
+    return createPostgresStore(location);
+  }
   const path = location.startsWith('sqlite:') ? location.slice('sqlite:'.length) : location;
   if (path === '') throw new EnvHarnessError('CONFIG_INVALID', 'store location is empty; use sqlite:<path> or :memory:');
   return createSqliteStore(path);
