@@ -187,7 +187,7 @@ export function buildApp(options: AppOptions): OpenAPIHono<ServerEnv> {
     }),
     async (c) => {
       const id = c.req.param('id')!;
-      const ep = episodes.authorize(id, c.get('token'));
+      const ep = await episodes.resolve(id, c.get('token'));
       if (ep === undefined) return episodeNotFound(c, id);
       const input = await body(c, S.ResetBodySchema, {});
       return json(await episodes.reset(ep, input));
@@ -211,7 +211,7 @@ export function buildApp(options: AppOptions): OpenAPIHono<ServerEnv> {
     }),
     async (c) => {
       const id = c.req.param('id')!;
-      const ep = episodes.authorize(id, c.get('token'));
+      const ep = await episodes.resolve(id, c.get('token'));
       if (ep === undefined) return episodeNotFound(c, id);
       const raw = await text(c);
       return send(await episodes.step(ep, raw, c.req.header('idempotency-key'), c.req.path));
@@ -228,7 +228,7 @@ export function buildApp(options: AppOptions): OpenAPIHono<ServerEnv> {
     }),
     async (c) => {
       const id = c.req.param('id')!;
-      const ep = episodes.authorize(id, c.get('token'));
+      const ep = await episodes.resolve(id, c.get('token'));
       if (ep === undefined) return episodeNotFound(c, id);
       const q = query(c, S.EpisodeQuerySchema);
       return json(await episodes.detail(ep, q.transitions !== 'false'));
@@ -245,7 +245,7 @@ export function buildApp(options: AppOptions): OpenAPIHono<ServerEnv> {
     }),
     async (c) => {
       const id = c.req.param('id')!;
-      const ep = episodes.authorize(id, c.get('token'));
+      const ep = await episodes.resolve(id, c.get('token'));
       if (ep === undefined) return episodeNotFound(c, id);
       return json({ episode: await episodes.close(ep) });
     },

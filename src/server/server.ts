@@ -1,5 +1,7 @@
 /** createServer(): the harness behind HTTP API v1 on a Node server, with its limits, token and idle reaper. */
+import { randomBytes } from 'node:crypto';
 import { createServer as createHttpServer, type Server } from 'node:http';
+import { hostname } from 'node:os';
 import type { AddressInfo, Socket } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
 import type { OpenAPIHono } from '@hono/zod-openapi';
@@ -9,6 +11,7 @@ import { checkTokenShape, generateToken, hashToken, HostPolicy, isLoopback } fro
 import { EpisodeRegistry } from './episodes.js';
 import { createFastPath } from './fast-path.js';
 import { problem } from './errors.js';
+import { isReplicaStore } from './replicas.js';
 
 /** Defaults of the HTTP server (docs/http.md, "Limits"). */
 export const SERVER_DEFAULTS = {
@@ -98,7 +101,9 @@ export function createServer(options: ServerOptions): EnvHarnessServer {
   const maxBatch = positiveInt(options.maxBatch ?? SERVER_DEFAULTS.maxBatch, 'maxBatch');
   const token = options.token ?? generateToken('ehs');
   const now = options.now ?? Date.now;
-  const episodes = new EpisodeRegistry({ harness: options.harness, idleMs, now, maxBatch });
+  // A store shared by replicas (PostgreSQL) holds the episodes too: any replica can serve any of them.
+  const shared = isReplicaStore(options.harness.store) ? options.harness.store.sharedEpisodes(`${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`) : undefined;
+  const episodes = new EpisodeRegistry({ harness: options.harness, idleMs, now, maxBatch, ...(shared !== undefined ? { shared } : {}) });
   const adminTokenHash = hashToken(token);
   const hosts = new HostPolicy(host, options.allowedHosts);
   const app = buildApp({

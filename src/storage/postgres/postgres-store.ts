@@ -41,7 +41,8 @@ import {
   type TaskRow,
 } from './rows.js';
 import { migrate, SCHEMA_VERSION, schemaVersionOf } from './schema.js';
-import { TransitionWriter, upsertEpisodes } from './transition-writer.js';
+import { PostgresSharedEpisodes } from './shared-episodes.js';
+import { TransitionWriter, upsertEpisodes, type StepKeyRow } from './transition-writer.js';
 
 /** The schema EnvHarness's tables live in unless the URL or the options name another. */
 export const DEFAULT_SCHEMA = 'envharness';
@@ -120,6 +121,8 @@ export class PostgresStore implements Store {
   private readonly pool: pg.Pool;
   private readonly poolSize: number;
   private readonly writer: TransitionWriter;
+  /** Idempotency-Key rows waiting for their transition's commit (replicas). */
+  private readonly stepKeys = new Map<string, StepKeyRow>();
   private closed = false;
 
   constructor(pool: pg.Pool, location: string, schema: string, poolSize: number) {
@@ -127,7 +130,7 @@ export class PostgresStore implements Store {
     this.location = location;
     this.schema = schema;
     this.poolSize = poolSize;
-    this.writer = new TransitionWriter((fn) => this.transaction(fn));
+    this.writer = new TransitionWriter((fn) => this.transaction(fn), this.stepKeys);
   }
 
   async close(): Promise<void> {
@@ -380,6 +383,11 @@ export class PostgresStore implements Store {
       synchronousCommit: (await this.one<string>('SHOW synchronous_commit')) ?? '',
       poolSize: this.poolSize,
     }));
+  }
+
+  /** Server episodes shared with the other `serve` replicas on this database, as replica `replica`. */
+  sharedEpisodes(replica: string): PostgresSharedEpisodes {
+    return new PostgresSharedEpisodes(this.pool, replica, this.stepKeys);
   }
 
   /** Group commits of transitions so far (for tests and benchmarks). */

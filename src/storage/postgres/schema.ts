@@ -137,6 +137,36 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX run_events_by_kind ON run_events (run_id, kind, seq);
     `,
   },
+  {
+    version: 2,
+    description: 'replicas: server episodes with an owner and a fencing epoch, and idempotency keys of applied steps',
+    // docs/design/021-replicas.md. A server episode is the capability (token hash) over a sequence of
+    // attempts; the replica that holds it in memory is \`owner\` at \`epoch\`, and every takeover bumps epoch.
+    sql: `
+      CREATE TABLE server_episodes (
+        id         text PRIMARY KEY,
+        token_hash bytea NOT NULL,
+        body       text NOT NULL,
+        task_id    text NOT NULL,
+        attempt    integer NOT NULL,
+        seed       bigint,
+        closed     boolean NOT NULL DEFAULT false,
+        owner      text NOT NULL,
+        epoch      bigint NOT NULL
+      );
+
+      -- One row per Idempotency-Key of an applied step; it counts only when its transition is stored too.
+      CREATE TABLE step_keys (
+        episode_id  text NOT NULL,
+        key         text NOT NULL,
+        fingerprint text NOT NULL,
+        attempt_id  text NOT NULL,
+        step        integer NOT NULL,
+        reply       text NOT NULL,
+        PRIMARY KEY (episode_id, key)
+      );
+    `,
+  },
 ];
 
 /** The schema version this code writes: the last migration's. */

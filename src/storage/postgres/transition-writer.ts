@@ -26,6 +26,22 @@ class GroupConflict extends Error {
   }
 }
 
+/**
+ * An Idempotency-Key row that must commit with one transition (replicas: docs/design/021-replicas.md),
+ * attached under `stepKeyOf(attemptId, step)` before that transition's flush.
+ */
+export interface StepKeyRow {
+  episodeId: string;
+  key: string;
+  fingerprint: string;
+  reply: string;
+}
+
+/** The sidecar key of a transition. */
+export function stepKeyOf(episodeId: string, step: number): string {
+  return keyOf(episodeId, step);
+}
+
 /** One writer per store: commits run one after another, so the calls queued behind a commit share the next. */
 export class TransitionWriter {
   private pending: Call[] = [];
@@ -35,6 +51,8 @@ export class TransitionWriter {
 
   constructor(
     private readonly transaction: RunInTransaction,
+    /** Key rows to commit with their transition (entries are removed once that transition's call settles). */
+    private readonly sidecar: Map<string, StepKeyRow> = new Map(),
     private readonly maxGroup = MAX_GROUP_TRANSITIONS,
   ) {}
 
@@ -71,6 +89,14 @@ export class TransitionWriter {
 
   /** Commits the group's valid calls in one transaction; settles every call of it. Never throws. */
   private async commitGroup(group: Call[]): Promise<void> {
+    try {
+      await this.commitCalls(group);
+    } finally {
+      if (this.sidecar.size > 0) for (const call of group) for (const t of call.transitions) this.sidecar.delete(keyOf(t.episodeId, t.step));
+    }
+  }
+
+  private async commitCalls(group: Call[]): Promise<void> {
     let live = this.refuseRepeats(group);
     while (live.length > 0) {
       try {
@@ -89,7 +115,7 @@ export class TransitionWriter {
           return;
         }
         // Some other failure: each call gets its own transaction, so one bad call cannot fail the others.
-        for (const call of live) await this.commitGroup([call]);
+        for (const call of live) await this.commitCalls([call]);
         return;
       }
     }
@@ -145,6 +171,26 @@ export class TransitionWriter {
           if (stored !== undefined) guilty.set(call, stored);
         }
         throw new GroupConflict(guilty);
+      }
+    }
+    if (this.sidecar.size > 0) {
+      const keys: StepKeyRow[] = [];
+      const at: Array<[string, number]> = [];
+      for (let i = 0; i < ids.length; i++) {
+        const row = this.sidecar.get(keyOf(ids[i]!, steps[i]!));
+        if (row !== undefined) {
+          keys.push(row);
+          at.push([ids[i]!, steps[i]!]);
+        }
+      }
+      if (keys.length > 0) {
+        await client.query(
+          'INSERT INTO step_keys (episode_id, key, fingerprint, attempt_id, step, reply) ' +
+            'SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::text[]) ' +
+            'ON CONFLICT (episode_id, key) DO UPDATE SET fingerprint = excluded.fingerprint, attempt_id = excluded.attempt_id, ' +
+            'step = excluded.step, reply = excluded.reply',
+          [keys.map((k) => k.episodeId), keys.map((k) => k.key), keys.map((k) => k.fingerprint), at.map((a) => a[0]), at.map((a) => a[1]), keys.map((k) => k.reply)],
+        );
       }
     }
     // The latest record of each episode, in the order episodes first appear (their seq order when new).
