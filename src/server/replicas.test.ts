@@ -40,7 +40,8 @@ if (PG_TEST_URL === undefined) {
 
   describe('replicas on one store', () => {
     it('a step on the other replica takes the episode over, rebuilt from its transitions; the first notices and rebuilds too', async () => {
-      const [a, b] = servers as [{ url: string }, { url: string }];
+      const a = servers[0]!;
+      const b = servers[1]!;
       const actions = task.spec.solution as Action[];
       const created = JSON.parse((await call(a.url, 'POST', '/v1/episodes', TOKEN, { taskId: task.id, seed: 7 })).body) as { episode: { id: string }; token: string };
       const { id } = created.episode;
