@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { builtinDomains, createHarness, type Action, type Harness, type StoredTask } from '../index.js';
 import { createTestDatabase, PG_SKIP_MESSAGE, PG_TEST_URL, type TestDatabase } from '../../test/support/postgres.js';
+import { CurriculumSync } from './curriculum-sync.js';
 import { createServer, type EnvHarnessServer } from './index.js';
+import { isReplicaStore } from './replicas.js';
 
 const TOKEN = 'replica-unit-token-0123456789';
 
@@ -11,6 +13,7 @@ if (PG_TEST_URL === undefined) {
   });
 } else {
   let db: TestDatabase;
+  let storeUrl: string;
   const harnesses: Harness[] = [];
   const servers: Array<{ server: EnvHarnessServer; url: string }> = [];
   let task: StoredTask;
@@ -18,9 +21,12 @@ if (PG_TEST_URL === undefined) {
   beforeAll(async () => {
     db = await createTestDatabase('envh_replica_unit');
     const url = db.schemaUrl();
+    storeUrl = url;
     for (let i = 0; i < 2; i++) {
       const harness = await createHarness({ store: url, domains: builtinDomains() });
-      if (i === 0) await harness.initialize({ seed: 1 });
+      await harness.initialize({ seed: 1 });
+      // A dynamic pool, so that a curriculum has slices (the second replica loads it at initialize).
+      if (i === 0) await harness.generate({ templates: [{ id: 'math/chain-sum@1' }], levels: [1, 2], count: 12, seed: 1, split: 'dynamic' }, { workers: 1 });
       harnesses.push(harness);
       const server = createServer({ harness, token: TOKEN, port: 0 });
       servers.push({ server, url: (await server.listen()).url });
@@ -72,6 +78,51 @@ if (PG_TEST_URL === undefined) {
       // Closed on one replica: gone on the other.
       expect((await call(b.url, 'DELETE', `/v1/episodes/${id}`, created.token)).status).toBe(200);
       expect((await call(a.url, 'GET', `/v1/episodes/${id}`, created.token)).status).toBe(404);
+    });
+
+    it('one curriculum: changes sent to either replica are applied once, in log order, everywhere; replaying the log gives the same state', async () => {
+      const a = servers[0]!;
+      const b = servers[1]!;
+      const state = async (base: string) => JSON.parse((await call(base, 'GET', '/v1/curriculum', TOKEN)).body) as Record<string, unknown>;
+      expect((await call(a.url, 'PUT', '/v1/curriculum', TOKEN, { strategy: 'threshold' })).status).toBe(200);
+      const initial = await state(b.url);
+      expect(initial).toMatchObject({ active: true, strategy: 'threshold' });
+      const slices = harnesses[0]!.dynamicSlices().map((s) => `${s.domain}/${s.taskType}`);
+      for (let round = 0; round < 6; round++) {
+        const results = slices.flatMap((slice, k) => Array.from({ length: 8 }, (_, n) => ({ slice, level: 1, success: (n + k + round) % 3 === 0 ? 0 : 1 })));
+        const target = round % 2 === 0 ? b : a;
+        const path = round % 3 === 2 ? '/v1/curriculum/distribution' : '/v1/curriculum/adjust';
+        const r = await call(target.url, 'POST', path, TOKEN, { results });
+        expect(r.status, r.body).toBe(200);
+      }
+      // A refused change (results for a slice the curriculum does not have) is refused on the replica that got it.
+      const bad = await call(a.url, 'POST', '/v1/curriculum/adjust', TOKEN, { results: [{ slice: 'nope/none', level: 1, success: 1 }] });
+      const sa = await state(a.url);
+      const sb = await state(b.url);
+      expect(sb).toEqual(sa);
+      // The results moved the statistics (so the equality above is not two untouched curricula).
+      expect(sa.stats).not.toEqual(initial.stats);
+      // A fresh harness replaying the log from the start reaches the same curriculum.
+      const fresh = await createHarness({ store: storeUrl, domains: builtinDomains() });
+      try {
+        await fresh.initialize({ seed: 1 });
+        if (!isReplicaStore(fresh.store)) throw new Error('expected a replica store');
+        await new CurriculumSync(fresh, fresh.store.curriculumLog('replay')).catchUp();
+        const c = fresh.activeCurriculum!;
+        expect({ strategy: c.strategy, levels: c.levels(), weights: c.weights(), stats: c.stats() }).toEqual({ strategy: sa.strategy, levels: sa.levels, weights: sa.weights, stats: sa.stats });
+      } finally {
+        await fresh.close();
+      }
+      // Lag: a change made on A reaches B's sampling state through B's poller, without a request to B.
+      const before = JSON.stringify(harnesses[1]!.activeCurriculum!.stats());
+      const t0 = performance.now();
+      await call(a.url, 'POST', '/v1/curriculum/adjust', TOKEN, { results: slices.map((slice) => ({ slice, level: 1, success: 1 })) });
+      const sent = performance.now();
+      while (JSON.stringify(harnesses[1]!.activeCurriculum!.stats()) === before) {
+        if (performance.now() - t0 > 5_000) throw new Error('the change never reached replica B');
+        await new Promise((r) => setTimeout(r, 2));
+      }
+      console.info(`curriculum lag: applied on B ${(performance.now() - sent).toFixed(0)} ms after A answered (poll interval 100 ms); refused change: ${bad.status}`);
     });
   });
 }

@@ -2,7 +2,7 @@
  * Serve replicas sharing one store (docs/design/021-replicas.md): the contract a store offers for shared
  * server episodes, and rebuilding an episode on the replica that takes it over by replaying its transitions.
  */
-import { createStoreRecorder, EnvHarnessError, sentInput, type Action, type Episode, type EpisodeRecord, type JsonObject, type Recorder, type Store, type Transition } from '../index.js';
+import { createStoreRecorder, EnvHarnessError, sentInput, type Action, type Episode, type EpisodeRecord, type JsonObject, type JsonValue, type Recorder, type Store, type Transition } from '../index.js';
 
 /** A server episode as every replica sees it. */
 export interface SharedEpisodeRow {
@@ -49,9 +49,23 @@ export interface SharedEpisodes {
   attachKey(episodeId: string, key: string, value: SharedStepKey & { attemptId: string; step: number }): void;
 }
 
-/** A store that can share server episodes between replicas. */
+/** One change of the shared curriculum, as the log holds it. */
+export interface CurriculumLogEntry {
+  seq: number;
+  kind: 'use' | 'adjust' | 'distribution';
+  body: JsonValue;
+}
+
+/** The append-only curriculum log (PostgreSQL: `PostgresStore.curriculumLog`); seq order is commit order. */
+export interface CurriculumLog {
+  append(kind: CurriculumLogEntry['kind'], body: JsonValue): Promise<number>;
+  after(seq: number): Promise<CurriculumLogEntry[]>;
+}
+
+/** A store that can share server episodes and the curriculum between replicas. */
 export interface ReplicaStore extends Store {
   sharedEpisodes(replica: string): SharedEpisodes;
+  curriculumLog(replica: string): CurriculumLog;
 }
 
 export function isReplicaStore(store: Store): store is ReplicaStore {

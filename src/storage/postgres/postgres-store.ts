@@ -41,6 +41,7 @@ import {
   type TaskRow,
 } from './rows.js';
 import { migrate, SCHEMA_VERSION, schemaVersionOf } from './schema.js';
+import { PostgresCurriculumLog } from './curriculum-log.js';
 import { PostgresSharedEpisodes } from './shared-episodes.js';
 import { TransitionWriter, upsertEpisodes, type StepKeyRow } from './transition-writer.js';
 
@@ -388,6 +389,11 @@ export class PostgresStore implements Store {
   /** Server episodes shared with the other `serve` replicas on this database, as replica `replica`. */
   sharedEpisodes(replica: string): PostgresSharedEpisodes {
     return new PostgresSharedEpisodes(this.pool, replica, this.stepKeys);
+  }
+
+  /** The curriculum log shared with the other replicas on this database, appended to as replica `replica`. */
+  curriculumLog(replica: string): PostgresCurriculumLog {
+    return new PostgresCurriculumLog(this.pool, this.schema, replica);
   }
 
   /** Group commits of transitions so far (for tests and benchmarks). */

@@ -167,6 +167,21 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 3,
+    description: 'one curriculum across replicas: an append-only log of curriculum changes, applied in seq order',
+    // Appends hold an advisory lock and take seq = max + 1, so seq order is commit order: a replica that has
+    // read up to seq n has seen every entry <= n (an identity column could commit n+1 before n).
+    sql: `
+      CREATE TABLE curriculum_log (
+        seq     bigint PRIMARY KEY,
+        kind    text NOT NULL CHECK (kind IN ('use', 'adjust', 'distribution')),
+        body    text NOT NULL,
+        replica text NOT NULL,
+        at      timestamptz NOT NULL DEFAULT now()
+      );
+    `,
+  },
 ];
 
 /** The schema version this code writes: the last migration's. */
