@@ -478,7 +478,7 @@ async function writeBatch(client: PoolClient, batch: Batch, review: ReadonlySet<
     if (existing.rows[0]?.manifest === manifestText) return; // the same batch again: saved whole already
     throw conflict('saveBatch', `batch ${manifest.id} is already stored with a different manifest`, { conflict: 'batch_exists', batchId: manifest.id });
   }
-  const cols: [string[], string[], string[], string[], number[], string[], string[], string[]] = [[], [], [], [], [], [], [], []];
+  const cols: [string[], string[], string[], string[], number[], string[], string[]] = [[], [], [], [], [], [], []];
   for (const task of batch.tasks) {
     cols[0].push(task.id);
     cols[1].push(task.template);
@@ -491,11 +491,13 @@ async function writeBatch(client: PoolClient, batch: Batch, review: ReadonlySet<
   if (batch.tasks.length > 0) {
     const tasks = await client.query<{ id: string }>(
       'INSERT INTO tasks (id, template, domain, task_type, level, split, status, batch_id, body) ' +
-        'SELECT id, template, domain, task_type, level, $8, status, $9, body FROM ' +
-        'unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::text[], $7::text[]) ' +
+        'SELECT id, template, domain, task_type, level::int, $8, status, $9, body FROM ROWS FROM ' +
+        '(json_array_elements_text($1::json), json_array_elements_text($2::json), json_array_elements_text($3::json), json_array_elements_text($4::json), ' +
+        'json_array_elements_text($5::json), json_array_elements_text($6::json), json_array_elements_text($7::json)) ' +
         'WITH ORDINALITY AS u (id, template, domain, task_type, level, status, body, n) ORDER BY n ' +
         'ON CONFLICT DO NOTHING RETURNING id',
-      [cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], cols[6], manifest.split, manifest.id],
+      // JSON arrays rather than text[]: see transition-writer.ts (pg escapes array literals in JavaScript).
+      [...cols.map((c) => JSON.stringify(c)), manifest.split, manifest.id],
     );
     if (tasks.rowCount !== batch.tasks.length) {
       const written = new Set(tasks.rows.map((r) => r.id));
