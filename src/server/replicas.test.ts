@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { builtinDomains, createHarness, type Action, type Harness, type StoredTask } from '../index.js';
+import { builtinDomains } from '../builtins.js';
+import { createHarness, type Action, type Harness, type StoredTask } from '../index.js';
 import { createTestDatabase, PG_SKIP_MESSAGE, PG_TEST_URL, type TestDatabase } from '../../test/support/postgres.js';
 import { CurriculumSync } from './curriculum-sync.js';
 import { createServer, type EnvHarnessServer } from './index.js';

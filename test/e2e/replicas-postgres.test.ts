@@ -12,7 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { builtinDomains, createEpisode, createHarness, type Action, type StepResult, type StoredTask } from '../../src/index.js';
+import { builtinDomains } from '../../src/builtins.js';
+import { createEpisode, createHarness, type Action, type StepResult, type StoredTask } from '../../src/index.js';
 import { createPostgresStore } from '../../src/storage/postgres/index.js';
 import { createTestDatabase, PG_SKIP_MESSAGE, PG_TEST_URL, type TestDatabase } from '../support/postgres.js';
 
