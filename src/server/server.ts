@@ -1,5 +1,7 @@
 /** createServer(): the harness behind HTTP API v1 on a Node server, with its limits, token and idle reaper. */
+import { randomBytes } from 'node:crypto';
 import { createServer as createHttpServer, type Server } from 'node:http';
+import { hostname } from 'node:os';
 import type { AddressInfo, Socket } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
 import type { OpenAPIHono } from '@hono/zod-openapi';
@@ -10,6 +12,8 @@ import { EpisodeRegistry } from './episodes.js';
 import { createFastPath } from './fast-path.js';
 import { problem } from './errors.js';
 import { enforceConnectionLimits } from './limits.js';
+import { CurriculumSync } from './curriculum-sync.js';
+import { isReplicaStore } from './replicas.js';
 
 /** Defaults of the HTTP server (docs/http.md, "Limits"). */
 export const SERVER_DEFAULTS = {
@@ -113,10 +117,16 @@ export function createServer(options: ServerOptions): EnvHarnessServer {
     maxConnections: positiveInt(options.limits?.maxConnections ?? SERVER_DEFAULTS.maxConnections, 'limits.maxConnections'),
     maxOpenEpisodes: positiveInt(options.limits?.maxOpenEpisodes ?? SERVER_DEFAULTS.maxOpenEpisodes, 'limits.maxOpenEpisodes'),
   };
-  const episodes = new EpisodeRegistry({ harness: options.harness, idleMs, now, maxBatch, maxOpenEpisodes: limits.maxOpenEpisodes });
+  // A store shared by replicas (PostgreSQL) holds the episodes too: any replica can serve any of them.
+  const replicaStore = isReplicaStore(options.harness.store) ? options.harness.store : undefined;
+  const replica = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  const shared = replicaStore?.sharedEpisodes(replica);
+  const curriculum = replicaStore === undefined ? undefined : new CurriculumSync(options.harness, replicaStore.curriculumLog(replica));
+  const episodes = new EpisodeRegistry({ harness: options.harness, idleMs, now, maxBatch, maxOpenEpisodes: limits.maxOpenEpisodes, ...(shared !== undefined ? { shared } : {}) });
   const adminTokenHash = hashToken(token);
   const hosts = new HostPolicy(host, options.allowedHosts);
   const app = buildApp({
+    ...(curriculum !== undefined ? { curriculum } : {}),
     harness: options.harness,
     episodes,
     adminTokenHash,
@@ -152,6 +162,9 @@ export function createServer(options: ServerOptions): EnvHarnessServer {
     reap,
     async listen() {
       if (server !== undefined) throw new EnvHarnessError('CONFIG_INVALID', 'the server is already listening');
+      // Replicas: the shared curriculum log applied before the first request, then polled.
+      await curriculum?.catchUp();
+      curriculum?.start();
       const fast = createFastPath({ episodes, hosts, adminTokenHash, bodyLimit });
       const rest = getRequestListener(app.fetch);
       const s = createHttpServer((req, res) => {
@@ -183,6 +196,7 @@ export function createServer(options: ServerOptions): EnvHarnessServer {
       return { url: `http://${shown}:${address.port}`, host: address.address, port: address.port };
     },
     async close() {
+      curriculum?.stop();
       if (reaper !== undefined) clearInterval(reaper);
       reaper = undefined;
       const s = server;
