@@ -105,6 +105,13 @@ export interface Domain<S = unknown> {
    * generates it into a store that lacks it and refuses to continue if the digest differs.
    */
   regressionSet?: { batches: BatchRequest[]; digest: string };
+  /**
+   * Feedback the domain adds after each valid action (e.g. faults its own services injected and the
+   * agent's recovery from them), after the runtime's own. Must be deterministic in the episode so far.
+   */
+  feedback?(ctx: { action: Action; trace: readonly TraceEntry[]; state: S; task: Task }): Feedback[];
+  /** Domain-specific fields of the episode's outcome, put in the last step's `info.report`. */
+  report?(ctx: PolicyContext<S> & { referenceState: S }): JsonObject;
 }
 
 /** Feedback producers a domain may add per step. */
