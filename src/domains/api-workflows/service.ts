@@ -164,7 +164,9 @@ function callTool<A extends JsonObject>(def: ApiToolDef<A>, state: ApiState, arg
   }
   if (def.deprecatedBy !== undefined) {
     output = { ...output, deprecation: `${def.name} is deprecated and will be removed; use ${def.deprecatedBy}` };
-    s.feedback.push({ code: 'POLICY_VIOLATION', message: `${def.name} is deprecated (use ${def.deprecatedBy})`, severity: 'low', ref: 'deprecated_tool', details: { tool: def.name, use: def.deprecatedBy } });
+    // Falling back to the old endpoint while its replacement is down is the right call, not a violation.
+    const replacementDown = faults.some((f) => f.kind === 'tool_down' && f.tool === def.deprecatedBy);
+    if (!replacementDown) s.feedback.push({ code: 'POLICY_VIOLATION', message: `${def.name} is deprecated (use ${def.deprecatedBy})`, severity: 'low', ref: 'deprecated_tool', details: { tool: def.name, use: def.deprecatedBy } });
   }
   noteEffects(state, seqBefore);
   if (key !== undefined) s.idempotency.set(key, { tool: def.name, args: argsText, output });
