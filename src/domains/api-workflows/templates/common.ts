@@ -117,7 +117,7 @@ export function planFaults(rng: Rng, kinds: readonly FaultKindName[], count: num
         break;
       case 'rate_limit':
         pick = choose(calls.filter(free));
-        if (pick) spec = { kind, tool: pick.tool, call: pick.n, retry_after: rng.int(1, 3) };
+        if (pick) spec = { kind, tool: pick.tool, call: pick.n, retry_after: rng.int(2, 4) };
         break;
       case 'timeout':
         pick = choose(calls.filter((c) => free(c) && c.write));
