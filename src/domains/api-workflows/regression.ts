@@ -14,6 +14,6 @@ export const API_REGRESSION_BATCHES: BatchRequest[] = [
 ];
 
 /** sha256 over the sorted ids of the accepted tasks. */
-export const API_REGRESSION_DIGEST = 'd512396fe7ce0428c6d0b1acb7b617f8c2f800a835763a52ff0c008d6e6a5bf2';
+export const API_REGRESSION_DIGEST = '0c744bcb64c8620ed8cca177051019d8ff2b408ed30658a08ee1cf48b67bb89b';
 
 export const API_REGRESSION_SET = { batches: API_REGRESSION_BATCHES, digest: API_REGRESSION_DIGEST };
