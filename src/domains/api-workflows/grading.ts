@@ -1,7 +1,7 @@
 /** Grading of api-workflows: goal reached, no duplicated side effects, no stray writes; per-step feedback; the outcome report. */
 import { canonicalize, type AcceptanceCheck, type Feedback, type JsonObject, type Task } from '../../core/index.js';
 import { signatureOf } from './service.js';
-import { changesOf, forkApiState, getRecord, putRecord, type ApiState } from './state.js';
+import { changesOf, forkApiState, getRecord, hashApiState, putRecord, type ApiState } from './state.js';
 import { SIDE_EFFECT_TABLES, type Table, type WorldRecord } from './world.js';
 
 /** Fields that must match for a created record to count as the reference's (the rest is free text or generated). */
@@ -47,8 +47,20 @@ function matches(table: Table, a: WorldRecord, b: WorldRecord, mentions: readonl
   return table !== 'outbox' || mentionsOk(a, mentions);
 }
 
+// The acceptance checks and the report all compare the same final states: compare once per (state, hash, reference).
+const compared = new WeakMap<ApiState, { hash: string; reference: ApiState; task: Task; result: Comparison; events: number }>();
+
 /** Compares the agent's world with the reference's: what is missing, duplicated, or changed without being asked. */
 export function compareWorlds(agentState: ApiState, referenceState: ApiState, task: Task): Comparison {
+  const hash = hashApiState(agentState);
+  const hit = compared.get(agentState);
+  if (hit !== undefined && hit.hash === hash && hit.reference === referenceState && hit.task === task && agentState.session.eventsDone.size === hit.events) return hit.result;
+  const result = compareFresh(agentState, referenceState, task);
+  compared.set(agentState, { hash, reference: referenceState, task, result, events: agentState.session.eventsDone.size });
+  return result;
+}
+
+function compareFresh(agentState: ApiState, referenceState: ApiState, task: Task): Comparison {
   const mentions = ((task.spec.user as JsonObject | undefined)?.mentions as string[] | undefined) ?? [];
   const agent = changesOf(settled(agentState));
   const reference = changesOf(settled(referenceState));

@@ -116,11 +116,12 @@ function callTool<A extends JsonObject>(def: ApiToolDef<A>, state: ApiState, arg
     }
   }
   const key = def.effect === 'write' && typeof args.idempotency_key === 'string' ? args.idempotency_key : undefined;
-  const argsText = canonicalize(without(args, 'idempotency_key'));
+  let text: string | undefined;
+  const argsText = (): string => (text ??= canonicalize(without(args, 'idempotency_key')));
   if (key !== undefined) {
     const seen = s.idempotency.get(key);
     if (seen !== undefined) {
-      if (seen.tool !== def.name || seen.args !== argsText) {
+      if (seen.tool !== def.name || seen.args !== argsText()) {
         return { ok: false, error: { code: 'PRECONDITION_FAILED', message: `idempotency_key "${key}" was already used for a different request (${seen.tool}); use a new key for a new request` } };
       }
       return { ok: true, output: { ...(seen.output as JsonObject), idempotent_replay: true } };
@@ -152,7 +153,7 @@ function callTool<A extends JsonObject>(def: ApiToolDef<A>, state: ApiState, arg
     lag: () => lagged,
   };
   if (timeout !== undefined && timeout.kind === 'timeout' && !timeout.applied) {
-    return inject(timeout, serviceError(504, 'gateway_timeout', `the request to ${def.name} timed out after 30 s; it may or may not have been applied`), `${key ?? ''}#${argsText}`);
+    return inject(timeout, serviceError(504, 'gateway_timeout', `the request to ${def.name} timed out after 30 s; it may or may not have been applied`), `${key ?? ''}#${argsText()}`);
   }
   const seqBefore = { ...state.seq };
   const result = def.run(state, args, ctx);
@@ -160,7 +161,7 @@ function callTool<A extends JsonObject>(def: ApiToolDef<A>, state: ApiState, arg
   let output = result.output as JsonObject;
   if (lagged !== undefined) {
     output = { ...output, replica_lag_s: lagged };
-    if (stale !== undefined) inject(stale, { ok: true, output: null }, argsText);
+    if (stale !== undefined) inject(stale, { ok: true, output: null }, argsText());
   }
   if (def.deprecatedBy !== undefined) {
     output = { ...output, deprecation: `${def.name} is deprecated and will be removed; use ${def.deprecatedBy}` };
@@ -169,10 +170,10 @@ function callTool<A extends JsonObject>(def: ApiToolDef<A>, state: ApiState, arg
     if (!replacementDown) s.feedback.push({ code: 'POLICY_VIOLATION', message: `${def.name} is deprecated (use ${def.deprecatedBy})`, severity: 'low', ref: 'deprecated_tool', details: { tool: def.name, use: def.deprecatedBy } });
   }
   noteEffects(state, seqBefore);
-  if (key !== undefined) s.idempotency.set(key, { tool: def.name, args: argsText, output });
+  if (key !== undefined) s.idempotency.set(key, { tool: def.name, args: argsText(), output });
   applyEvents(state, tick);
   if (timeout !== undefined) {
-    return inject(timeout, serviceError(504, 'gateway_timeout', `the request to ${def.name} timed out after 30 s; it may or may not have been applied`), `${key ?? ''}#${argsText}`);
+    return inject(timeout, serviceError(504, 'gateway_timeout', `the request to ${def.name} timed out after 30 s; it may or may not have been applied`), `${key ?? ''}#${argsText()}`);
   }
   const partial = faults.find((f) => f.kind === 'partial' && f.tool === def.name && f.call === n);
   if (partial !== undefined && Array.isArray(output.items) && output.items.length > 1) {
