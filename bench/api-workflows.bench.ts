@@ -7,6 +7,14 @@ import { createTemplateRegistry, generateBatch, instantiateTask } from '../src/g
 import { createEpisode, createNonTrivialGate, createOracleGate, createRuntimeCache } from '../src/runtime/index.js';
 import { fmt, measure, type BenchSection } from './lib.js';
 
+/** Operations per second of process CPU time: steadier than wall time when other processes share the cores. */
+function perCpuSecond(fn: (n: number) => void, n: number): number {
+  const start = process.cpuUsage();
+  fn(n);
+  const used = process.cpuUsage(start);
+  return (n * 1e6) / (used.user + used.system);
+}
+
 const load = (): string => `load ${loadavg()[0]!.toFixed(1)} on ${availableParallelism()} cores`;
 
 export async function run(): Promise<BenchSection[]> {
@@ -27,7 +35,7 @@ function episodeSection(): BenchSection {
     for (const task of tasks) cache.prepare(task);
     const steps = tasks.reduce((s, t) => s + t.spec.solution.length + 1, 0) / tasks.length;
     let outcomes = 0;
-    const m = measure((n) => {
+    const episodes = (n: number): void => {
       for (let i = 0; i < n; i++) {
         const task = tasks[i % tasks.length]!;
         const episode = createEpisode(apiWorkflows, task, { cache });
@@ -37,9 +45,11 @@ function episodeSection(): BenchSection {
         if (episode.status === 'running') last = episode.step({ type: 'finish' });
         outcomes += last!.info.outcome;
       }
-    });
-    void outcomes;
-    rows.push({ level: `L${level}`, 'steps per episode (mean)': steps.toFixed(1), 'oracle episodes/s': fmt(m.opsPerSec), 'target': '≥ 5,000/s' });
+    };
+    const m = measure(episodes);
+    const cpu = perCpuSecond(episodes, 2000);
+    if (outcomes !== 0 && outcomes % 1 !== 0) throw new Error('unreachable');
+    rows.push({ level: `L${level}`, 'steps per episode (mean)': steps.toFixed(1), 'oracle episodes/s (wall)': fmt(m.opsPerSec), 'per CPU-second': fmt(cpu), target: '≥ 5,000/s' });
   }
   return {
     title: 'api-workflows: full oracle episodes per level',
@@ -55,30 +65,34 @@ function toolSection(): BenchSection {
   const base = apiWorkflows.createState({ world: 3, patches: [], scenario: { faults: [], events: [] } });
   const state = apiWorkflows.fork(base);
   const ctx = { task: undefined as never, rng: undefined as never };
-  const raw = measure((n) => {
+  const toolCalls = (n: number): void => {
     for (let i = 0; i < n; i++) {
       const call = calls[i % calls.length]!;
       const tool = tools.get(call.tool)!;
       const parsed = tool.args.safeParse(call.args);
       if (parsed.success) tool.run(state, parsed.data, ctx);
     }
-  });
+  };
+  const raw = measure(toolCalls);
+  const rawCpu = perCpuSecond(toolCalls, 50_000);
   const task = tasksAt(1, 1).find((t) => t.taskType === 'lookup')!;
   const episode = createEpisode(apiWorkflows, task);
   episode.reset({ seed: 1 });
   const step = task.spec.solution.find((a) => a.type === 'tool')!;
-  const stepped = measure((n) => {
+  const steps = (n: number): void => {
     for (let i = 0; i < n; i++) {
       if (episode.status !== 'running' || episode.steps > 1_000_000) episode.reset({ seed: i });
       episode.step(step);
     }
-  });
+  };
+  const stepped = measure(steps);
+  const stepCpu = perCpuSecond(steps, 50_000);
   return {
     title: 'api-workflows: tool steps',
     description: `Read calls taken from level-3 reference solutions (lookups by id, filtered and paginated lists over a 2,000-record world). "tool call" = zod argument check + the service layer + the tool; "episode step" = the runtime's step() on a lookup (validation, constraints, feedback, domain feedback). Under load (${load()}).`,
     rows: [
-      { workload: 'tool call with argument check (mixed reads)', 'ops/s': fmt(raw.opsPerSec), 'ns/op': Math.round(raw.nsPerOp), target: '≥ 200,000/s' },
-      { workload: 'episode step (get_invoice)', 'ops/s': fmt(stepped.opsPerSec), 'ns/op': Math.round(stepped.nsPerOp), target: '-' },
+      { workload: 'tool call with argument check (mixed reads)', 'ops/s (wall)': fmt(raw.opsPerSec), 'per CPU-second': fmt(rawCpu), target: '≥ 200,000/s' },
+      { workload: 'episode step (first lookup call)', 'ops/s (wall)': fmt(stepped.opsPerSec), 'per CPU-second': fmt(stepCpu), target: '-' },
     ],
     notes: ['List reads filter whole tables (hundreds of records) per call; lookups by id are map reads.'],
   };

@@ -94,6 +94,50 @@ export function listRecords(state: ApiState, table: Table): WorldRecord[] {
   return out;
 }
 
+// Per world, per (table, field): records by field value, in id order (pure memoisation).
+const fieldIndexes = new WeakMap<World, Map<string, Map<string, WorldRecord[]>>>();
+function fieldIndex(world: World, table: Table, field: string): Map<string, WorldRecord[]> {
+  let byWorld = fieldIndexes.get(world);
+  if (byWorld === undefined) fieldIndexes.set(world, (byWorld = new Map()));
+  const key = `${table}.${field}`;
+  let index = byWorld.get(key);
+  if (index === undefined) {
+    index = new Map();
+    for (const r of world.tables[table]) {
+      const v = String(r[field]);
+      let list = index.get(v);
+      if (list === undefined) index.set(v, (list = []));
+      list.push(r);
+    }
+    byWorld.set(key, index);
+  }
+  return index;
+}
+
+/** Current records of a table whose `field` equals `value`, in id order (as `listRecords` orders them): O(matches + changes). */
+export function listWhere(state: ApiState, table: Table, field: string, value: string): WorldRecord[] {
+  const base = fieldIndex(state.world, table, field).get(value) ?? [];
+  const overlay = state.overlay[table];
+  if (overlay.size === 0) return base;
+  const out: WorldRecord[] = [];
+  for (const r of base) {
+    const changed = overlay.get(r.id);
+    if (changed === undefined) out.push(r);
+    else if (changed !== null && String(changed[field]) === value) out.push(changed);
+  }
+  let added = false;
+  for (const [id, r] of overlay) {
+    if (r === null || String(r[field]) !== value) continue;
+    const original = state.world.byId[table].get(id);
+    if (original !== undefined && String(original[field]) === value) continue;
+    out.push(r);
+    added = true;
+  }
+  // Ids are zero-padded sequences: id order is table order, base records first.
+  if (added) out.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return out;
+}
+
 /** Replaces or adds a record (remembering the previous version for lagging replicas). */
 export function putRecord(state: ApiState, table: Table, record: WorldRecord): void {
   const key = `${table}/${record.id}`;
@@ -110,6 +154,14 @@ export function insertRecord(state: ApiState, table: Table, fields: Record<strin
   return record;
 }
 
+// Records are frozen: a record's digest never changes, so each is computed once (pure memoisation).
+const recordDigests = new WeakMap<WorldRecord, string>();
+function recordDigest(record: WorldRecord): string {
+  let d = recordDigests.get(record);
+  if (d === undefined) recordDigests.set(record, (d = digest(record)));
+  return d;
+}
+
 /** Digest of the records (world digest plus the sorted changed records): O(changes log changes). */
 export function hashApiState(state: ApiState): string {
   if (state.hash !== undefined) return state.hash;
@@ -120,7 +172,7 @@ export function hashApiState(state: ApiState): string {
     for (const id of [...overlay.keys()].sort()) {
       const r = overlay.get(id)!;
       const key = `${table}/${id}`;
-      const d = r === null ? 'deleted' : digest(r);
+      const d = r === null ? 'deleted' : recordDigest(r);
       if (state.world.recordDigests.get(key) !== d) parts.push(`${key}=${d}`);
     }
   }
@@ -134,7 +186,7 @@ export function changesOf(state: ApiState): Map<string, WorldRecord | null> {
   for (const table of TABLES) {
     for (const [id, r] of state.overlay[table]) {
       const key = `${table}/${id}`;
-      if (state.world.recordDigests.get(key) !== (r === null ? 'deleted' : digest(r))) out.set(key, r);
+      if (state.world.recordDigests.get(key) !== (r === null ? 'deleted' : recordDigest(r))) out.set(key, r);
     }
   }
   return out;

@@ -1,7 +1,7 @@
 /** Billing tools: invoices (amounts in integer cents) and payments. */
 import { z } from 'zod';
 import { serve } from '../service.js';
-import { getRecord, insertRecord, listRecords, putRecord } from '../state.js';
+import { getRecord, insertRecord, listRecords, listWhere, putRecord } from '../state.js';
 import { consistentArg, cursorArg, id, invalid, isoDate, keyArg, notFound, ok, page, pageSizeArg, refused } from './common.js';
 import type { ApiState } from '../state.js';
 import type { WorldRecord } from '../world.js';
@@ -10,8 +10,8 @@ const cents = z.number().int().min(1).max(100_000_000);
 
 /** Settled payments of an invoice, in cents. */
 export function settledCents(state: ApiState, invoiceId: string): number {
-  return listRecords(state, 'payments')
-    .filter((p) => p.invoice_id === invoiceId && p.status === 'settled')
+  return listWhere(state, 'payments', 'invoice_id', invoiceId)
+    .filter((p) => p.status === 'settled')
     .reduce((sum, p) => sum + Number(p.amount_cents), 0);
 }
 
@@ -42,7 +42,8 @@ export const billingTools = [
     description: 'List invoices filtered by customer_id, status, due_before (ISO date, exclusive) or number (INV-2026-XXXX). Paginated.',
     args: z.strictObject({ customer_id: id('cus').optional(), status: z.enum(['open', 'paid', 'void']).optional(), due_before: isoDate.optional(), number: z.string().max(20).optional(), cursor: cursorArg, page_size: pageSizeArg }),
     run(state, args) {
-      return page(listRecords(state, 'invoices').filter(invoiceFilter(args)), args.cursor, args.page_size);
+      const pool = args.number !== undefined ? listWhere(state, 'invoices', 'number', args.number) : args.customer_id !== undefined ? listWhere(state, 'invoices', 'customer_id', args.customer_id) : listRecords(state, 'invoices');
+      return page(pool.filter(invoiceFilter(args)), args.cursor, args.page_size);
     },
   }),
   serve({
@@ -64,7 +65,7 @@ export const billingTools = [
     description: 'One invoice by its number (INV-2026-XXXX).',
     args: z.strictObject({ number: z.string().max(20) }),
     run(state, args) {
-      const i = listRecords(state, 'invoices').find((x) => x.number === args.number);
+      const i = listWhere(state, 'invoices', 'number', args.number)[0];
       return i === undefined ? notFound('invoice number', args.number) : ok(i);
     },
   }),
@@ -104,7 +105,7 @@ export const billingTools = [
     args: z.strictObject({ invoice_id: id('inv').optional(), status: z.enum(['pending', 'settled', 'refunded']).optional(), cursor: cursorArg, page_size: pageSizeArg }),
     run(state, args) {
       if (args.invoice_id === undefined && args.status === undefined) return invalid('invoice_id', 'filter by invoice_id or status');
-      return page(listRecords(state, 'payments').filter((p) => (args.invoice_id === undefined || p.invoice_id === args.invoice_id) && (args.status === undefined || p.status === args.status)), args.cursor, args.page_size);
+      return page((args.invoice_id !== undefined ? listWhere(state, 'payments', 'invoice_id', args.invoice_id) : listRecords(state, 'payments')).filter((p) => (args.invoice_id === undefined || p.invoice_id === args.invoice_id) && (args.status === undefined || p.status === args.status)), args.cursor, args.page_size);
     },
   }),
   serve({

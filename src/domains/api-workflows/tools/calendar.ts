@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import type { ApiState } from '../state.js';
 import { serve } from '../service.js';
-import { getRecord, insertRecord, listRecords } from '../state.js';
+import { getRecord, insertRecord, listWhere } from '../state.js';
 import { addMinutes, TIME_ZONES, type WorldRecord } from '../world.js';
 import { id, invalid, isoDate, isoTime, keyArg, notFound, ok, refused } from './common.js';
 
@@ -15,7 +15,8 @@ export function toUtc(iso: string): string {
 
 /** Events of a staff member overlapping [start, end). */
 function overlapping(state: ApiState, staffId: string, start: string, end: string): WorldRecord[] {
-  return listRecords(state, 'events').filter((e) => (e.staff_id === staffId || e.attendee === staffId) && String(e.start) < end && String(e.end) > start);
+  const mine = [...listWhere(state, 'events', 'staff_id', staffId), ...listWhere(state, 'events', 'attendee', staffId)];
+  return mine.filter((e, i) => String(e.start) < end && String(e.end) > start && mine.indexOf(e) === i).sort((a, b) => (a.id < b.id ? -1 : 1));
 }
 
 /** Free slot starts (UTC, 30-minute grid) of a staff member on a local date. */

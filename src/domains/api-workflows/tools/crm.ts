@@ -1,7 +1,7 @@
 /** CRM tools: customers and staff. */
 import { z } from 'zod';
 import { serve } from '../service.js';
-import { listRecords, putRecord } from '../state.js';
+import { listRecords, listWhere, putRecord } from '../state.js';
 import { TIME_ZONES } from '../world.js';
 import { consistentArg, cursorArg, id, invalid, keyArg, notFound, ok, page, pageSizeArg } from './common.js';
 
@@ -16,7 +16,7 @@ export const crmTools = [
       if (args.email === undefined && args.name === undefined && args.company === undefined) return invalid('email', 'give at least one of email, name, company');
       const name = args.name?.toLowerCase();
       const company = args.company?.toLowerCase();
-      const hits = listRecords(state, 'customers').filter(
+      const hits = (args.email !== undefined ? listWhere(state, 'customers', 'email', args.email.toLowerCase()) : listRecords(state, 'customers')).filter(
         (c) => (args.email === undefined || c.email === args.email.toLowerCase()) && (name === undefined || String(c.name).toLowerCase().includes(name)) && (company === undefined || String(c.company).toLowerCase().includes(company)),
       );
       return page(hits, args.cursor, args.page_size);

@@ -1,7 +1,7 @@
 /** Inventory and shipping tools. */
 import { z } from 'zod';
 import { serve } from '../service.js';
-import { getRecord, insertRecord, listRecords, putRecord } from '../state.js';
+import { getRecord, insertRecord, listRecords, listWhere, putRecord } from '../state.js';
 import { isoDay } from '../world.js';
 import { consistentArg, cursorArg, id, isoDate, keyArg, notFound, ok, page, pageSizeArg, refused } from './common.js';
 
@@ -62,7 +62,7 @@ export const operationsTools = [
     description: 'Shipments filtered by customer_id and/or status (label_created|in_transit|delayed|delivered|cancelled). Paginated.',
     args: z.strictObject({ customer_id: id('cus').optional(), status: z.enum(['label_created', 'in_transit', 'delayed', 'delivered', 'cancelled']).optional(), cursor: cursorArg, page_size: pageSizeArg }),
     run(state, args) {
-      return page(listRecords(state, 'shipments').filter((s) => (args.customer_id === undefined || s.customer_id === args.customer_id) && (args.status === undefined || s.status === args.status)), args.cursor, args.page_size);
+      return page((args.customer_id !== undefined ? listWhere(state, 'shipments', 'customer_id', args.customer_id) : listRecords(state, 'shipments')).filter((s) => (args.customer_id === undefined || s.customer_id === args.customer_id) && (args.status === undefined || s.status === args.status)), args.cursor, args.page_size);
     },
   }),
   serve({

@@ -1,7 +1,7 @@
 /** Ticketing tools. */
 import { z } from 'zod';
 import { serve } from '../service.js';
-import { getRecord, insertRecord, listRecords, putRecord } from '../state.js';
+import { getRecord, insertRecord, listRecords, listWhere, putRecord } from '../state.js';
 import { consistentArg, cursorArg, id, invalid, keyArg, notFound, ok, page, pageSizeArg } from './common.js';
 
 const status = z.enum(['open', 'pending', 'closed']);
@@ -27,7 +27,7 @@ export const ticketTools = [
     args: z.strictObject({ customer_id: id('cus').optional(), assignee: id('stf').optional(), status: status.optional(), priority: priority.optional(), cursor: cursorArg, page_size: pageSizeArg }),
     run(state, args) {
       return page(
-        listRecords(state, 'tickets').filter((t) => (args.customer_id === undefined || t.customer_id === args.customer_id) && (args.assignee === undefined || t.assignee === args.assignee) && (args.status === undefined || t.status === args.status) && (args.priority === undefined || t.priority === args.priority)),
+        (args.assignee !== undefined ? listWhere(state, 'tickets', 'assignee', args.assignee) : args.customer_id !== undefined ? listWhere(state, 'tickets', 'customer_id', args.customer_id) : listRecords(state, 'tickets')).filter((t) => (args.customer_id === undefined || t.customer_id === args.customer_id) && (args.assignee === undefined || t.assignee === args.assignee) && (args.status === undefined || t.status === args.status) && (args.priority === undefined || t.priority === args.priority)),
         args.cursor,
         args.page_size,
       );
