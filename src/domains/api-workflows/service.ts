@@ -155,7 +155,7 @@ function callTool<A extends JsonObject>(def: ApiToolDef<A>, state: ApiState, arg
   if (timeout !== undefined && timeout.kind === 'timeout' && !timeout.applied) {
     return inject(timeout, serviceError(504, 'gateway_timeout', `the request to ${def.name} timed out after 30 s; it may or may not have been applied`), `${key ?? ''}#${argsText()}`);
   }
-  const seqBefore = { ...state.seq };
+  const seqBefore = def.effect === 'write' ? { ...state.seq } : undefined;
   const result = def.run(state, args, ctx);
   if (!result.ok) return result;
   let output = result.output as JsonObject;
@@ -169,7 +169,7 @@ function callTool<A extends JsonObject>(def: ApiToolDef<A>, state: ApiState, arg
     const replacementDown = faults.some((f) => f.kind === 'tool_down' && f.tool === def.deprecatedBy);
     if (!replacementDown) s.feedback.push({ code: 'POLICY_VIOLATION', message: `${def.name} is deprecated (use ${def.deprecatedBy})`, severity: 'low', ref: 'deprecated_tool', details: { tool: def.name, use: def.deprecatedBy } });
   }
-  noteEffects(state, seqBefore);
+  if (seqBefore !== undefined) noteEffects(state, seqBefore);
   if (key !== undefined) s.idempotency.set(key, { tool: def.name, args: argsText(), output });
   applyEvents(state, tick);
   if (timeout !== undefined) {
