@@ -2,7 +2,7 @@
 import { apiWorkflows } from '../src/domains/api-workflows/index.js';
 import { createApiBaselineAgent } from '../src/domains/api-workflows/baseline.js';
 import { instantiateTask } from '../src/generation/index.js';
-import { runEpisode } from '../src/harness/episodes.js';
+import { runEpisode } from '../src/runtime/index.js';
 import { createOracleAgent, createRandomAgent } from '../src/agents/index.js';
 const perCell = Number(process.argv[2] ?? 10);
 const agents = [['random', createRandomAgent({ seed: 1 })], ['baseline', createApiBaselineAgent()], ['oracle', createOracleAgent()]] as const;

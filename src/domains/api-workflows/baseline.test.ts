@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { instantiateTask } from '../../generation/index.js';
-import { runEpisode } from '../../harness/episodes.js';
+import { runEpisode } from '../../runtime/index.js';
 import { createApiBaselineAgent } from './baseline.js';
 import { apiTrainingTemplates, apiWorkflows } from './index.js';
 

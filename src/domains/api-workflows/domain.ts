@@ -1,5 +1,6 @@
 /** The api-workflows domain object: seeded company worlds behind faulty services, graded on state, duplicates and recovery. */
 import { defineDomain, type Domain, type JsonValue, type Template } from '../../core/index.js';
+import { createApiBaselineAgent } from './baseline.js';
 import { apiAcceptanceChecks, apiFeedback, apiReport } from './grading.js';
 import { API_POLICY_TEXT } from './policy.js';
 import { API_REGRESSION_SET } from './regression.js';
@@ -39,6 +40,8 @@ export function createApiWorkflowsDomain(options: CreateApiWorkflowsOptions = {}
     templates: [...(options.templates ?? apiTemplates)],
     feedback: apiFeedback,
     report: apiReport,
+    // The scripted bot the built-in `rule-based` agent runs on this domain (observations only).
+    baselines: { 'rule-based': () => createApiBaselineAgent() },
     ...(options.regression === false || options.templates !== undefined ? {} : { regressionSet: API_REGRESSION_SET }),
   });
 }

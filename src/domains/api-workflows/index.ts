@@ -14,3 +14,4 @@ export { generateWorld, type World } from './world.js';
 export { createApiState, forkApiState, hashApiState, type ApiState } from './state.js';
 export { API_POLICY_TEXT } from './policy.js';
 export { createApiUser } from './user.js';
+export { createApiBaselineAgent } from './baseline.js';
