@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { instantiateTask } from '../../generation/index.js';
+import { createRuleBasedAgent } from '../../agents/index.js';
 import { runEpisode } from '../../runtime/index.js';
 import { createApiBaselineAgent } from './baseline.js';
 import { apiTrainingTemplates, apiWorkflows } from './index.js';
@@ -7,6 +8,12 @@ import { apiTrainingTemplates, apiWorkflows } from './index.js';
 describe('api-workflows scripted baseline', () => {
   it('sees observations only (not privileged)', () => {
     expect(createApiBaselineAgent().privileged).not.toBe(true);
+  });
+
+  it('is what the built-in rule-based agent plays on this domain', async () => {
+    const bot = createRuleBasedAgent({ domains: [apiWorkflows] });
+    const task = instantiateTask(apiTrainingTemplates[0]!, { level: 1, seed: 5, index: 0 });
+    expect((await runEpisode(apiWorkflows, task, bot, { seed: 1 })).outcome).toBe(1);
   });
 
   it('solves easy levels and gets worse as levels add faults, pages, events and ambiguity', async () => {
