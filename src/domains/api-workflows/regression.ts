@@ -14,6 +14,6 @@ export const API_REGRESSION_BATCHES: BatchRequest[] = [
 ];
 
 /** sha256 over the sorted ids of the accepted tasks. */
-export const API_REGRESSION_DIGEST = '0c744bcb64c8620ed8cca177051019d8ff2b408ed30658a08ee1cf48b67bb89b';
+export const API_REGRESSION_DIGEST = '653eaa4c1015ddeae3e10cb7ab10f208914ac19c7ffea75707f5a83756262027';
 
 export const API_REGRESSION_SET = { batches: API_REGRESSION_BATCHES, digest: API_REGRESSION_DIGEST };

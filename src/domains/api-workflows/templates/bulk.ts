@@ -11,9 +11,9 @@ export const bulkTemplate = defineApiTemplate({
   description: 'A staff member is on leave: reassign all their open (and at high levels pending) tickets to a colleague, page by page; at level 5 a ticket is moved by someone else mid-way and a lagging replica hides it.',
   levels: [
     { names: 0, pages: [1, 1], statuses: ['open'], priority: 'high', recheck: 0, distractors: 0, faults: [], faultCount: 0 },
-    { names: 0, pages: [2, 2], statuses: ['open'], recheck: 0, distractors: 3, faults: ['transient'], faultCount: 1 },
+    { names: 0, pages: [2, 2], statuses: ['open'], recheck: 0, distractors: 3, faults: ['transient', 'partial'], faultCount: 1 },
     { names: 1, pages: [2, 3], statuses: ['open'], recheck: 0, distractors: 8, faults: ['transient', 'partial'], faultCount: 1 },
-    { names: 1, pages: [2, 3], statuses: ['open', 'pending'], recheck: 0, distractors: 14, faults: ['partial', 'rate_limit', 'auth_expired'], faultCount: 2 },
+    { names: 1, pages: [2, 3], statuses: ['open', 'pending'], recheck: 0, distractors: 14, faults: ['partial', 'rate_limit', 'auth_expired'], faultCount: 3 },
     { names: 1, pages: [3, 4], statuses: ['open', 'pending'], recheck: 1, distractors: 99, faults: ['partial', 'rate_limit', 'transient', 'auth_expired'], faultCount: 2 },
   ],
   sample(rng, spec, world) {

@@ -12,7 +12,7 @@ export const conditionalTemplate = defineApiTemplate({
   levels: [
     { charge: 0, partial: 0, event: 0, confirm: [], distractors: 0, faults: [], faultCount: 0, ambiguity: 0 },
     { charge: 1, partial: 0, event: 0, confirm: [], distractors: 3, faults: ['transient'], faultCount: 1, ambiguity: 0 },
-    { charge: 1, partial: 1, event: 0, confirm: ['create_payment'], distractors: 8, faults: ['transient', 'timeout'], faultCount: 1, ambiguity: 0 },
+    { charge: 1, partial: 1, event: 0, confirm: ['create_payment'], distractors: 8, faults: ['transient', 'timeout', 'tool_down'], faultCount: 2, ambiguity: 0 },
     { charge: 1, partial: 1, event: 1, confirm: ['create_payment'], distractors: 14, faults: ['timeout', 'rate_limit', 'schema_drift'], faultCount: 2, ambiguity: 0 },
     { charge: 1, partial: 1, event: 1, stale: 1, confirm: ['create_payment'], distractors: 99, faults: ['timeout', 'schema_drift', 'auth_expired', 'tool_down'], faultCount: 2, ambiguity: 1 },
   ],

@@ -11,7 +11,7 @@ export const createTemplate = defineApiTemplate({
   levels: [
     { chain: 1, distractors: 0, faults: [], faultCount: 0, ambiguity: 0 },
     { chain: 2, distractors: 3, faults: ['transient'], faultCount: 1, ambiguity: 0 },
-    { chain: 3, distractors: 8, faults: ['transient', 'timeout'], faultCount: 1, ambiguity: 0 },
+    { chain: 3, distractors: 8, faults: ['transient', 'timeout', 'tool_down'], faultCount: 2, ambiguity: 0 },
     { chain: 4, distractors: 14, faults: ['timeout', 'schema_drift', 'rate_limit'], faultCount: 2, ambiguity: 0 },
     { chain: 5, distractors: 99, faults: ['timeout', 'schema_drift', 'tool_down', 'auth_expired'], faultCount: 3, ambiguity: 1 },
   ],

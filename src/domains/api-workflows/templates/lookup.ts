@@ -10,7 +10,7 @@ export const lookupTemplate = defineApiTemplate({
   levels: [
     { chain: 1, distractors: 0, faults: [], faultCount: 0, ambiguity: 0 },
     { chain: 2, distractors: 3, faults: ['transient'], faultCount: 1, ambiguity: 0 },
-    { chain: 3, distractors: 8, faults: ['transient', 'rate_limit'], faultCount: 1, ambiguity: 0 },
+    { chain: 3, distractors: 8, faults: ['transient', 'rate_limit', 'partial'], faultCount: 2, ambiguity: 0 },
     { chain: 4, distractors: 14, faults: ['rate_limit', 'partial', 'auth_expired'], faultCount: 2, ambiguity: 1 },
     { chain: 6, distractors: 99, faults: ['transient', 'rate_limit', 'partial', 'auth_expired', 'tool_down'], faultCount: 3, ambiguity: 1 },
   ],

@@ -11,8 +11,8 @@ export const reconcileTemplate = defineApiTemplate({
   description: 'Set every invoice of a customer to paid when settled payments cover it and to open otherwise (void ones untouched); planted mismatches, more pages and faults by level.',
   levels: [
     { byEmail: 0, pages: [1, 1], mismatches: 1, distractors: 0, faults: [], faultCount: 0 },
-    { byEmail: 1, pages: [1, 1], mismatches: 1, distractors: 3, faults: ['transient'], faultCount: 1 },
-    { byEmail: 1, pages: [2, 2], mismatches: 2, distractors: 8, faults: ['transient', 'rate_limit'], faultCount: 1 },
+    { byEmail: 1, pages: [1, 1], mismatches: 1, distractors: 3, faults: ['transient', 'partial'], faultCount: 1 },
+    { byEmail: 1, pages: [2, 2], mismatches: 2, distractors: 8, faults: ['transient', 'rate_limit', 'partial'], faultCount: 2 },
     { byEmail: 1, pages: [2, 3], mismatches: 3, distractors: 14, faults: ['partial', 'rate_limit', 'timeout'], faultCount: 2 },
     { byEmail: 1, pages: [3, 6], mismatches: 4, distractors: 99, faults: ['partial', 'rate_limit', 'timeout', 'auth_expired', 'transient'], faultCount: 3 },
   ],

@@ -14,7 +14,7 @@ export const scheduleTemplate = defineApiTemplate({
   levels: [
     { people: 1, names: 0, zones: 'any', duration: 30, distractors: 0, faults: [], faultCount: 0, ambiguity: 0 },
     { people: 1, names: 1, zones: 'any', duration: 60, distractors: 3, faults: ['transient'], faultCount: 1, ambiguity: 0 },
-    { people: 2, names: 0, zones: 'same', duration: 30, distractors: 8, faults: ['transient', 'rate_limit'], faultCount: 1, ambiguity: 0 },
+    { people: 2, names: 0, zones: 'same', duration: 30, distractors: 8, faults: ['transient', 'rate_limit', 'auth_expired'], faultCount: 2, ambiguity: 0 },
     { people: 2, names: 1, zones: 'different', duration: 60, distractors: 14, faults: ['rate_limit', 'timeout', 'auth_expired'], faultCount: 2, ambiguity: 0 },
     { people: 2, names: 1, zones: 'different', duration: 90, distractors: 99, faults: ['rate_limit', 'timeout', 'auth_expired', 'transient'], faultCount: 2, ambiguity: 1 },
   ],
