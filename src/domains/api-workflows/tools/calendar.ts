@@ -24,9 +24,13 @@ export function freeSlots(state: ApiState, staff: WorldRecord, date: string, min
   const offset = TIME_ZONES[String(staff.timezone)] ?? 0;
   const open = addMinutes(`${date}T${staff.work_start}:00Z`, -offset);
   const close = addMinutes(`${date}T${staff.work_end}:00Z`, -offset);
+  // Busy intervals of that window once, in epoch minutes; the slot loop is then arithmetic.
+  const busy = overlapping(state, staff.id, open, close).map((e) => [Date.parse(String(e.start)) / 60_000, Date.parse(String(e.end)) / 60_000] as const);
+  const first = Date.parse(open) / 60_000;
+  const last = Date.parse(close) / 60_000;
   const slots: string[] = [];
-  for (let t = open; addMinutes(t, minutes) <= close; t = addMinutes(t, 30)) {
-    if (overlapping(state, staff.id, t, addMinutes(t, minutes)).length === 0) slots.push(t);
+  for (let t = first; t + minutes <= last; t += 30) {
+    if (!busy.some(([s, e]) => s < t + minutes && e > t)) slots.push(addMinutes(open, t - first));
   }
   return slots;
 }
