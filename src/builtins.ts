@@ -1,5 +1,6 @@
 /** The built-in domains, wired explicitly (importing a domain registers nothing). */
 import type { Domain } from './core/index.js';
+import { library } from './domains/library/index.js';
 import { math } from './domains/math/index.js';
 import { retail } from './domains/retail/index.js';
 import { createTauBenchDomain } from './interop/index.js';
@@ -9,5 +10,5 @@ import { createTauBenchDomain } from './interop/index.js';
 const retailView = createTauBenchDomain(retail);
 
 export function builtinDomains(): Domain<any>[] {
-  return [retailView, math];
+  return [retailView, math, library];
 }

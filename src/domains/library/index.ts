@@ -28,7 +28,7 @@ export const LIBRARY_REGRESSION_SET: { batches: BatchRequest[]; digest: string }
       labels: { set: 'library-regression', version: '1' },
     },
   ],
-  digest: 'TBD',
+  digest: '3267700ef76be8a542d1e36d54e93d11fe1b072b9536456ae50a5cff4a62abb0',
 };
 
 /**

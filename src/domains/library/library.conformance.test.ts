@@ -1,5 +1,5 @@
 import { describeDomain } from '../../../test/conformance/domain.js';
-import { library } from './index.js';
+import { createLibraryDeskAgent, library } from './index.js';
 
 // Every template at every level, plus the planted-mistake checks of the strengthened suite.
-describeDomain(library);
+describeDomain(library, { baselines: [createLibraryDeskAgent()] });
