@@ -108,7 +108,7 @@ class GenericTracker implements SkillTracker {
   state(): string {
     const facts = [...this.facts.values()].flat();
     const known = [...new Set(facts)].sort().join(',');
-    return `${this.cue}|${this.succeeded.join('>')}|${this.last}|${known}|${this.asked ? 1 : 0}${this.told ? 1 : 0}`;
+    return `${this.cue}|${[...this.succeeded].sort().join('+')}|${this.last}|${known}|${this.asked ? 1 : 0}${this.told ? 1 : 0}`;
   }
 
   options(): readonly string[] {
