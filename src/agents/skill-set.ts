@@ -138,6 +138,8 @@ class GenericTracker implements SkillTracker {
       } else {
         this.last = isFaultError(obs) ? 'fault' : `e:${obs.error.code}`;
         if (!isFaultError(obs)) this.failed.add(key);
+        // A refused write may need a (new) confirmation that names it.
+        if (this.tools.find((t) => t.name === action.tool)?.effect === 'write') this.asked = false;
       }
     } else if (action.type === 'message') {
       this.last = 'said';
