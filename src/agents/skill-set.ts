@@ -91,6 +91,10 @@ class GenericTracker implements SkillTracker {
   private readonly failed = new Set<string>();
   private calls = 0;
   private cache: Map<string, Action> | undefined;
+  /** The refused write just proposed to the user, if the last step proposed one. */
+  private proposed: Action | undefined;
+  /** Required arguments that a tool output can fill now (part of the state). */
+  private slots = new Set<string>();
 
   constructor(reset: Observation) {
     this.tools = [...(reset.tools ?? [])].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -106,9 +110,12 @@ class GenericTracker implements SkillTracker {
   }
 
   state(): string {
-    const facts = [...this.facts.values()].flat();
-    const known = [...new Set(facts)].sort().join(',');
-    return `${this.cue}|${[...this.succeeded].sort().join('+')}|${this.last}|${known}|${this.asked ? 1 : 0}${this.told ? 1 : 0}`;
+    this.macros();
+    const facts = [...new Set([...this.facts.values()].flat())].sort().join(',');
+    // Not which tools ran (reads that led nowhere would multiply the states), but what they made possible:
+    // the arguments now fillable from outputs, and the writes done.
+    const writes = this.succeeded.filter((t) => this.tools.find((x) => x.name === t)?.effect === 'write').sort();
+    return `${this.cue}|${writes.join('+')}|${[...this.slots].sort().join('+')}|${this.last}|${facts}|${this.asked ? 1 : 0}${this.told ? 1 : 0}`;
   }
 
   options(): readonly string[] {
@@ -121,6 +128,8 @@ class GenericTracker implements SkillTracker {
 
   observe(macro: string, action: Action, result: StepResult): void {
     this.cache = undefined;
+    // Right after proposing a refused write, the choice is to make it (`do`) or not.
+    this.proposed = macro === 'confirm' ? this.refusedWrite() : undefined;
     if (macro.startsWith('ask:')) this.asks.set(macro.slice(4), (this.asks.get(macro.slice(4)) ?? 0) + 1);
     const obs = result.observation;
     if (action.type === 'tool') {
@@ -155,8 +164,16 @@ class GenericTracker implements SkillTracker {
   private macros(): Map<string, Action> {
     if (this.cache !== undefined) return this.cache;
     const out = new Map<string, Action>();
+    if (this.proposed !== undefined) {
+      out.set('do', this.proposed);
+      out.set('close', { type: 'message', text: 'Is there anything else I can help you with?' });
+      out.set('finish', { type: 'finish' });
+      this.cache = out;
+      return out;
+    }
     const concrete = new Set<string>();
     const missing = new Set<string>();
+    this.slots = new Set();
     let writable = false;
     for (const tool of this.tools) {
       const props = (tool.parameters['properties'] ?? {}) as Record<string, Schema>;
@@ -168,6 +185,7 @@ class GenericTracker implements SkillTracker {
           const v = this.fill(arg, props[arg] ?? {}, s);
           return v === undefined ? [] : [{ s, v }];
         });
+        if (options.some((o) => o.s === 'o')) this.slots.add(arg);
         // A value read from an output or given by name beats a guess among the user's loose words.
         // (A number the user said stays on offer next to one read from an output: "add 5 units" vs the stock it returned.)
         const sure = options.filter((o) => o.s === 'n' || o.s === 'o' || o.s === 'e' || o.s === 't');
@@ -195,16 +213,23 @@ class GenericTracker implements SkillTracker {
     if (writable && !this.asked) out.set('confirm', { type: 'message', text: `${this.proposal()}Do you confirm?` });
     out.set('close', { type: 'message', text: 'Is there anything else I can help you with?' });
     if (this.last === 'fault' && this.lastCall !== undefined) out.set('retry', this.lastCall);
-    for (const [name, answer] of this.answers()) out.set(`answer:${name}`, { type: 'finish', answer });
+    // Answers only where there is nothing to change: a world with write tools is graded on its state.
+    if (!this.tools.some((t) => t.effect === 'write')) for (const [name, answer] of this.answers()) out.set(`answer:${name}`, { type: 'finish', answer });
     out.set('finish', { type: 'finish' });
     this.cache = out;
     return out;
   }
 
   /** The refused write the confirmation is about, in words ("I can cancel pending order with order id #W1, reason no longer needed. "), or a generic line. */
-  private proposal(): string {
+  private refusedWrite(): (Action & { type: 'tool' }) | undefined {
     const call = this.lastCall;
-    if (call?.type !== 'tool' || this.last === 'ok' || this.tools.find((t) => t.name === call.tool)?.effect !== 'write') return 'I am about to make this change. ';
+    if (call?.type !== 'tool' || !this.last.startsWith('e:') || this.tools.find((t) => t.name === call.tool)?.effect !== 'write') return undefined;
+    return call;
+  }
+
+  private proposal(): string {
+    const call = this.refusedWrite();
+    if (call === undefined) return 'I am about to make this change. ';
     const args = Object.entries(call.args).map(([k, v]) => `${k.replace(/_/g, ' ')} ${Array.isArray(v) ? v.join(', ') : String(v)}`);
     return `I can ${call.tool.replace(/_/g, ' ')} with ${args.join(', ')}. Shall I go ahead? `;
   }
