@@ -24,7 +24,7 @@ export interface DescribeDomainOptions {
   randomMustFail?: boolean;
   /** Episode seeds used for record-and-replay per task (default 0 and 7). */
   episodeSeeds?: readonly number[];
-  /** The domain's scripted baselines (observation contract only): their success per level must not rise. */
+  /** Scripted baselines (observation contract only) whose success per level must not rise (default: the domain's `baselines`). */
   baselines?: readonly Agent[];
   /** Tasks per level when comparing adjacent levels (default 16). */
   levelSamples?: number;
@@ -106,7 +106,10 @@ export function describeDomain(domain: Domain<any>, options: DescribeDomainOptio
       }
     });
 
-    const checks = { seeds, instantiate: build, cache, levelSamples: options.levelSamples, ...(options.baselines ? { baselines: options.baselines } : {}) };
+    // The domain's own baselines (`Domain.baselines`) unless the caller names others.
+    const declared = (domain as { baselines?: Readonly<Record<string, () => Agent>> }).baselines ?? {};
+    const baselines = options.baselines ?? Object.keys(declared).sort().map((name) => declared[name]!());
+    const checks = { seeds, instantiate: build, cache, levelSamples: options.levelSamples, baselines };
 
     it('leaves the state unchanged on every failing call (tools fuzzed with schema-sampled arguments on reference and random-play states)', () => {
       expect(checkFailingCallsChangeNothing(domain, checks)).toEqual([]);
