@@ -6,7 +6,7 @@
  */
 import type { Agent, Domain, RegisteredTemplate, Task } from '../src/core/index.js';
 import { createLearnerAgent, createRandomAgent } from '../src/agents/index.js';
-import { runEpisode } from '../src/harness/episodes.js';
+import { runEpisode } from '../src/runtime/rollout.js';
 import { instantiateTask } from '../src/generation/index.js';
 import { builtinDomains } from '../src/builtins.js';
 

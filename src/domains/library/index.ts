@@ -51,11 +51,10 @@ export function createLibraryDomain(): Domain<LibraryState> {
     createUser: createLibraryMember,
     templates: libraryTemplates,
     regressionSet: LIBRARY_REGRESSION_SET,
+    // `createAgent('rule-based')` and `--agent rule-based` play this on library episodes.
+    baselines: { 'rule-based': () => createLibraryDeskAgent() },
   });
 }
 
 /** The built-in library domain. */
 export const library: Domain<LibraryState> = createLibraryDomain();
-
-/** The baselines this domain ships (agents built only on the observation contract). */
-export const libraryBaselines = { 'library-desk': createLibraryDeskAgent } as const;
