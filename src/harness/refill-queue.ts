@@ -22,6 +22,8 @@ export interface RefillQueueOptions {
   maintenanceIntervalSeconds?: number;
   /** Retries of a failed or lost job (default 5). */
   retryLimit?: number;
+  /** Hears pg-boss's background errors (lost connections, failed maintenance); default: ignored. */
+  onError?: (error: Error) => void;
 }
 
 /** One link of a refill chain: the job's identity; its request and base are in `refill_links`. */
@@ -69,7 +71,7 @@ export class RefillQueue {
   private readonly pool: pg.Pool;
   private readonly boss: PgBoss;
   private readonly schema: string;
-  private readonly options: Required<Omit<RefillQueueOptions, 'url'>>;
+  private readonly options: Required<Omit<RefillQueueOptions, 'url' | 'onError'>>;
 
   private constructor(pool: pg.Pool, boss: PgBoss, schema: string, options: RefillQueueOptions) {
     this.pool = pool;
@@ -96,7 +98,7 @@ export class RefillQueue {
       schedule: false,
       maintenanceIntervalSeconds: options.maintenanceIntervalSeconds ?? 60,
     });
-    boss.on('error', () => undefined);
+    boss.on('error', (error: Error) => options.onError?.(error));
     try {
       await boss.start();
       // 'standard': several links of different chains run at once; a chain has one open link at a time (enqueue).

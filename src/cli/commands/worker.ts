@@ -17,9 +17,20 @@ export function registerWorkerCommands(program: Command, ctx: CliContext): void 
     .option('--maintenance <seconds>', 'how often jobs whose worker was lost are looked for and retried', parseIntOption('--maintenance', 1), 60)
     .action(async (opts: WorkerOptions) => {
       const globals = ctx.globals();
-      // Opening the harness opens (and migrates) the store before the queue uses its tables.
-      const harness = await openHarness(globals);
-      const queue = await RefillQueue.open({ url: globals.store, maintenanceIntervalSeconds: opts.maintenance });
+      // The queue first: a store that is not PostgreSQL is refused before anything is opened or created.
+      const queue = await RefillQueue.open({
+        url: globals.store,
+        maintenanceIntervalSeconds: opts.maintenance,
+        onError: (error) => ctx.io.err(`envharness worker: ${error.message}`),
+      });
+      let harness: Awaited<ReturnType<typeof openHarness>>;
+      try {
+        // Opening the harness migrates the store (refill_links) before jobs read it.
+        harness = await openHarness(globals);
+      } catch (error) {
+        await queue.close();
+        throw error;
+      }
       await queue.work(harness, {
         pollingIntervalSeconds: opts.poll,
         onJob: (job, batchId) => ctx.io.out(JSON.stringify({ job, batch: batchId })),
