@@ -187,6 +187,27 @@ if (PG_TEST_URL === undefined) {
       }
     }, 150_000);
 
+    it('a link run again after its batch is stored gives the same batch (its base, not the store, is what it dedups against)', async () => {
+      const url = db.schemaUrl();
+      const harness = await prepare(url);
+      const queue = await RefillQueue.open({ url, batchSize: BATCH_SIZE });
+      try {
+        const link = (await queue.enqueue(harness, CHAINS[0]!))!;
+        const stored = await queue.runJob(harness, link);
+        expect((await queue.links())[0]!.batchId).toBe(stored);
+        // A second worker that started the same job before the first closed it: same batch, a no-op save.
+        const again = await harness.generate(link.request, { base: link.base, workers: 1 });
+        expect(again.manifest.id).toBe(stored);
+        expect(again.manifest.accepted).toBeGreaterThan(0);
+        expect((await harness.store.listBatches()).filter((b) => b.id === stored)).toHaveLength(1);
+        // Against the whole store instead, its own tasks count as duplicates: another batch.
+        await expect(harness.generate(link.request, { workers: 1 })).resolves.toMatchObject({ manifest: { accepted: 0 } });
+      } finally {
+        await queue.close();
+        await harness.close();
+      }
+    }, 60_000);
+
     it('a replica enqueues refills when a slice runs low and its draws never wait for them', async () => {
       const url = db.schemaUrl();
       const harness = await prepare(url);
