@@ -87,8 +87,8 @@ describe('canonicalize (RFC 8785)', () => {
       const keys = Object.keys(record);
       // A seeded rotation and reversal of the insertion order.
       const shift = keys.length === 0 ? 0 : Math.abs(seed) % keys.length;
-      const reordered: Record<string, unknown> = {};
-      for (const key of [...keys.slice(shift), ...keys.slice(0, shift)].reverse()) reordered[key] = record[key];
+      // Object.fromEntries defines own members, so a "__proto__" key stays a key (assignment would set the prototype).
+      const reordered = Object.fromEntries([...keys.slice(shift), ...keys.slice(0, shift)].reverse().map((key) => [key, record[key]]));
       expect(canonicalize(reordered)).toBe(canonicalize(record));
       expect(digest(reordered)).toBe(digest(record));
     },
