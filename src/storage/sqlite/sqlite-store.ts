@@ -32,6 +32,7 @@ import {
 } from '../../core/index.js';
 import { CHECKPOINT_INTERVAL_MS, CHECKPOINTER_AFTER_WRITES, FALLBACK_AUTOCHECKPOINT_PAGES, startCheckpointer, type Checkpointer } from './checkpointer.js';
 import { migrate, SCHEMA_VERSION, userVersion } from './schema.js';
+import { TransitionInserter, type TransitionRow } from './transitions.js';
 
 /** Milliseconds a write waits for another connection's lock before it fails with STORE_FAILED. */
 const DEFAULT_BUSY_TIMEOUT_MS = DEFAULT_SQLITE_BUSY_TIMEOUT_MS;
@@ -107,6 +108,8 @@ export class SqliteStore implements Store {
    * committed, so a cached one stays right; keys created by a transaction join only after it commits.
    */
   private readonly episodeKeys = new Map<string, number>();
+  /** Multi-row transition INSERTs, prepared on first use. */
+  private transitionInserter: TransitionInserter | undefined;
 
   constructor(location: string, options: SqliteStoreOptions = {}) {
     const isMemory = location === ':memory:';
@@ -639,23 +642,20 @@ export class SqliteStore implements Store {
    * Keys this transaction creates go into `created`, for the caller to remember once it has committed.
    */
   private writeTransitions(transitions: readonly Transition[], episodes: readonly EpisodeRecord[], created: Map<string, number>): void {
-    const insert = this.sql('INSERT INTO transitions (episode_seq, step, body) VALUES (?, ?, ?)');
-    for (const t of transitions) {
-      const key = this.episodeKey(t.episodeId, created);
-      try {
-        insert.run(key, t.step, canonicalize(t));
-      } catch (error) {
-        if (isUniqueViolation(error)) {
-          const message = `episode ${t.episodeId} already has step ${t.step}; none of the ${transitions.length} transitions of this call were written`;
-          throw conflict('appendTransitions', message, {
-            conflict: 'duplicate_step',
-            episodeId: t.episodeId,
-            step: t.step,
-          });
-        }
-        throw error;
-      }
+    const rows: TransitionRow[] = new Array(transitions.length);
+    for (let i = 0; i < transitions.length; i++) {
+      const t = transitions[i]!;
+      rows[i] = { key: this.episodeKey(t.episodeId, created), step: t.step, body: canonicalize(t) };
     }
+    (this.transitionInserter ??= new TransitionInserter(this.db)).insert(
+      rows,
+      (index) => {
+        const { episodeId, step } = transitions[index]!;
+        const message = `episode ${episodeId} already has step ${step}; none of the ${transitions.length} transitions of this call were written`;
+        throw conflict('appendTransitions', message, { conflict: 'duplicate_step', episodeId, step });
+      },
+      isUniqueViolation,
+    );
     for (const episode of episodes) this.writeEpisode(episode);
   }
 
