@@ -207,6 +207,9 @@ async function benchCliGeneration(): Promise<BenchSection> {
     notes: [
       `reasoning-gym is not run here (it cannot be pip-installed on this machine): ${PEER_RUNS.reasoningGym.workload}, from ${PEER_RUNS.source}. ` +
         "Its items are generated only (no gates, no store); ours pass every gate and are stored. The ratio is against another run.",
+      'Each batch goes into the same store, which grows by 20,000 tasks a batch: `Harness.generate` reloads and MinHashes every task of the split ' +
+        '(indexSplit) before each batch, so this cost grows with the store. A fresh store through the real CLI measured ~18k candidates per CPU-second ' +
+        '(start-up excluded, 40,000 candidates, loaded machine).',
     ],
   };
 }
