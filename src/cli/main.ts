@@ -11,13 +11,14 @@ import { registerReportCommands } from './commands/report.js';
 import { registerDomainCommands } from './commands/domains.js';
 import { registerServeCommands } from './commands/serve.js';
 import { registerMcpCommands } from './commands/mcp.js';
+import { registerWorkerCommands } from './commands/worker.js';
 
 export { collect, parseFloatOption, parseIntOption, type CliContext, type GlobalOptions } from './options.js';
 
 export function buildProgram(io: Io, env: NodeJS.ProcessEnv = process.env, setExitCode: (code: number) => void = () => {}): Command {
   const program = new Command('envharness')
     .description('Programmable, versioned, adaptive environments for training and evaluating AI agents.')
-    .option('--store <location>', 'store: sqlite:<path>, a file path, or :memory: (env ENVHARNESS_STORE)', env.ENVHARNESS_STORE ?? 'sqlite:.envharness/envharness.db')
+    .option('--store <location>', 'store: sqlite:<path>, a file path, :memory:, or postgres://user@host:port/db[?schema=name] (env ENVHARNESS_STORE)', env.ENVHARNESS_STORE ?? 'sqlite:.envharness/envharness.db')
     .option('--templates <file>', 'declarative template file (YAML/JSON); repeatable (env ENVHARNESS_TEMPLATES, comma-separated)', collect, [])
     .option('--json', 'print machine-readable JSON', false)
     .showHelpAfterError()
@@ -40,6 +41,7 @@ export function buildProgram(io: Io, env: NodeJS.ProcessEnv = process.env, setEx
   registerDomainCommands(program, ctx);
   registerServeCommands(program, ctx);
   registerMcpCommands(program, ctx);
+  registerWorkerCommands(program, ctx);
   for (const command of program.commands) command.exitOverride().configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s) });
   return program;
 }

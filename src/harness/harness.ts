@@ -44,6 +44,7 @@ import {
   validateAction,
   type DynamicsOptions,
   type Episode,
+  type Recorder,
   type StoreRecorder,
 } from '../runtime/index.js';
 import type { Action, Feedback, JsonObject, Observation } from '../core/index.js';
@@ -82,6 +83,12 @@ export interface GenerateOptions {
    * then run the oracle and non-triviality gates themselves instead of the calling thread.
    */
   hookModule?: string;
+  /**
+   * The pool base: ids of the stored batches this batch deduplicates against (exact and near duplicates),
+   * instead of every stored task of its split. With a base the batch depends only on the request and the
+   * base, not on what else was stored meanwhile (refill jobs finishing in any order; docs/design/021-replicas.md).
+   */
+  base?: readonly string[];
 }
 
 export interface PoolStats {
@@ -106,7 +113,7 @@ export class Harness {
   readonly registry: TemplateRegistry;
   readonly domains: ReadonlyMap<string, Domain<any>>;
   private readonly clock: Clock;
-  private readonly pool: TaskPool;
+  private pool: TaskPool;
   private sampler: Rng;
   private seed = 0;
   private config: JsonValue = {};
@@ -187,13 +194,16 @@ export class Harness {
     }
     for (const t of request.templates) this.registry.get(t.id);
     const regression = await this.indexSplit('regression');
-    const pool = request.split === 'regression' ? regression : await this.indexSplit(request.split);
+    const pool =
+      options.base !== undefined ? await this.indexBase(request.split, options.base) : request.split === 'regression' ? regression : await this.indexSplit(request.split);
+    // The store is async; gates are sync: the stored ids are loaded beforehand, per call (calls may overlap).
+    const known = pool.known;
     const batch = generateBatch(request, {
       registry: this.registry,
       hooks: { oracle: (task) => this.gateFor('oracle', task), nonTrivial: (task) => this.gateFor('nonTrivial', task) },
-      existingIds: (ids) => this.existing(ids),
-      poolIndex: pool,
-      regressionIndex: request.split === 'regression' ? undefined : regression,
+      existingIds: (ids) => new Set(ids.filter((id) => known.has(id))),
+      poolIndex: pool.index,
+      regressionIndex: request.split === 'regression' ? undefined : regression.index,
       workers: options.workers,
       templateModules: options.templateModules,
       ...(options.hookModule === undefined ? {} : { hookModule: options.hookModule }),
@@ -210,20 +220,36 @@ export class Harness {
     return generated;
   }
 
-  private existingCache: Set<string> | undefined;
-  private existing(ids: readonly string[]): Set<string> {
-    // The store is async; gates are sync. The set of stored ids is loaded by indexSplit beforehand.
-    const known = this.existingCache ?? new Set<string>();
-    return new Set(ids.filter((id) => known.has(id)));
-  }
-
-  private async indexSplit(split: Split): Promise<MinHashIndex> {
+  /** The split's tasks as a near-duplicate index, and every stored id (for the exact-duplicate gate). */
+  private async indexSplit(split: Split): Promise<{ index: MinHashIndex; known: Set<string> }> {
     const index = new MinHashIndex();
     const all = await this.store.listTaskIndex();
-    this.existingCache = new Set(all.map((e) => e.id));
     const tasks = await this.store.listTasks({ split });
     for (const task of tasks) index.add(task);
-    return index;
+    return { index, known: new Set(all.map((e) => e.id)) };
+  }
+
+  /** The index of a fixed base: only the base batches' tasks, added in id order (independent of store order). */
+  private async indexBase(split: Split, base: readonly string[]): Promise<{ index: MinHashIndex; known: Set<string> }> {
+    const batches = new Set(base);
+    const tasks = (await this.store.listTasks({ split })).filter((t) => batches.has(t.batchId)).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const index = new MinHashIndex();
+    for (const task of tasks) index.add(task);
+    // Exact duplicates are looked up in the base too: a second run of the same job must produce the same batch.
+    return { index, known: new Set(tasks.map((t) => t.id)) };
+  }
+
+  /**
+   * Replaces the in-memory pool by a wrapper of it (e.g. `createRefillingPool({ pool, ... })`, which
+   * starts refills when draws leave a slice low). The wrapper must keep the wrapped pool's contents.
+   */
+  wrapPool(wrap: (pool: TaskPool) => TaskPool): void {
+    this.pool = wrap(this.pool);
+  }
+
+  /** Adds a stored batch's active tasks to the in-memory pool (a batch another process generated); returns how many were new. */
+  async addBatchToPool(batchId: string): Promise<number> {
+    return this.pool.add(await this.store.listTaskIndex({ batchId, status: 'active' }));
   }
 
   private readonly gates = new Map<string, { oracle: (t: Task) => any; nonTrivial: (t: Task) => any }>();
@@ -410,7 +436,7 @@ export class Harness {
   }
 
   /** Opens an episode of a stored task (or one sampled from the pool), recorded to the store. */
-  async openEpisode(options: { taskId?: string; taskType?: string; level?: number; split?: Split; episodeId?: string; runId?: string; agent?: string; record?: boolean; dynamics?: DynamicsOptions } = {}): Promise<{ episode: Episode; task: StoredTask }> {
+  async openEpisode(options: { taskId?: string; taskType?: string; level?: number; split?: Split; episodeId?: string; runId?: string; agent?: string; record?: boolean; recorder?: Recorder; dynamics?: DynamicsOptions } = {}): Promise<{ episode: Episode; task: StoredTask }> {
     const task = options.taskId ? await this.getTask(options.taskId) : await this.generateTask({ taskType: options.taskType, level: options.level, split: options.split });
     const domain = this.domains.get(task.domain);
     if (!domain) throw new EnvHarnessError('DOMAIN_NOT_FOUND', `task ${task.id} needs domain ${task.domain}, which is not registered`);
@@ -420,7 +446,8 @@ export class Harness {
       // Interactive episodes (HTTP, MCP) live in wall time: the harness clock drives their time budget
       // and stamps their records. (Training and evaluation episodes run without one, so they replay exactly.)
       clock: () => Date.parse(clock()),
-      ...(options.record === false ? {} : { recorder: this.storeRecorder() }),
+      // `recorder`: a recorder of the caller's own (serve replicas give each episode one).
+      ...(options.recorder !== undefined ? { recorder: options.recorder } : options.record === false ? {} : { recorder: this.storeRecorder() }),
       ...(options.episodeId ? { episodeId: () => options.episodeId! } : {}),
       ...(options.runId ? { runId: options.runId } : {}),
       ...(options.agent ? { agent: options.agent } : {}),
@@ -664,11 +691,17 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
 }
 
 /**
- * Opens a store from a location string: `sqlite:<path>`, `<path>` or `:memory:`. The SQLite driver is
- * loaded here, on first use (dynamic import), so that importing `envharness` loads no native module;
- * pass a `Store` object (`createSqliteStore` from `envharness/sqlite`) to choose the adapter yourself.
+ * Opens a store from a location string: `postgres://...` (or `postgresql://`), `sqlite:<path>`, `<path>`
+ * or `:memory:`. Each driver is loaded here, on first use (dynamic import), so that importing `envharness`
+ * loads no native module or PostgreSQL driver; pass a `Store` object (`createSqliteStore` from
+ * `envharness/sqlite`, `createPostgresStore` from `envharness/postgres`) to choose the adapter yourself.
  */
 export async function openStore(location = 'sqlite:.envharness/envharness.db'): Promise<Store> {
+  if (location.startsWith('postgres://') || location.startsWith('postgresql://')) {
+    // Loaded only when asked for, so SQLite users never load the PostgreSQL driver.
+    const { createPostgresStore } = await import('../storage/postgres/index.js');
+    return createPostgresStore(location);
+  }
   const path = location.startsWith('sqlite:') ? location.slice('sqlite:'.length) : location;
   if (path === '') throw new EnvHarnessError('CONFIG_INVALID', 'store location is empty; use sqlite:<path> or :memory:');
   const { createSqliteStore } = await import('../storage/sqlite/index.js');
