@@ -37,6 +37,8 @@ import {
 } from '../../core/index.js';
 import { CHECKPOINT_INTERVAL_MS, CHECKPOINTER_AFTER_WRITES, FALLBACK_AUTOCHECKPOINT_PAGES, startCheckpointer, type Checkpointer, type CheckpointReport } from './checkpointer.js';
 import { migrate, SCHEMA_VERSION, userVersion } from './schema.js';
+import { TransitionInserter, type TransitionRow } from './transitions.js';
+import { readGenerationLog, writeGenerationLog } from './generation-log.js';
 
 /** Milliseconds a write waits for another connection's lock before it fails with STORE_FAILED. */
 const DEFAULT_BUSY_TIMEOUT_MS = DEFAULT_SQLITE_BUSY_TIMEOUT_MS;
@@ -116,6 +118,8 @@ export class SqliteStore implements Store {
   private storeFault: StoreFault | undefined;
   /** When a write may next probe whether the fault has cleared (ms since epoch). */
   private nextProbe = 0;
+  /** Multi-row transition INSERTs, prepared on first use. */
+  private transitionInserter: TransitionInserter | undefined;
 
   constructor(location: string, options: SqliteStoreOptions = {}) {
     const isMemory = location === ':memory:';
@@ -204,17 +208,8 @@ export class SqliteStore implements Store {
 
   async listGenerationLog(filter: LogFilter = {}): Promise<GenerationLogEntry[]> {
     return this.guard('listGenerationLog', () => {
-      const { where, params } = whereOf([
-        ['g.batch_id = ?', filter.batchId],
-        ['g.accepted = ?', filter.accepted === undefined ? undefined : Number(filter.accepted)],
-        ['g.gate = ?', filter.gate],
-      ]);
-      const limit = limitClause(filter.limit, params);
-      const rows = this.sql(
-        'SELECT g.batch_id, g.idx, g.task_id, g.template, g.level, g.accepted, g.gate, g.reason, g.details ' +
-          `FROM generation_log g JOIN batches b ON b.id = g.batch_id${where} ORDER BY b.seq, g.idx, g.seq${limit}`,
-      ).all(...params) as LogRow[];
-      return rows.map(logEntryFromRow);
+      limitClause(filter.limit, []); // validates it
+      return readGenerationLog((source) => this.sql(source), filter);
     });
   }
 
@@ -614,15 +609,21 @@ export class SqliteStore implements Store {
         batchId: manifest.id,
       });
     }
-    this.sql('INSERT INTO batches (id, split, manifest) VALUES (?, ?, ?)').run(manifest.id, manifest.split, manifestText);
+    const batchSeq = Number(
+      this.sql('INSERT INTO batches (id, split, manifest) VALUES (?, ?, ?)').run(manifest.id, manifest.split, manifestText).lastInsertRowid,
+    );
     const insertTask = this.sql(
       'INSERT INTO tasks (id, template, domain, task_type, level, split, status, batch_id, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
     const insertReview = this.sql("INSERT INTO reviews (task_id, batch_id, status) VALUES (?, ?, 'pending')");
-    for (const task of batch.tasks) {
+    const taskSeqs: number[] = new Array(batch.tasks.length);
+    batch.tasks.forEach((task, k) => {
       const status: TaskStatus = review.has(task.id) ? 'pending_review' : 'active';
       try {
-        insertTask.run(task.id, task.template, task.domain, task.taskType, task.level, manifest.split, status, manifest.id, taskBody(task));
+        taskSeqs[k] = Number(
+          insertTask.run(task.id, task.template, task.domain, task.taskType, task.level, manifest.split, status, manifest.id, taskBody(task))
+            .lastInsertRowid,
+        );
       } catch (error) {
         if (isUniqueViolation(error)) {
           throw conflict('saveBatch', `batch ${manifest.id}: task ${task.id} is already stored; nothing of the batch was saved`, {
@@ -634,24 +635,8 @@ export class SqliteStore implements Store {
         throw error;
       }
       if (status === 'pending_review') insertReview.run(task.id, manifest.id);
-    }
-    const insertLog = this.sql(
-      'INSERT INTO generation_log (batch_id, idx, task_id, template, level, accepted, gate, reason, details) ' +
-        'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-    );
-    for (const entry of batch.log) {
-      insertLog.run(
-        entry.batchId,
-        entry.index,
-        entry.taskId,
-        entry.template,
-        entry.level,
-        entry.accepted ? 1 : 0,
-        entry.gate ?? null,
-        entry.reason ?? null,
-        entry.details === undefined ? null : canonicalize(entry.details),
-      );
-    }
+    });
+    writeGenerationLog((source) => this.sql(source), { seq: batchSeq, id: manifest.id }, batch.log, batch.tasks, taskSeqs);
   }
 
   private writeTasks(tasks: readonly StoredTask[]): void {
@@ -764,23 +749,20 @@ export class SqliteStore implements Store {
    * Keys this transaction creates go into `created`, for the caller to remember once it has committed.
    */
   private writeTransitions(transitions: readonly Transition[], episodes: readonly EpisodeRecord[], created: Map<string, number>): void {
-    const insert = this.sql('INSERT INTO transitions (episode_seq, step, body) VALUES (?, ?, ?)');
-    for (const t of transitions) {
-      const key = this.episodeKey(t.episodeId, created);
-      try {
-        insert.run(key, t.step, canonicalize(t));
-      } catch (error) {
-        if (isUniqueViolation(error)) {
-          const message = `episode ${t.episodeId} already has step ${t.step}; none of the ${transitions.length} transitions of this call were written`;
-          throw conflict('appendTransitions', message, {
-            conflict: 'duplicate_step',
-            episodeId: t.episodeId,
-            step: t.step,
-          });
-        }
-        throw error;
-      }
+    const rows: TransitionRow[] = new Array(transitions.length);
+    for (let i = 0; i < transitions.length; i++) {
+      const t = transitions[i]!;
+      rows[i] = { key: this.episodeKey(t.episodeId, created), step: t.step, body: canonicalize(t) };
     }
+    (this.transitionInserter ??= new TransitionInserter(this.db)).insert(
+      rows,
+      (index) => {
+        const { episodeId, step } = transitions[index]!;
+        const message = `episode ${episodeId} already has step ${step}; none of the ${transitions.length} transitions of this call were written`;
+        throw conflict('appendTransitions', message, { conflict: 'duplicate_step', episodeId, step });
+      },
+      isUniqueViolation,
+    );
     for (const episode of episodes) this.writeEpisode(episode);
   }
 
@@ -975,18 +957,6 @@ interface TaskRow {
 
 type IndexRow = [string, number, string, string, string, number, Split, TaskStatus];
 
-interface LogRow {
-  batch_id: string;
-  idx: number;
-  task_id: string;
-  template: string;
-  level: number;
-  accepted: number;
-  gate: GateName | null;
-  reason: string | null;
-  details: string | null;
-}
-
 interface ReviewRow {
   task_id: string;
   batch_id: string;
@@ -1013,21 +983,6 @@ function taskBody(task: Task | StoredTask): string {
 
 function storedTaskFromRow(row: TaskRow): StoredTask {
   return { ...(JSON.parse(row.body) as Task), split: row.split, status: row.status, batchId: row.batch_id, seq: row.seq };
-}
-
-function logEntryFromRow(row: LogRow): GenerationLogEntry {
-  const entry: GenerationLogEntry = {
-    batchId: row.batch_id,
-    index: row.idx,
-    taskId: row.task_id,
-    template: row.template,
-    level: row.level,
-    accepted: row.accepted === 1,
-  };
-  if (row.gate !== null) entry.gate = row.gate;
-  if (row.reason !== null) entry.reason = row.reason;
-  if (row.details !== null) entry.details = JSON.parse(row.details) as JsonValue;
-  return entry;
 }
 
 function reviewFromRow(row: ReviewRow): ReviewItem {
