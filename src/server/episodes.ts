@@ -104,10 +104,14 @@ interface StepEnvelope {
   expectedStep?: number;
 }
 
+/** What a listener hears: an attempt ended by a committed step, or the episode was closed. */
+export type EpisodeEvent = { kind: 'end'; result: StepResult } | { kind: 'close' };
+
 /** What a batched item turned into before the commit. */
 interface PendingItem {
   index: number;
   text?: string;
+  result?: StepResult;
   ep?: ServerEpisode;
   key?: string;
   fingerprint?: string;
@@ -128,12 +132,22 @@ export class EpisodeRegistry {
   readonly idleMs: number;
   readonly maxBatch: number;
   private tickPromise: Promise<void> | undefined;
+  private readonly listeners: Array<(ep: ServerEpisode, event: EpisodeEvent) => void> = [];
 
   constructor(options: EpisodeRegistryOptions) {
     this.harness = options.harness;
     this.now = options.now;
     this.idleMs = options.idleMs;
     this.maxBatch = options.maxBatch;
+  }
+
+  /** Calls `listener` after a committed step that ends an attempt, and when an episode is closed (GRPO groups). */
+  listen(listener: (ep: ServerEpisode, event: EpisodeEvent) => void): void {
+    this.listeners.push(listener);
+  }
+
+  private emit(ep: ServerEpisode, event: EpisodeEvent): void {
+    for (const listener of this.listeners) listener(ep, event);
   }
 
   /** Open episodes. */
@@ -261,6 +275,7 @@ export class EpisodeRegistry {
       const text = JSON.stringify(result);
       await this.commit([ep.episode!], [ep]);
       reply = { status: 200, body: text, headers: JSON_HEADERS as Record<string, string> };
+      if (result.terminated || result.truncated) this.emit(ep, { kind: 'end', result });
     } catch (error) {
       reply = problemReply(problemOf(error, instance));
     } finally {
@@ -326,6 +341,7 @@ export class EpisodeRegistry {
         if (out.key !== undefined) rememberPending(ep, out.key, out.fingerprint!);
         const result = applyStep(ep, envelope, base);
         out.text = `{"ok":true,"result":${JSON.stringify(result)}}`;
+        out.result = result;
         touched.add(ep);
       } catch (error) {
         texts[i] = itemProblem(problemOf(error));
@@ -347,6 +363,7 @@ export class EpisodeRegistry {
       const ep = item.ep;
       if (item.text !== undefined) texts[item.index] = ep !== undefined && failed.has(ep) ? itemProblem(failed.get(ep)!) : item.text;
       if (ep === undefined) continue;
+      if (item.result !== undefined && !failed.has(ep) && (item.result.terminated || item.result.truncated)) this.emit(ep, { kind: 'end', result: item.result });
       if (item.holds) {
         ep.busy = false;
         ep.lastUsed = this.now();
@@ -385,6 +402,7 @@ export class EpisodeRegistry {
       ep.busy = false;
       ep.closed = true;
       this.episodes.delete(ep.id);
+      this.emit(ep, { kind: 'close' });
     }
     return { ...this.view(ep), status: 'closed' };
   }

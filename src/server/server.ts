@@ -9,6 +9,9 @@ import { checkTokenShape, generateToken, hashToken, HostPolicy, isLoopback } fro
 import { EpisodeRegistry } from './episodes.js';
 import { createFastPath } from './fast-path.js';
 import { problem } from './errors.js';
+import { GroupRegistry } from './groups.js';
+import { createOpenEnvSurface, type OpenEnvOptions, type OpenEnvSurface } from './openenv/index.js';
+import { mountTrainerRoutes } from './trainer-routes.js';
 
 /** Defaults of the HTTP server (docs/http.md, "Limits"). */
 export const SERVER_DEFAULTS = {
@@ -51,12 +54,16 @@ export interface ServerOptions {
   now?: () => number;
   /** Reported by /v1/health and the OpenAPI document. */
   version?: string;
+  /** OpenEnv's protocol under a path prefix (default `/openenv`, docs/trainers.md); false turns it off. */
+  openenv?: OpenEnvOptions | false;
 }
 
 /** A created server: the app (for in-process requests), its token, and listen/close. */
 export interface EnvHarnessServer {
   readonly app: OpenAPIHono<ServerEnv>;
   readonly episodes: EpisodeRegistry;
+  /** GRPO groups (`/v1/groups`, OpenEnv reset `group_id`). */
+  readonly groups: GroupRegistry;
   /** The server token (admin bearer token). */
   readonly token: string;
   /** True when the token was generated (print it for the operator). */
@@ -101,6 +108,13 @@ export function createServer(options: ServerOptions): EnvHarnessServer {
   const episodes = new EpisodeRegistry({ harness: options.harness, idleMs, now, maxBatch });
   const adminTokenHash = hashToken(token);
   const hosts = new HostPolicy(host, options.allowedHosts);
+  const groups = new GroupRegistry(options.harness, episodes);
+  const version = options.version ?? '0.1.0';
+  // Trainer routes (groups, chat rollouts) sit behind the same guards as the rest of v1.
+  const extraRoutes: ExtraRoutes = (app, ctx) => {
+    mountTrainerRoutes(app, ctx, groups);
+    options.extraRoutes?.(app, ctx);
+  };
   const app = buildApp({
     harness: options.harness,
     episodes,
@@ -109,9 +123,12 @@ export function createServer(options: ServerOptions): EnvHarnessServer {
     bodyLimit,
     agents: options.agents ?? {},
     now,
-    version: options.version ?? '0.1.0',
-    ...(options.extraRoutes !== undefined ? { extraRoutes: options.extraRoutes } : {}),
+    version,
+    extraRoutes,
   });
+  const openenv: OpenEnvSurface | undefined = options.openenv === false
+    ? undefined
+    : createOpenEnvSurface({ episodes, groups, hosts, adminTokenHash, bodyLimit, version, now }, options.openenv ?? {});
 
   let server: Server | undefined;
   let reaper: ReturnType<typeof setInterval> | undefined;
@@ -130,6 +147,7 @@ export function createServer(options: ServerOptions): EnvHarnessServer {
   return {
     app,
     episodes,
+    groups,
     token,
     tokenGenerated: options.token === undefined,
     host,
@@ -140,7 +158,10 @@ export function createServer(options: ServerOptions): EnvHarnessServer {
       const fast = createFastPath({ episodes, hosts, adminTokenHash, bodyLimit });
       const rest = getRequestListener(app.fetch);
       const s = createHttpServer((req, res) => {
-        if (!fast(req, res)) void rest(req, res);
+        if (!fast(req, res) && !(openenv?.handle(req, res) ?? false)) void rest(req, res);
+      });
+      s.on('upgrade', (req, socket, head) => {
+        if (!(openenv?.upgrade(req, socket, head) ?? false)) socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
       });
       s.headersTimeout = SERVER_DEFAULTS.headersTimeoutMs;
       s.requestTimeout = SERVER_DEFAULTS.requestTimeoutMs;
@@ -175,11 +196,13 @@ export function createServer(options: ServerOptions): EnvHarnessServer {
         const closed = new Promise<void>((resolve) => s.close(() => resolve()));
         s.closeIdleConnections();
         for (const socket of sockets) if (!socket.destroyed) socket.end();
+        await openenv?.close();
         await episodes.closeAll();
         const timer = setTimeout(() => s.closeAllConnections(), 2000);
         await closed;
         clearTimeout(timer);
       } else {
+        await openenv?.close();
         await episodes.closeAll();
       }
     },
