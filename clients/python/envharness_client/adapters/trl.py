@@ -115,6 +115,11 @@ class EnvHarnessTRLEnv:
         self._done = terminated or truncated
         return observation
 
+    def _close(self) -> None:
+        """Closes the episode and the connection (TRL keeps instances for the whole run; call this when done)."""
+        self._release()
+        self._client.close()
+
     def _release(self) -> None:
         if self._env is not None:
             try:

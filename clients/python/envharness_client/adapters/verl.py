@@ -118,6 +118,13 @@ def _client(url: Optional[str] = None, token: Optional[str] = None) -> AsyncClie
     return client
 
 
+async def aclose_clients() -> None:
+    """Closes the pooled clients of the running event loop (call it before the loop ends, e.g. in tests)."""
+    loop = id(asyncio.get_running_loop())
+    for key in [k for k in _clients if k[0] == loop]:
+        await _clients.pop(key).aclose()
+
+
 async def _open(client: AsyncClient, pick: JSON) -> AsyncEnv:
     """An episode for a dataset row's selection (a group member when it names a group)."""
     pinned = pick.get("task_id") is not None
