@@ -93,18 +93,19 @@ class EnvHarnessTRLEnv:
             The user's reply.
         """
         if self._env is None:
-            return "error: the environment has not been reset"
+            raise ValueError("the environment has not been reset")
         if self._done:
-            return "error: the episode has ended"
+            raise ValueError("the episode has ended")
         return render_observation(self._step({"type": "message", "text": text}))
 
     # -- plumbing (private: TRL turns public methods into tools) ------------------------------------------
 
     def _call(self, name: str, args: JSON) -> str:
+        # TRL feeds a tool's exception message back to the model ("the recommended way to signal that the episode has ended").
         if self._env is None:
-            return "error: the environment has not been reset"
+            raise ValueError("the environment has not been reset")
         if self._done:
-            return "error: the episode has ended; no more tool calls"
+            raise ValueError("the episode has ended; no more tool calls")
         observation = self._step(tool(name, **{k: v for k, v in args.items() if v is not None}))
         return render_observation(observation)
 
@@ -137,6 +138,11 @@ class EnvHarnessTRLEnv:
     def info(self) -> JSON:
         """The last step's info: ``outcome``, ``shaping``, ``feedback``, ``step``, ..."""
         return self._last_info
+
+    @property
+    def reward(self) -> float:
+        """The reward so far (for TRL's ``reward_func(environments)`` pattern; ``get_reward()`` also finishes the episode)."""
+        return float(sum(self._rewards))
 
     @property
     def rewards(self) -> List[float]:

@@ -90,7 +90,8 @@ class TrlEnvironmentFactory(unittest.TestCase):
         reward = instance.get_reward()  # finishes the unsolved episode
         self.assertIsInstance(reward, float)
         self.assertEqual(reward, 0.0)
-        self.assertEqual(instance.get_stock(item="x"), "error: the episode has ended; no more tool calls")
+        with self.assertRaisesRegex(ValueError, "the episode has ended"):  # TRL returns the message to the model
+            instance.get_stock(item="x")
         instance._close()
 
     def test_thirty_two_episodes(self) -> None:
@@ -106,6 +107,7 @@ class TrlEnvironmentFactory(unittest.TestCase):
             reply = env.send_message(text=f"{item} now has {out['quantity']} units.")
             self.assertIsInstance(reply, str)
             rewards.append(env.get_reward())
+            self.assertEqual(env.reward, rewards[-1])
             self.assertEqual(env.get_reward(), rewards[-1])  # the accessor is stable once the episode ended
         for env in pool:
             env._close()
