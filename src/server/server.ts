@@ -194,9 +194,11 @@ export function createServer(options: ServerOptions): EnvHarnessServer {
       server = undefined;
       if (s !== undefined) {
         const closed = new Promise<void>((resolve) => s.close(() => resolve()));
+        // WebSocket sessions first: their close frame goes out before the sockets end.
+        const sessions = openenv?.close();
         s.closeIdleConnections();
         for (const socket of sockets) if (!socket.destroyed) socket.end();
-        await openenv?.close();
+        await sessions;
         await episodes.closeAll();
         const timer = setTimeout(() => s.closeAllConnections(), 2000);
         await closed;

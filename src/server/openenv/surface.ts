@@ -80,7 +80,7 @@ export function createOpenEnvSurface(deps: OpenEnvSurfaceDeps, options: OpenEnvO
     let rest = path.slice(prefix.length);
     if (rest !== '' && !rest.startsWith('/')) return undefined;
     const key = /^\/key\/([^/]+)(\/.*)?$/.exec(rest);
-    if (key !== null) return { rest: key[2] ?? '/', token: decodeURIComponent(key[1]!), query };
+    if (key !== null) return { rest: key[2] ?? '/', token: decodeSegment(key[1]!), query };
     rest = rest === '' ? '/' : rest;
     return { rest, query };
   };
@@ -250,12 +250,21 @@ export function createOpenEnvSurface(deps: OpenEnvSurfaceDeps, options: OpenEnvO
       return live.size;
     },
     async close() {
-      for (const ws of live) ws.close(1001, 'server stopping');
+      for (const ws of live) ws.close(1001, 'server stopping'); // the close frame is queued now, before any socket ends
       for (const s of httpSessions.values()) await s.release();
       httpSessions.clear();
       wss.close();
     },
   };
+}
+
+/** A path segment, percent-decoded; a malformed escape stays as it is (and then matches no token). */
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }
 
 function ok(value: unknown): Reply {
