@@ -244,7 +244,7 @@ class AsyncClientScale(unittest.TestCase):
 
 class GrpoGroups(unittest.TestCase):
     def test_members_share_task_and_seed_and_the_curriculum_counts_the_group_once(self) -> None:
-        CLIENT.use_curriculum("threshold")
+        CLIENT.use_curriculum("learnability")
         before = CLIENT.curriculum()["stats"]["inventory/restock"]
 
         async def main() -> Tuple[List[Any], Dict[str, Any], Dict[str, Any]]:
@@ -287,6 +287,7 @@ class GrpoGroups(unittest.TestCase):
         self.assertEqual(group["update"]["counted"], 4)
         after = CLIENT.curriculum()["stats"]["inventory/restock"]
         self.assertNotEqual(after, before)
+        self.assertEqual([w["slice"] for w in group["update"]["weights"]], ["inventory/restock"])  # learnability re-weighted the slice, once
 
     def test_zero_variance_groups_are_reported_and_skipped_on_request(self) -> None:
         CLIENT.use_curriculum("threshold")
