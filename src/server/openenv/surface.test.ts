@@ -70,6 +70,23 @@ describe('OpenEnv surface', () => {
     expect(await closed).toBe(1001);
   });
 
+  it('cuts off a client that sends without reading (more than 256 queued messages)', async () => {
+    const { ws, next, closed } = await open(`/openenv/key/${t.token}/ws`);
+    // Resets commit to the store, so 300 of them sent at once cannot drain as fast as they arrive.
+    for (let i = 0; i < 300; i++) ws.send(JSON.stringify({ type: 'reset', data: { task_id: t.tasks.short, seed: i } }));
+    const answers: any[] = [];
+    let code = 0;
+    void closed.then((c) => (code = c));
+    while (code === 0) {
+      const answer = await Promise.race([next(), closed.then(() => undefined)]);
+      if (answer === undefined) break;
+      answers.push(answer);
+    }
+    expect(await closed).toBe(1008);
+    expect(answers.some((a) => a.type === 'error' && a.data.code === 'SESSION_ERROR')).toBe(true);
+    expect(answers.filter((a) => a.type === 'observation').length).toBeLessThan(300);
+  });
+
   it('maps OpenEnv actions and reset parameters', () => {
     expect(toAction({ type: 'call_tool', tool_name: 'get', arguments: { a: 1 }, metadata: {} })).toEqual({ kind: 'step', action: { type: 'tool', tool: 'get', args: { a: 1 } } });
     expect(toAction({ type: 'finish', metadata: { x: 1 } })).toEqual({ kind: 'step', action: { type: 'finish' } });

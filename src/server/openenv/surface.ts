@@ -49,6 +49,8 @@ export interface OpenEnvSurface {
 }
 
 const MAX_HTTP_SESSIONS = 65_536;
+/** Messages of one WebSocket session waiting for their answer (OpenEnv's client sends one and waits). */
+const MAX_QUEUED_MESSAGES = 256;
 
 /** Creates the surface. Requests carry the server token as a bearer header or in the path: `<prefix>/key/<token>/…`. */
 export function createOpenEnvSurface(deps: OpenEnvSurfaceDeps, options: OpenEnvOptions = {}): OpenEnvSurface {
@@ -66,9 +68,14 @@ export function createOpenEnvSurface(deps: OpenEnvSurfaceDeps, options: OpenEnvO
   const live = new Set<WebSocket>();
   /** HTTP sessions by `episode_id` (OpenEnv's HTTP is stateless; EnvHarness keys a session by the id reset returned). */
   const httpSessions = new Map<string, OpenEnvSession>();
+  /** Server episode id -> its HTTP session's key, so a closed (or reaped) episode drops its session in O(1). */
+  const httpKeys = new Map<string, string>();
   deps.episodes.listen((ep, event) => {
     if (event.kind !== 'close') return;
-    for (const [key, s] of httpSessions) if (s.ep === ep) httpSessions.delete(key);
+    const key = httpKeys.get(ep.id);
+    if (key === undefined) return;
+    httpKeys.delete(ep.id);
+    if (httpSessions.get(key)?.ep === ep) httpSessions.delete(key);
   });
 
   /** `{ rest, token? }` for a URL under the prefix, or undefined. */
@@ -145,7 +152,9 @@ export function createOpenEnvSurface(deps: OpenEnvSurfaceDeps, options: OpenEnvO
       s = new OpenEnvSession(sessionDeps, deps.now(), request.episodeId);
     }
     const result = await s.reset(request);
-    httpSessions.set((result.observation['metadata'] as { episode_id: string }).episode_id, s);
+    const key = (result.observation['metadata'] as { episode_id: string }).episode_id;
+    httpSessions.set(key, s);
+    httpKeys.set(s.ep!.id, key);
     return result;
   };
 
@@ -192,6 +201,7 @@ export function createOpenEnvSurface(deps: OpenEnvSurfaceDeps, options: OpenEnvO
     live.add(ws);
     const session = new OpenEnvSession(sessionDeps, deps.now());
     let queue: Promise<void> = Promise.resolve();
+    let queued = 0;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const touch = () => {
       if (timeoutMs === undefined) return;
@@ -200,7 +210,9 @@ export function createOpenEnvSurface(deps: OpenEnvSurfaceDeps, options: OpenEnvO
       timer.unref();
     };
     touch();
+    let ended = false;
     const onMessage = async (data: RawData, isBinary: boolean): Promise<void> => {
+      if (ended) return; // queued behind a close: nobody reads the answer
       touch();
       let message: unknown;
       try {
@@ -233,10 +245,20 @@ export function createOpenEnvSurface(deps: OpenEnvSurfaceDeps, options: OpenEnvO
       }
     };
     ws.on('message', (data, isBinary) => {
-      queue = queue.then(() => onMessage(data, isBinary)).catch(() => undefined);
+      // Messages are answered in order, one at a time; a client that sends without reading is cut off.
+      if (++queued > MAX_QUEUED_MESSAGES) {
+        error('SESSION_ERROR', `more than ${MAX_QUEUED_MESSAGES} messages waiting for an answer; send the next message after the previous answer`);
+        ws.close(1008, 'too many queued messages');
+        return;
+      }
+      queue = queue
+        .then(() => onMessage(data, isBinary))
+        .catch(() => undefined)
+        .finally(() => queued--);
     });
     ws.on('error', () => ws.terminate());
     ws.on('close', () => {
+      ended = true;
       if (timer !== undefined) clearTimeout(timer);
       live.delete(ws);
       queue = queue.then(() => session.release()).catch(() => undefined);
