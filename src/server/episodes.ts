@@ -147,7 +147,13 @@ export class EpisodeRegistry {
   }
 
   private emit(ep: ServerEpisode, event: EpisodeEvent): void {
-    for (const listener of this.listeners) listener(ep, event);
+    for (const listener of this.listeners) {
+      try {
+        listener(ep, event);
+      } catch {
+        // A listener's bug must not turn a committed step (or a close) into a failure.
+      }
+    }
   }
 
   /** Open episodes. */
