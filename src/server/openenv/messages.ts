@@ -34,7 +34,8 @@ export interface OpenEnvMetadata {
   budget: { limit: Record<string, unknown>; used: { steps: number } };
   /** Curriculum metadata: the task, its slice and level, the seed and attempt (and the GRPO group). */
   task: { id: string; template: string; slice: string; level: number; seed: number; attempt: number };
-  group?: { id: string; size: number; members: number };
+  /** The GRPO group; once its last member ended, with `done`, `stats` (mean, variance, zeroVariance, …) and `skipped`. */
+  group?: { id: string; size: number; members: number; done?: boolean; stats?: GroupView['stats']; skipped?: boolean };
 }
 
 /** Reset keys EnvHarness reads from OpenEnv's `ResetRequest` (which allows extra fields) / the WebSocket `reset` data. */
@@ -150,7 +151,11 @@ function metadata(ctx: SessionContext, step: number, result: StepResult | undefi
     task: { id: info.taskId, template: info.template, slice: info.slice, level: info.level, seed: info.seed, attempt: info.attempt },
   };
   if (result?.truncation !== undefined) meta.truncation = result.truncation;
-  if (ctx.group !== undefined) meta.group = { id: ctx.group.id, size: ctx.group.size, members: ctx.group.members };
+  if (ctx.group !== undefined) {
+    const g = ctx.group;
+    meta.group = { id: g.id, size: g.size, members: g.members };
+    if (g.done) Object.assign(meta.group, { done: true, stats: g.stats, skipped: g.skipped ?? false });
+  }
   return meta;
 }
 

@@ -67,6 +67,9 @@ export class OpenEnvSession {
     if (reply.status !== 200) throw new HttpProblem(JSON.parse(reply.body) as Problem);
     const result = JSON.parse(reply.body) as StepResult;
     this.steps = result.info.step;
+    const group = this.ctx!.group;
+    // The last member's end completes the group: its statistics are in the answer's metadata.
+    if (group !== undefined && (result.terminated || result.truncated)) this.ctx!.group = this.deps.groups.view(group.id) ?? group;
     return stepResult(result, this.ctx!);
   }
 

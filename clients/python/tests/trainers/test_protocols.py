@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 import unittest
 import urllib.error
 import urllib.request
@@ -338,9 +339,29 @@ class GrpoGroups(unittest.TestCase):
         self.assertEqual(a.metadata["task"]["seed"], b.metadata["task"]["seed"])
         self.assertEqual(a.metadata["group"], {"id": "g-ws", "size": 2, "members": 1})
         self.assertEqual(b.metadata["group"]["members"], 2)
-        group = CLIENT.request("GET", "/v1/groups/g-ws")["group"]
+        # The server closes a session's episode once it has seen the socket close (just after the client returns).
+        for _ in range(100):
+            group = CLIENT.request("GET", "/v1/groups/g-ws")["group"]
+            if group["done"]:
+                break
+            time.sleep(0.05)
         self.assertTrue(group["done"])  # both members were closed: excluded results, the group is complete
         self.assertEqual(group["stats"]["counted"], 0)
+
+        async def finished() -> List[Any]:
+            sessions = [await OpenEnvSession(base()).connect() for _ in range(2)]
+            try:
+                for s in sessions:
+                    await s.reset(domain="inventory", group_id="g-ws-end", group_size=2)
+                return [await s.step(finish()) for s in sessions]
+            finally:
+                for s in sessions:
+                    await s.close()
+        first, last = run(finished())
+        self.assertNotIn("done", first.metadata["group"])
+        self.assertTrue(last.metadata["group"]["done"])
+        self.assertEqual((last.metadata["group"]["stats"]["counted"], last.metadata["group"]["stats"]["allFail"]), (2, True))
+        self.assertFalse(last.metadata["group"]["skipped"])
 
 
 class TrainerData(unittest.TestCase):
