@@ -66,11 +66,11 @@ describe.skipIf(!hasPython)(`Python package in a fresh venv (python ${version.st
       const run = spawnSync(venvPython, ['-W', 'error::ResourceWarning', ...args, '-v'], { cwd: work, encoding: 'utf8', timeout: 300_000, env });
       const output = `${run.stdout}${run.stderr}`;
       const ran = /Ran (\d+) tests?/.exec(output);
-      console.log(`venv unittest ${args[3]}: ${ran ? ran[1] : '?'} tests, exit ${run.status}`);
+      console.log(`venv unittest ${args[4]}: ${ran ? ran[1] : '?'} tests, exit ${run.status}`);
       expect(run.status, output).toBe(0);
       expect(output).not.toMatch(/skipped=\d/);
       total += Number(ran?.[1] ?? 0);
-      if (args[3] === 'tests/trainers') {
+      if (args[4] === 'tests/trainers') {
         for (const name of [
           'test_http_episodes_run_to_the_end',
           'test_session_messages',
