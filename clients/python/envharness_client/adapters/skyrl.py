@@ -17,6 +17,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ..client import Client, Env, finish
 from ..errors import EnvHarnessError
+from .groups import join_series
 from .toolcalls import parse_actions, render_observation, server_from_env, task_selection, tool_schemas
 
 JSON = Dict[str, Any]
@@ -70,11 +71,10 @@ class EnvHarnessTextEnv(BaseTextEnv):
         pinned = pick.get("task_id") is not None
         sample = {} if pinned else {"domain": pick.get("domain"), "task_type": pick.get("task_type"), "level": pick.get("level")}
         if pick.get("group_id") is not None:
-            from urllib.parse import quote
             body = {k: v for k, v in {"size": pick.get("group_size"), "taskId": pick.get("task_id"), "seed": pick.get("seed"),
                                       "domain": sample.get("domain"), "taskType": sample.get("task_type"), "level": sample.get("level"),
                                       "skipZeroVariance": pick.get("skip_zero_variance")}.items() if v is not None}
-            created = self._client.request("POST", f"/v1/groups/{quote(str(pick['group_id']), safe='')}/episodes", body)
+            created, _ = join_series(self._client, str(pick["group_id"]), body)
             self._env = Env(self._client, created["episode"], created["token"])
             self._env._started(created["info"])
             observation = created["observation"]

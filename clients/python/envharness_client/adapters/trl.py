@@ -19,6 +19,7 @@ from typing import Any, Dict, List, Optional
 
 from ..client import Client, finish, tool
 from ..errors import EnvHarnessError
+from .groups import join_series
 from .toolcalls import render_observation, server_from_env, task_selection
 
 JSON = Dict[str, Any]
@@ -60,8 +61,7 @@ class EnvHarnessTRLEnv:
             body = {k: v for k, v in {"size": size, "domain": make["domain"], "taskType": make["task_type"], "level": make["level"],
                                       "taskId": make["task_id"], "seed": pick.get("seed"), "skipZeroVariance": skip,
                                       "dynamics": make["dynamics"]}.items() if v is not None}
-            from urllib.parse import quote
-            created = self._client.request("POST", f"/v1/groups/{quote(str(group_id), safe='')}/episodes", body)
+            created, _ = join_series(self._client, str(group_id), body)
             from ..client import Env
             env = Env(self._client, created["episode"], created["token"])
             env._started(created["info"])

@@ -24,6 +24,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from ..aio import AsyncClient, AsyncEnv
 from ..client import finish
 from ..errors import EnvHarnessError
+from .groups import join_series_async
 from .toolcalls import parse_actions, render_observation, server_from_env, task_selection, tool_schemas
 
 JSON = Dict[str, Any]
@@ -132,8 +133,13 @@ async def _open(client: AsyncClient, pick: JSON) -> AsyncEnv:
     if pick.get("group_id") is not None:
         if pick.get("group_size") is None:
             raise ValueError("extra_info.group_id needs extra_info.group_size")
-        return await client.join_group(str(pick["group_id"]), int(pick["group_size"]), task_id=pick.get("task_id"),
-                                       seed=pick.get("seed"), skip_zero_variance=pick.get("skip_zero_variance"), **sample)
+        body = {k: v for k, v in {"size": int(pick["group_size"]), "taskId": pick.get("task_id"), "seed": pick.get("seed"),
+                                  "skipZeroVariance": pick.get("skip_zero_variance"), "domain": sample.get("domain"),
+                                  "taskType": sample.get("task_type"), "level": sample.get("level")}.items() if v is not None}
+        created, _ = await join_series_async(client, str(pick["group_id"]), body)
+        env = AsyncEnv._from_created(client, created)
+        env.group = created["group"]
+        return env
     import random
     seed = int(pick["seed"]) if pick.get("seed") is not None else random.SystemRandom().randrange(0, 2**31 - 1)
     return await client.make(task_id=pick.get("task_id"), seed=seed, split=None if pinned else pick.get("split"), **sample)

@@ -113,6 +113,25 @@ class TrlEnvironmentFactory(unittest.TestCase):
             env._close()
         self.assertEqual(rewards, [1.0 if i % 2 == 0 else 0.0 for i in range(EPISODES)])
 
+    def test_group_rows_over_two_epochs(self) -> None:
+        """TRL gives a row's G generations the same kwargs, epoch after epoch: the row's group id names a series."""
+        pair = [self.Env(), self.Env()]
+        seen = []
+        for epoch in range(2):
+            texts = [env.reset(prompt="p", group_id="trl-row", group_size=2) for env in pair]
+            self.assertEqual(texts[0], texts[1])
+            ids = {env.episode.task["id"] for env in pair}
+            self.assertEqual(len(ids), 1)
+            seen.append((ids.pop(), pair[0].episode.info["seed"] == pair[1].episode.info["seed"]))
+            for env in pair:
+                env.get_reward()
+        for env in pair:
+            env._close()
+        self.assertTrue(all(same_seed for _, same_seed in seen))
+        first, second = CLIENT.request("GET", "/v1/groups/trl-row")["group"], CLIENT.request("GET", "/v1/groups/trl-row~1")["group"]
+        self.assertTrue(first["done"] and second["done"])
+        self.assertEqual((first["taskId"], second["taskId"]), (seen[0][0], seen[1][0]))
+
 
 class VerlAgentLoop(unittest.TestCase):
     """verl/experimental/agent_loop/agent_loop.py: AgentLoopBase(trainer_config, server_manager, tokenizer, processor,
@@ -181,6 +200,10 @@ class VerlAgentLoop(unittest.TestCase):
         outs = asyncio.run(main())
         self.assertEqual(len(outs), EPISODES)
         self.assertTrue(all(o.reward_score == 1.0 for o in outs))
+        # The same rows again (a second epoch) form new groups: verl-0~1, ...
+        again = asyncio.run(main())
+        self.assertTrue(all(o.reward_score == 1.0 for o in again))
+        self.assertTrue(CLIENT.request("GET", "/v1/groups/verl-0~1")["group"]["done"])
         for g in range(EPISODES // 4):
             group = CLIENT.request("GET", f"/v1/groups/verl-{g}")["group"]
             self.assertTrue(group["done"])
@@ -273,6 +296,17 @@ class SkyrlTextEnv(unittest.TestCase):
             rewards.append(total)
             env.close()
         self.assertEqual(rewards, [0.0 if i % 3 == 0 else 1.0 for i in range(EPISODES)])
+
+    def test_group_extras(self) -> None:
+        envs = [EnvHarnessTextEnv({"url": SERVER.url, "token": SERVER.token}, {"extra_info": {"domain": "inventory", "group_id": "sky-g", "group_size": 2}}) for _ in range(2)]
+        metas = [env.init([])[1] for env in envs]
+        self.assertEqual(metas[0]["task_id"], metas[1]["task_id"])
+        for env in envs:
+            self.assertTrue(env.step("I give up.")["done"])
+            env.close()
+        group = CLIENT.request("GET", "/v1/groups/sky-g")["group"]
+        self.assertTrue(group["done"])
+        self.assertEqual(group["taskId"], metas[0]["task_id"])
 
     def test_parse_actions(self) -> None:
         self.assertEqual(parse_actions('<tool_call>{"name": "a", "arguments": "{\\"x\\": 1}"}</tool_call> then <message>hi</message>'),
