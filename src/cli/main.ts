@@ -1,50 +1,18 @@
 /** The `envharness` command line: argv -> harness, errors -> exit codes (src/cli/exit-codes.ts). */
-import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { EnvHarnessError, toEnvHarnessError } from '../index.js';
 import { EXIT_CODES } from './exit-codes.js';
+import { collect, type CliContext } from './options.js';
 import { colors, processIo, type Io } from './output.js';
 import { registerGenerationCommands } from './commands/generation.js';
 import { registerSnapshotCommands } from './commands/snapshots.js';
 import { registerTrainingCommands } from './commands/training.js';
 import { registerReportCommands } from './commands/report.js';
-import { registerInteropCommands } from './commands/interop.js';
+import { registerDomainCommands } from './commands/domains.js';
 import { registerServeCommands } from './commands/serve.js';
 import { registerMcpCommands } from './commands/mcp.js';
 
-/** Options every command may read (global flags and ENVHARNESS_* variables, parsed once here). */
-export interface GlobalOptions {
-  store: string;
-  templates: string[];
-  json: boolean;
-}
-
-export interface CliContext {
-  io: Io;
-  globals(): GlobalOptions;
-  /** Sets the process exit code for a command that ran but found problems. */
-  setExitCode(code: number): void;
-}
-
-export function parseIntOption(name: string, min = Number.MIN_SAFE_INTEGER) {
-  return (value: string): number => {
-    if (!/^-?\d+$/.test(value.trim())) throw new InvalidArgumentError(`${name} must be an integer, got "${value}"`);
-    const n = Number(value);
-    if (n < min) throw new InvalidArgumentError(`${name} must be >= ${min}, got ${n}`);
-    return n;
-  };
-}
-
-export function parseFloatOption(name: string, min: number, max: number) {
-  return (value: string): number => {
-    const n = Number(value);
-    if (!Number.isFinite(n) || n < min || n > max) throw new InvalidArgumentError(`${name} must be a number in [${min}, ${max}], got "${value}"`);
-    return n;
-  };
-}
-
-export function collect(value: string, previous: string[] = []): string[] {
-  return [...previous, value];
-}
+export { collect, parseFloatOption, parseIntOption, type CliContext, type GlobalOptions } from './options.js';
 
 export function buildProgram(io: Io, env: NodeJS.ProcessEnv = process.env, setExitCode: (code: number) => void = () => {}): Command {
   const program = new Command('envharness')
@@ -69,7 +37,7 @@ export function buildProgram(io: Io, env: NodeJS.ProcessEnv = process.env, setEx
   registerSnapshotCommands(program, ctx);
   registerTrainingCommands(program, ctx);
   registerReportCommands(program, ctx);
-  registerInteropCommands(program, ctx);
+  registerDomainCommands(program, ctx);
   registerServeCommands(program, ctx);
   registerMcpCommands(program, ctx);
   for (const command of program.commands) command.exitOverride().configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s) });

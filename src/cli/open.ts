@@ -1,9 +1,8 @@
 /** Opens the harness the CLI works on: the store from --store, built-in domains, declarative template files. */
-import { existsSync, readFileSync } from 'node:fs';
-import { createHarness, EnvHarnessError, loadDeclarativeTemplates, loadTauBenchWorld, type Harness, type RegisteredTemplate } from '../index.js';
-import type { RetailDomain } from '../domains/retail/index.js';
+import { readFileSync } from 'node:fs';
+import { createHarness, EnvHarnessError, loadDeclarativeTemplates, type Harness, type RegisteredTemplate } from '../index.js';
 import { builtinDomains } from '../builtins.js';
-import type { GlobalOptions } from './main.js';
+import type { GlobalOptions } from './options.js';
 
 /** Reads declarative template files (YAML, or JSON by extension) for `--templates`. */
 export function loadTemplateFiles(files: readonly string[]): RegisteredTemplate<any>[] {
@@ -23,11 +22,8 @@ export function loadTemplateFiles(files: readonly string[]): RegisteredTemplate<
 export async function openHarness(globals: GlobalOptions): Promise<Harness> {
   const templates = loadTemplateFiles(globals.templates);
   const harness = await createHarness({ store: globals.store, domains: builtinDomains(), templates });
+  // initialize() also lets each domain restore what its imported tasks need (Domain.restore).
   await harness.initialize();
-  // A store with imported tau-bench tasks needs tau-bench's world registered with the retail domain.
-  const meta = (await harness.store.getMeta('interop.tau-bench')) as { dir?: string } | undefined;
-  const retail = harness.domains.get('retail') as RetailDomain | undefined;
-  if (meta?.dir && retail && existsSync(meta.dir)) retail.addWorld(loadTauBenchWorld(meta.dir));
   return harness;
 }
 

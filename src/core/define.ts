@@ -1,4 +1,4 @@
-/** Author-facing declarations (`defineTemplate`, `defineTool`, `defineDomain`) and content identities. */
+/** Author-facing declarations (`defineTemplate`, `defineTool`, `defineDomain`) and the template source digest (task ids: hashing.ts). */
 import { digest } from './digest.js';
 import type { Domain, Tool } from './domain.js';
 import { EnvHarnessError } from './errors.js';
@@ -43,17 +43,6 @@ export function templateSourceDigest(template: Template<unknown>): string {
   });
 }
 
-/** The id of a task: sha256 of its canonical JSON without `id` and `origin`. */
-export function computeTaskId(task: Omit<Task, 'id' | 'origin'> & { id?: string; origin?: unknown }): string {
-  return digest({
-    template: task.template,
-    domain: task.domain,
-    taskType: task.taskType,
-    level: task.level,
-    params: task.params,
-    spec: task.spec,
-  });
-}
 
 /** Declares a tool (helps type inference of `args`). */
 export function defineTool<S, A extends JsonObject>(tool: Tool<S, A>): Tool<S, A> {

@@ -47,11 +47,10 @@ import {
   type StoreRecorder,
 } from '../runtime/index.js';
 import type { Action, Feedback, JsonObject, Observation } from '../core/index.js';
-import { createSqliteStore } from '../storage/sqlite/index.js';
 import { systemClock, type Clock } from './clock.js';
 import { buildLockfile, checkLockfile, parseLockfile, type LockCheck, type Lockfile } from './lockfile.js';
-import { runEpisode, type EpisodeOutcome } from './episodes.js';
-import { passKTable, type PassKRow } from './metrics.js';
+import { runEpisode, type EpisodeOutcome } from '../runtime/rollout.js';
+import { passKTable, type PassKRow } from '../report/metrics.js';
 import { trainLoop, type TrainOptions, type TrainSummary } from './train.js';
 import {
   buildSnapshotBody,
@@ -144,6 +143,8 @@ export class Harness {
       config: this.config,
       templates: this.registry.list().map((t) => ({ id: t.id, sourceDigest: t.sourceDigest })),
     });
+    // Tasks may need what the store does not hold (a world imported from files): each domain restores its own.
+    for (const domain of this.domains.values()) await domain.restore?.(this.store);
     await this.reloadPool();
     await this.installRegressionSets();
     return { seed: this.seed, templates: this.registry.list().length, pool: this.pool.size() };
@@ -662,10 +663,15 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   return new Harness(store, options.domains ?? [], options.templates ?? [], options.clock ?? systemClock);
 }
 
-/** Opens a store from a location string: `sqlite:<path>`, `<path>` or `:memory:`. */
+/**
+ * Opens a store from a location string: `sqlite:<path>`, `<path>` or `:memory:`. The SQLite driver is
+ * loaded here, on first use (dynamic import), so that importing `envharness` loads no native module;
+ * pass a `Store` object (`createSqliteStore` from `envharness/sqlite`) to choose the adapter yourself.
+ */
 export async function openStore(location = 'sqlite:.envharness/envharness.db'): Promise<Store> {
   const path = location.startsWith('sqlite:') ? location.slice('sqlite:'.length) : location;
   if (path === '') throw new EnvHarnessError('CONFIG_INVALID', 'store location is empty; use sqlite:<path> or :memory:');
+  const { createSqliteStore } = await import('../storage/sqlite/index.js');
   return createSqliteStore(path);
 }
 

@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import { DEFAULT_LOCKFILE, EnvHarnessError, SPLITS, type GateName, type Split } from '../../index.js';
 import { formatLockfile } from '../../harness/lockfile.js';
 import { EXIT_CODES } from '../exit-codes.js';
-import { collect, parseFloatOption, parseIntOption, type CliContext } from '../main.js';
+import { collect, parseFloatOption, parseIntOption, type CliContext } from '../options.js';
 import { withHarness } from '../open.js';
 import { colors, printJson, progress, table } from '../output.js';
 

@@ -4,17 +4,16 @@ import { pathToFileURL } from 'node:url';
 import type { Command } from 'commander';
 import {
   BUILTIN_AGENT_NAMES,
-  builtinDomains,
   createAgent,
   createHarness,
   EnvHarnessError,
   type Domain,
 } from '../../index.js';
-// The server's defaults are needed while commands are registered, before src/index.ts has finished
-// evaluating (it re-exports the server), so they come from the server module itself.
+import { builtinDomains } from '../../builtins.js';
+// The server, MCP and SQLite are subpath exports, not part of the root entry.
 import { createServer, SERVER_DEFAULTS } from '../../server/index.js';
 import { createMcpHttpHandler, mcpRoutes, type McpHttpHandler } from '../../mcp/index.js';
-import { collect, parseIntOption, type CliContext } from '../main.js';
+import { collect, parseIntOption, type CliContext } from '../options.js';
 import { loadTemplateFiles } from '../open.js';
 import { colors } from '../output.js';
 
@@ -85,7 +84,7 @@ export function registerServeCommands(program: Command, ctx: CliContext): void {
           bodyLimit: opts.bodyLimit,
           allowedHosts: opts.allowHost,
           // Server-side agents for evaluation runs (POST /v1/runs { evaluate: { agent } }).
-          agents: Object.fromEntries(BUILTIN_AGENT_NAMES.map((name) => [name, () => createAgent(name)])),
+          agents: Object.fromEntries(BUILTIN_AGENT_NAMES.map((name) => [name, () => createAgent(name, { domains })])),
           ...(token !== undefined ? { token } : {}),
           ...(mcp !== undefined ? { extraRoutes: mcpRoutes(mcp) } : {}),
           openenv: opts.openenv

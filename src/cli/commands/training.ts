@@ -1,7 +1,8 @@
 /** CLI: envharness train, eval, runs, experiment. */
 import type { Command } from 'commander';
 import { EnvHarnessError, type Harness, type StrategyName, type TrainSummary } from '../../index.js';
-import { createAgent, createHarness, runStaticVsAdaptive, writeRunReport } from '../../index.js';
+import { createAgent, createHarness, runStaticVsAdaptive } from '../../index.js';
+import { writeRunReport } from '../../report/index.js';
 import { builtinDomains } from '../../builtins.js';
 // Read while commands are registered, before src/index.ts has finished evaluating: from its own module.
 import { DEFAULT_TRAIN_STRATEGY } from '../../harness/train.js';
@@ -9,7 +10,7 @@ import { resolveAgent, saveAgentState } from '../agents.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { collect, parseFloatOption, parseIntOption, type CliContext } from '../main.js';
+import { collect, parseFloatOption, parseIntOption, type CliContext } from '../options.js';
 import { withHarness } from '../open.js';
 import { colors, printJson, progress, table, type Io } from '../output.js';
 
@@ -22,14 +23,15 @@ export function parseStrategy(value: string): StrategyName {
   return value as StrategyName;
 }
 
-/** The domains to train on: the given ones, or retail when it has templates, or every domain. */
+/** The domains to train on: the given ones, else those that declare `defaults.train` and have templates, else every domain with templates. */
 export function chooseDomains(h: Harness, given: string[]): string[] {
   if (given.length > 0) {
     for (const d of given) if (!h.domains.has(d)) throw new EnvHarnessError('DOMAIN_NOT_FOUND', `no domain ${d}; known: ${[...h.domains.keys()].join(', ')}`);
     return given;
   }
-  const withTemplates = [...h.domains.values()].filter((d) => d.templates.length > 0).map((d) => d.name);
-  return withTemplates.includes('retail') ? ['retail'] : withTemplates;
+  const withTemplates = [...h.domains.values()].filter((d) => d.templates.length > 0);
+  const preferred = withTemplates.filter((d) => d.defaults?.train === true);
+  return (preferred.length > 0 ? preferred : withTemplates).map((d) => d.name);
 }
 
 /**
@@ -79,7 +81,7 @@ export function registerTrainingCommands(program: Command, ctx: CliContext): voi
     .option('--seed <n>', 'seed for sampling, episodes and the agent', parseIntOption('--seed'), 0)
     .option('--eval-every <n>', 'run the regression set every N episodes (0: never)', parseIntOption('--eval-every', 0), 500)
     .option('--concurrency <n>', 'episodes in flight per round', parseIntOption('--concurrency', 1), 8)
-    .option('--domain <name>', 'train on this domain; repeatable (default: retail)', collect, [])
+    .option('--domain <name>', 'train on this domain; repeatable (default: the domains that declare defaults.train)', collect, [])
     .option('--per-level <n>', 'tasks generated per template and level when the pool lacks them', parseIntOption('--per-level', 1), 60)
     .option('--group-size <k>', 'GRPO-style groups: k episodes per task with one seed', parseIntOption('--group-size', 1), 1)
     .option('--skip-zero-variance', 'skip groups that all pass or all fail (DAPO dynamic sampling)')
@@ -198,7 +200,7 @@ export function registerTrainingCommands(program: Command, ctx: CliContext): voi
     .option('--fixed-per-slice <n>', 'static arm: tasks per slice in the fixed set', parseIntOption('--fixed-per-slice', 1), 20)
     .option('--eval-limit <n>', 'at most N held-out and N regression tasks per checkpoint', parseIntOption('--eval-limit', 1), 200)
     .option('--per-level <n>', 'generated tasks per template and level', parseIntOption('--per-level', 1), 60)
-    .option('--domain <name>', 'domain (default: retail)', collect, [])
+    .option('--domain <name>', 'domain (default: the domains that declare defaults.train)', collect, [])
     .option('--agent <name>', 'the agent trained in every arm', 'learner')
     .action(async (opts: { episodes: number; evalEvery: number; seed: number; strategy: string[]; fixedPerSlice: number; evalLimit: number; perLevel: number; domain: string[]; agent: string }) => {
       const globals = ctx.globals();
@@ -319,5 +321,5 @@ export function registerTrainingCommands(program: Command, ctx: CliContext): voi
 }
 
 function createAgentByName(name: string, seed: number) {
-  return createAgent(name, { seed });
+  return createAgent(name, { seed, domains: builtinDomains() });
 }
