@@ -1,7 +1,8 @@
 /** Routes for trainers on API v1: GRPO groups (`/v1/groups`) and an episode's rollout as chat messages (`/v1/episodes/{id}/chat`). */
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { toChatTrajectory, type DynamicsOptions, type Observation } from '../index.js';
+import type { DynamicsOptions, Observation } from '../index.js';
+import { toChatTrajectory } from '../report/index.js';
 import type { ServerContext, ServerEnv } from './app.js';
 import { isJsonContentType } from './auth.js';
 import { parseJsonBody, parseWith } from './body.js';
