@@ -1,5 +1,7 @@
 /** createServer(): the harness behind HTTP API v1 on a Node server, with its limits, token and idle reaper. */
+import { randomBytes } from 'node:crypto';
 import { createServer as createHttpServer, type Server } from 'node:http';
+import { hostname } from 'node:os';
 import type { AddressInfo, Socket } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
 import type { OpenAPIHono } from '@hono/zod-openapi';
@@ -12,6 +14,8 @@ import { problem } from './errors.js';
 import { GroupRegistry } from './groups.js';
 import { createOpenEnvSurface, type OpenEnvOptions, type OpenEnvSurface } from './openenv/index.js';
 import { mountTrainerRoutes } from './trainer-routes.js';
+import { CurriculumSync } from './curriculum-sync.js';
+import { isReplicaStore } from './replicas.js';
 
 /** Defaults of the HTTP server (docs/http.md, "Limits"). */
 export const SERVER_DEFAULTS = {
@@ -105,7 +109,12 @@ export function createServer(options: ServerOptions): EnvHarnessServer {
   const maxBatch = positiveInt(options.maxBatch ?? SERVER_DEFAULTS.maxBatch, 'maxBatch');
   const token = options.token ?? generateToken('ehs');
   const now = options.now ?? Date.now;
-  const episodes = new EpisodeRegistry({ harness: options.harness, idleMs, now, maxBatch });
+  // A store shared by replicas (PostgreSQL) holds the episodes too: any replica can serve any of them.
+  const replicaStore = isReplicaStore(options.harness.store) ? options.harness.store : undefined;
+  const replica = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  const shared = replicaStore?.sharedEpisodes(replica);
+  const curriculum = replicaStore === undefined ? undefined : new CurriculumSync(options.harness, replicaStore.curriculumLog(replica));
+  const episodes = new EpisodeRegistry({ harness: options.harness, idleMs, now, maxBatch, ...(shared !== undefined ? { shared } : {}) });
   const adminTokenHash = hashToken(token);
   const hosts = new HostPolicy(host, options.allowedHosts);
   const groups = new GroupRegistry(options.harness, episodes);
@@ -116,6 +125,7 @@ export function createServer(options: ServerOptions): EnvHarnessServer {
     options.extraRoutes?.(app, ctx);
   };
   const app = buildApp({
+    ...(curriculum !== undefined ? { curriculum } : {}),
     harness: options.harness,
     episodes,
     adminTokenHash,
@@ -155,6 +165,9 @@ export function createServer(options: ServerOptions): EnvHarnessServer {
     reap,
     async listen() {
       if (server !== undefined) throw new EnvHarnessError('CONFIG_INVALID', 'the server is already listening');
+      // Replicas: the shared curriculum log applied before the first request, then polled.
+      await curriculum?.catchUp();
+      curriculum?.start();
       const fast = createFastPath({ episodes, hosts, adminTokenHash, bodyLimit });
       const rest = getRequestListener(app.fetch);
       const s = createHttpServer((req, res) => {
@@ -188,6 +201,7 @@ export function createServer(options: ServerOptions): EnvHarnessServer {
       return { url: `http://${shown}:${address.port}`, host: address.address, port: address.port };
     },
     async close() {
+      curriculum?.stop();
       if (reaper !== undefined) clearInterval(reaper);
       reaper = undefined;
       const s = server;
