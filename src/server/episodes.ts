@@ -117,10 +117,14 @@ interface StepEnvelope {
   expectedStep?: number;
 }
 
+/** What a listener hears: an attempt ended by a committed step, or the episode was closed. */
+export type EpisodeEvent = { kind: 'end'; result: StepResult } | { kind: 'close' };
+
 /** What a batched item turned into before the commit. */
 interface PendingItem {
   index: number;
   text?: string;
+  result?: StepResult;
   ep?: ServerEpisode;
   key?: string;
   fingerprint?: string;
@@ -142,6 +146,7 @@ export class EpisodeRegistry {
   readonly maxBatch: number;
   readonly maxOpenEpisodes: number;
   private tickPromise: Promise<void> | undefined;
+  private readonly listeners: Array<(ep: ServerEpisode, event: EpisodeEvent) => void> = [];
   private readonly shared: SharedEpisodes | undefined;
   /** Takeovers in progress on this replica, by id and token. */
   private readonly loading = new Map<string, Promise<void>>();
@@ -153,6 +158,21 @@ export class EpisodeRegistry {
     this.idleMs = options.idleMs;
     this.maxBatch = options.maxBatch;
     this.maxOpenEpisodes = options.maxOpenEpisodes ?? Infinity;
+  }
+
+  /** Calls `listener` after a committed step that ends an attempt, and when an episode is closed (GRPO groups). */
+  listen(listener: (ep: ServerEpisode, event: EpisodeEvent) => void): void {
+    this.listeners.push(listener);
+  }
+
+  private emit(ep: ServerEpisode, event: EpisodeEvent): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(ep, event);
+      } catch {
+        // A listener's bug must not turn a committed step (or a close) into a failure.
+      }
+    }
   }
 
   /** Open episodes. */
@@ -357,6 +377,7 @@ export class EpisodeRegistry {
       if (key !== undefined) this.attachKey(ep, key, fingerprint, result, text);
       await this.commit([ep.episode!], [ep]);
       reply = { status: 200, body: text, headers: JSON_HEADERS as Record<string, string> };
+      if (result.terminated || result.truncated) this.emit(ep, { kind: 'end', result });
     } catch (error) {
       reply = problemReply(problemOf(error, instance));
     } finally {
@@ -422,6 +443,7 @@ export class EpisodeRegistry {
         if (out.key !== undefined) rememberPending(ep, out.key, out.fingerprint!);
         const result = applyStep(ep, envelope, base);
         out.text = `{"ok":true,"result":${JSON.stringify(result)}}`;
+        out.result = result;
         if (out.key !== undefined) this.attachKey(ep, out.key, out.fingerprint!, result, out.text);
         touched.add(ep);
       } catch (error) {
@@ -444,6 +466,7 @@ export class EpisodeRegistry {
       const ep = item.ep;
       if (item.text !== undefined) texts[item.index] = ep !== undefined && failed.has(ep) ? itemProblem(failed.get(ep)!) : item.text;
       if (ep === undefined) continue;
+      if (item.result !== undefined && !failed.has(ep) && (item.result.terminated || item.result.truncated)) this.emit(ep, { kind: 'end', result: item.result });
       if (item.holds) {
         ep.busy = false;
         ep.lastUsed = this.now();
@@ -485,6 +508,7 @@ export class EpisodeRegistry {
       ep.busy = false;
       ep.closed = true;
       this.episodes.delete(ep.id);
+      this.emit(ep, { kind: 'close' });
     }
     return { ...this.view(ep), status: 'closed' };
   }

@@ -12,6 +12,9 @@ import { EpisodeRegistry } from './episodes.js';
 import { createFastPath } from './fast-path.js';
 import { problem } from './errors.js';
 import { enforceConnectionLimits } from './limits.js';
+import { GroupRegistry } from './groups.js';
+import { createOpenEnvSurface, type OpenEnvOptions, type OpenEnvSurface } from './openenv/index.js';
+import { mountTrainerRoutes } from './trainer-routes.js';
 import { CurriculumSync } from './curriculum-sync.js';
 import { isReplicaStore } from './replicas.js';
 
@@ -64,12 +67,16 @@ export interface ServerOptions {
   now?: () => number;
   /** Reported by /v1/health and the OpenAPI document. */
   version?: string;
+  /** OpenEnv's protocol under a path prefix (default `/openenv`, docs/trainers.md); false turns it off. */
+  openenv?: OpenEnvOptions | false;
 }
 
 /** A created server: the app (for in-process requests), its token, and listen/close. */
 export interface EnvHarnessServer {
   readonly app: OpenAPIHono<ServerEnv>;
   readonly episodes: EpisodeRegistry;
+  /** GRPO groups (`/v1/groups`, OpenEnv reset `group_id`). */
+  readonly groups: GroupRegistry;
   /** The server token (admin bearer token). */
   readonly token: string;
   /** True when the token was generated (print it for the operator). */
@@ -125,6 +132,13 @@ export function createServer(options: ServerOptions): EnvHarnessServer {
   const episodes = new EpisodeRegistry({ harness: options.harness, idleMs, now, maxBatch, maxOpenEpisodes: limits.maxOpenEpisodes, ...(shared !== undefined ? { shared } : {}) });
   const adminTokenHash = hashToken(token);
   const hosts = new HostPolicy(host, options.allowedHosts);
+  const groups = new GroupRegistry(options.harness, episodes);
+  const version = options.version ?? '0.1.0';
+  // Trainer routes (groups, chat rollouts) sit behind the same guards as the rest of v1.
+  const extraRoutes: ExtraRoutes = (app, ctx) => {
+    mountTrainerRoutes(app, ctx, groups);
+    options.extraRoutes?.(app, ctx);
+  };
   const app = buildApp({
     ...(curriculum !== undefined ? { curriculum } : {}),
     harness: options.harness,
@@ -134,9 +148,12 @@ export function createServer(options: ServerOptions): EnvHarnessServer {
     bodyLimit,
     agents: options.agents ?? {},
     now,
-    version: options.version ?? '0.1.0',
-    ...(options.extraRoutes !== undefined ? { extraRoutes: options.extraRoutes } : {}),
+    version,
+    extraRoutes,
   });
+  const openenv: OpenEnvSurface | undefined = options.openenv === false
+    ? undefined
+    : createOpenEnvSurface({ episodes, groups, hosts, adminTokenHash, bodyLimit, version, now }, options.openenv ?? {});
 
   let server: Server | undefined;
   let reaper: ReturnType<typeof setInterval> | undefined;
@@ -155,6 +172,7 @@ export function createServer(options: ServerOptions): EnvHarnessServer {
   return {
     app,
     episodes,
+    groups,
     token,
     tokenGenerated: options.token === undefined,
     host,
@@ -168,7 +186,10 @@ export function createServer(options: ServerOptions): EnvHarnessServer {
       const fast = createFastPath({ episodes, hosts, adminTokenHash, bodyLimit });
       const rest = getRequestListener(app.fetch);
       const s = createHttpServer((req, res) => {
-        if (!fast(req, res)) void rest(req, res);
+        if (!fast(req, res) && !(openenv?.handle(req, res) ?? false)) void rest(req, res);
+      });
+      s.on('upgrade', (req, socket, head) => {
+        if (!(openenv?.upgrade(req, socket, head) ?? false)) socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
       });
       s.headersTimeout = limits.headersTimeoutMs;
       enforceConnectionLimits(s, limits);
@@ -203,13 +224,17 @@ export function createServer(options: ServerOptions): EnvHarnessServer {
       server = undefined;
       if (s !== undefined) {
         const closed = new Promise<void>((resolve) => s.close(() => resolve()));
+        // WebSocket sessions first: their close frame goes out before the sockets end.
+        const sessions = openenv?.close();
         s.closeIdleConnections();
         for (const socket of sockets) if (!socket.destroyed) socket.end();
+        await sessions;
         await episodes.closeAll();
         const timer = setTimeout(() => s.closeAllConnections(), 2000);
         await closed;
         clearTimeout(timer);
       } else {
+        await openenv?.close();
         await episodes.closeAll();
       }
     },
