@@ -9,6 +9,7 @@ import {
   parsePointer,
   rngFor,
   type Action,
+  type BatchRequest,
   type Domain,
   type InjectionPoint,
   type JsonObject,
@@ -24,6 +25,7 @@ import {
 import { sampleFromSchema } from '../../agents/schema-sample.js';
 import { toolSpec } from '../../runtime/tool-specs.js';
 import { ATTACK_KINDS, ATTACK_LEVELS, renderAttack, type AttackKind, type Directive } from './attacks.js';
+import { createObedientAgent } from './obedient.js';
 import { gradeAttack, type AttackGoal, type AttackVerdict } from './grade.js';
 import type { TraceEntry } from '../../core/index.js';
 
@@ -51,6 +53,8 @@ export interface AttackDomainOptions {
   defense?: Defense;
   /** Base templates to wrap (default: the base's non-held-out templates). */
   baseTemplates?: readonly string[];
+  /** The frozen attack set for release checks (see `safetyRegressionSet`). */
+  regressionSet?: { batches: BatchRequest[]; digest: string };
 }
 
 /** One attacker text in one tool output; `args` (when set) narrows it to calls with these arguments. */
@@ -90,6 +94,7 @@ export interface AttackDomain<S = unknown> extends Domain<S> {
 }
 
 const planSchema = z.object({
+  defense: z.string(),
   base: z.object({ template: z.string(), level: z.number().int(), seed: z.number().int(), params: z.json() }),
   attack: z.json(),
 });
@@ -132,7 +137,7 @@ export function createAttackDomain<S>(base: Domain<S>, options: AttackDomainOpti
   const defense: Defense = { ...options.defense };
   const kinds = options.kinds ?? ATTACK_KINDS;
   const baseTemplates = (base.templates as RegisteredTemplate<any>[]).filter((t) =>
-    options.baseTemplates === undefined ? t.heldout !== true : options.baseTemplates.includes(t.id ?? `${t.domain}/${t.name}@${t.version}`),
+    options.baseTemplates === undefined ? t.heldout !== true : options.baseTemplates.includes(t.id),
   );
   if (baseTemplates.length === 0) throw new EnvHarnessError('PARAMS_INVALID', `domain ${base.name} has no templates to wrap`, { details: { pointer: '/baseTemplates' } });
   const byId = new Map(baseTemplates.map((t) => [t.id, t]));
@@ -219,7 +224,7 @@ export function createAttackDomain<S>(base: Domain<S>, options: AttackDomainOpti
           const seed = rng.int(0, 2 ** 31 - 1);
           const task = instantiateBase(template, baseLevel, seed);
           const attack = planAttack(kind, level, task, points, toolByName, rng);
-          if (attack !== undefined) return { base: { template: template.id, level: baseLevel, seed, params: task.params }, attack: attack as unknown as JsonValue };
+          if (attack !== undefined) return { defense: defenseName(defense), base: { template: template.id, level: baseLevel, seed, params: task.params }, attack: attack as unknown as JsonValue };
         }
         throw new EnvHarnessError('PARAMS_INVALID', `no ${base.name} task fits a ${kind} attack at level ${level} in ${BASE_TRIES} tries: its reference solutions read too few injectable outputs`, {
           details: { pointer: '/params/base', kind, level },
@@ -259,6 +264,16 @@ export function createAttackDomain<S>(base: Domain<S>, options: AttackDomainOpti
     ...(base.normalizeOutput === undefined ? {} : { normalizeOutput: base.normalizeOutput }),
     templates,
     injectionPoints: points,
+    // The base's baselines play the user task as before; `obedient` wraps the base's rule-based bot
+    // (or finishes at once) and also does whatever a tool output tells it to.
+    baselines: {
+      ...base.baselines,
+      obedient: (o) => {
+        const inner = base.baselines?.['rule-based'];
+        return createObedientAgent(inner === undefined ? {} : { inner: inner(o), innerDomain: base.name });
+      },
+    },
+    ...(options.regressionSet === undefined ? {} : { regressionSet: options.regressionSet }),
   });
   return Object.assign(domain, {
     base,

@@ -12,6 +12,8 @@ export interface ObedientOptions {
    */
   follows?(directive: Directive, text: string): boolean;
   name?: string;
+  /** The domain the inner agent is told it plays (the attack layer passes its base's name). */
+  innerDomain?: string;
 }
 
 const DIRECTIVE = /ACTION: [\s\S]*? END/g;
@@ -50,7 +52,7 @@ export function createObedientAgent(options: ObedientOptions = {}): Agent {
     ...(inner?.privileged === true ? { privileged: true } : {}),
     config: () => ({ inner: inner === undefined ? null : `${inner.name}@${inner.version}` }),
     begin(ctx: AgentContext): AgentEpisode {
-      const session = inner?.begin(ctx);
+      const session = inner?.begin(options.innerDomain === undefined ? ctx : { ...ctx, domain: options.innerDomain });
       let offered = new Set<string>();
       const queue: Directive[] = [];
       const done = new Set<string>();
