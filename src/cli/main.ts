@@ -17,7 +17,7 @@ export { collect, parseFloatOption, parseIntOption, type CliContext, type Global
 export function buildProgram(io: Io, env: NodeJS.ProcessEnv = process.env, setExitCode: (code: number) => void = () => {}): Command {
   const program = new Command('envharness')
     .description('Programmable, versioned, adaptive environments for training and evaluating AI agents.')
-    .option('--store <location>', 'store: sqlite:<path>, a file path, or :memory: (env ENVHARNESS_STORE)', env.ENVHARNESS_STORE ?? 'sqlite:.envharness/envharness.db')
+    .option('--store <location>', 'store: sqlite:<path>, a file path, :memory:, or postgres://user@host:port/db[?schema=name] (env ENVHARNESS_STORE)', env.ENVHARNESS_STORE ?? 'sqlite:.envharness/envharness.db')
     .option('--templates <file>', 'declarative template file (YAML/JSON); repeatable (env ENVHARNESS_TEMPLATES, comma-separated)', collect, [])
     .option('--json', 'print machine-readable JSON', false)
     .showHelpAfterError()

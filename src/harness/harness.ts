@@ -44,6 +44,7 @@ import {
   validateAction,
   type DynamicsOptions,
   type Episode,
+  type Recorder,
   type StoreRecorder,
 } from '../runtime/index.js';
 import type { Action, Feedback, JsonObject, Observation } from '../core/index.js';
@@ -410,7 +411,7 @@ export class Harness {
   }
 
   /** Opens an episode of a stored task (or one sampled from the pool), recorded to the store. */
-  async openEpisode(options: { taskId?: string; taskType?: string; level?: number; split?: Split; episodeId?: string; runId?: string; agent?: string; record?: boolean; dynamics?: DynamicsOptions } = {}): Promise<{ episode: Episode; task: StoredTask }> {
+  async openEpisode(options: { taskId?: string; taskType?: string; level?: number; split?: Split; episodeId?: string; runId?: string; agent?: string; record?: boolean; recorder?: Recorder; dynamics?: DynamicsOptions } = {}): Promise<{ episode: Episode; task: StoredTask }> {
     const task = options.taskId ? await this.getTask(options.taskId) : await this.generateTask({ taskType: options.taskType, level: options.level, split: options.split });
     const domain = this.domains.get(task.domain);
     if (!domain) throw new EnvHarnessError('DOMAIN_NOT_FOUND', `task ${task.id} needs domain ${task.domain}, which is not registered`);
@@ -420,7 +421,8 @@ export class Harness {
       // Interactive episodes (HTTP, MCP) live in wall time: the harness clock drives their time budget
       // and stamps their records. (Training and evaluation episodes run without one, so they replay exactly.)
       clock: () => Date.parse(clock()),
-      ...(options.record === false ? {} : { recorder: this.storeRecorder() }),
+      // `recorder`: a recorder of the caller's own (serve replicas give each episode one).
+      ...(options.recorder !== undefined ? { recorder: options.recorder } : options.record === false ? {} : { recorder: this.storeRecorder() }),
       ...(options.episodeId ? { episodeId: () => options.episodeId! } : {}),
       ...(options.runId ? { runId: options.runId } : {}),
       ...(options.agent ? { agent: options.agent } : {}),
@@ -664,11 +666,17 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
 }
 
 /**
- * Opens a store from a location string: `sqlite:<path>`, `<path>` or `:memory:`. The SQLite driver is
- * loaded here, on first use (dynamic import), so that importing `envharness` loads no native module;
- * pass a `Store` object (`createSqliteStore` from `envharness/sqlite`) to choose the adapter yourself.
+ * Opens a store from a location string: `postgres://...` (or `postgresql://`), `sqlite:<path>`, `<path>`
+ * or `:memory:`. Each driver is loaded here, on first use (dynamic import), so that importing `envharness`
+ * loads no native module or PostgreSQL driver; pass a `Store` object (`createSqliteStore` from
+ * `envharness/sqlite`, `createPostgresStore` from `envharness/postgres`) to choose the adapter yourself.
  */
 export async function openStore(location = 'sqlite:.envharness/envharness.db'): Promise<Store> {
+  if (location.startsWith('postgres://') || location.startsWith('postgresql://')) {
+    // Loaded only when asked for, so SQLite users never load the PostgreSQL driver.
+    const { createPostgresStore } = await import('../storage/postgres/index.js');
+    return createPostgresStore(location);
+  }
   const path = location.startsWith('sqlite:') ? location.slice('sqlite:'.length) : location;
   if (path === '') throw new EnvHarnessError('CONFIG_INVALID', 'store location is empty; use sqlite:<path> or :memory:');
   const { createSqliteStore } = await import('../storage/sqlite/index.js');
