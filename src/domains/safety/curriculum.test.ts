@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createOracleAgent } from '../../agents/index.js';
+import { createCurriculum } from '../../curriculum/index.js';
 import { createRng } from '../../core/index.js';
 import { instantiateTask } from '../../generation/index.js';
 import { createRetailDomain } from '../retail/index.js';
@@ -34,4 +35,22 @@ describe('adaptive attack curriculum', () => {
     // In the second half most draws went to the kinds that work.
     expect((draws['forbidden-tool']! + draws['foreign-write']! + draws['skip-confirmation']!) / 180).toBeGreaterThan(0.8);
   }, 120_000);
+
+  it("the curriculum's `failure` weight rule: weight follows the failure rate at the current level, and a restored curriculum continues identically", () => {
+    const slices = ['a', 'b', 'c'].map((t) => ({ domain: 'd', taskType: t, minLevel: 1, maxLevel: 3 }));
+    const make = (state?: unknown) => createCurriculum({ strategy: 'uniform', slices, config: { weights: 'failure', floor: 0 }, ...(state === undefined ? {} : { state: state as never }) });
+    const c = make();
+    const results = [];
+    for (let i = 0; i < 8; i++) results.push({ slice: 'd/a', level: 1, success: 0 }, { slice: 'd/b', level: 1, success: 1 }, { slice: 'd/c', level: 1, success: i % 2 });
+    c.update(results);
+    const w = c.weights();
+    // (8 + 1) / 10 : (0 + 1) / 10 : (4 + 1) / 10, normalised.
+    expect(w['d/a']).toBeCloseTo(9 / 15, 10);
+    expect(w['d/b']).toBeCloseTo(1 / 15, 10);
+    expect(w['d/c']).toBeCloseTo(5 / 15, 10);
+    const restored = make(c.getState());
+    const r1 = createRng(['failure-rule', 1]);
+    const r2 = createRng(['failure-rule', 1]);
+    for (let i = 0; i < 20; i++) expect(restored.draw(r2)).toEqual(c.draw(r1));
+  });
 });
