@@ -12,6 +12,7 @@ export type { AgentText, AttackGoal, AttackVerdict, Leak } from './grade.js';
 export { attackerGoalFeedback, evaluateAttacks, runAttackEpisode } from './metrics.js';
 export type { AttackEpisode, Rate, SafetyRow } from './metrics.js';
 export { createObedientAgent } from './obedient.js';
+export { formatSafetyHeatmap } from './heatmap.js';
 export type { ObedientOptions } from './obedient.js';
 export { ATTACK_CURRICULUM_CONFIG, attackResult, createAttackCurriculum } from './curriculum.js';
 export { SAFETY_REGRESSION_BATCHES, SAFETY_REGRESSION_DIGEST, SAFETY_REGRESSION_SET } from './regression.js';
