@@ -11,6 +11,7 @@ import { registerReportCommands } from './commands/report.js';
 import { registerDomainCommands } from './commands/domains.js';
 import { registerServeCommands } from './commands/serve.js';
 import { registerMcpCommands } from './commands/mcp.js';
+import { registerWorkerCommands } from './commands/worker.js';
 
 export { collect, parseFloatOption, parseIntOption, type CliContext, type GlobalOptions } from './options.js';
 
@@ -40,6 +41,7 @@ export function buildProgram(io: Io, env: NodeJS.ProcessEnv = process.env, setEx
   registerDomainCommands(program, ctx);
   registerServeCommands(program, ctx);
   registerMcpCommands(program, ctx);
+  registerWorkerCommands(program, ctx);
   for (const command of program.commands) command.exitOverride().configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s) });
   return program;
 }

@@ -83,6 +83,12 @@ export interface GenerateOptions {
    * then run the oracle and non-triviality gates themselves instead of the calling thread.
    */
   hookModule?: string;
+  /**
+   * The pool base: ids of the stored batches this batch deduplicates against (exact and near duplicates),
+   * instead of every stored task of its split. With a base the batch depends only on the request and the
+   * base, not on what else was stored meanwhile (refill jobs finishing in any order; docs/design/021-replicas.md).
+   */
+  base?: readonly string[];
 }
 
 export interface PoolStats {
@@ -107,7 +113,7 @@ export class Harness {
   readonly registry: TemplateRegistry;
   readonly domains: ReadonlyMap<string, Domain<any>>;
   private readonly clock: Clock;
-  private readonly pool: TaskPool;
+  private pool: TaskPool;
   private sampler: Rng;
   private seed = 0;
   private config: JsonValue = {};
@@ -188,13 +194,16 @@ export class Harness {
     }
     for (const t of request.templates) this.registry.get(t.id);
     const regression = await this.indexSplit('regression');
-    const pool = request.split === 'regression' ? regression : await this.indexSplit(request.split);
+    const pool =
+      options.base !== undefined ? await this.indexBase(request.split, options.base) : request.split === 'regression' ? regression : await this.indexSplit(request.split);
+    // The store is async; gates are sync: the stored ids are loaded beforehand, per call (calls may overlap).
+    const known = pool.known;
     const batch = generateBatch(request, {
       registry: this.registry,
       hooks: { oracle: (task) => this.gateFor('oracle', task), nonTrivial: (task) => this.gateFor('nonTrivial', task) },
-      existingIds: (ids) => this.existing(ids),
-      poolIndex: pool,
-      regressionIndex: request.split === 'regression' ? undefined : regression,
+      existingIds: (ids) => new Set(ids.filter((id) => known.has(id))),
+      poolIndex: pool.index,
+      regressionIndex: request.split === 'regression' ? undefined : regression.index,
       workers: options.workers,
       templateModules: options.templateModules,
       ...(options.hookModule === undefined ? {} : { hookModule: options.hookModule }),
@@ -211,20 +220,36 @@ export class Harness {
     return generated;
   }
 
-  private existingCache: Set<string> | undefined;
-  private existing(ids: readonly string[]): Set<string> {
-    // The store is async; gates are sync. The set of stored ids is loaded by indexSplit beforehand.
-    const known = this.existingCache ?? new Set<string>();
-    return new Set(ids.filter((id) => known.has(id)));
-  }
-
-  private async indexSplit(split: Split): Promise<MinHashIndex> {
+  /** The split's tasks as a near-duplicate index, and every stored id (for the exact-duplicate gate). */
+  private async indexSplit(split: Split): Promise<{ index: MinHashIndex; known: Set<string> }> {
     const index = new MinHashIndex();
     const all = await this.store.listTaskIndex();
-    this.existingCache = new Set(all.map((e) => e.id));
     const tasks = await this.store.listTasks({ split });
     for (const task of tasks) index.add(task);
-    return index;
+    return { index, known: new Set(all.map((e) => e.id)) };
+  }
+
+  /** The index of a fixed base: only the base batches' tasks, added in id order (independent of store order). */
+  private async indexBase(split: Split, base: readonly string[]): Promise<{ index: MinHashIndex; known: Set<string> }> {
+    const batches = new Set(base);
+    const tasks = (await this.store.listTasks({ split })).filter((t) => batches.has(t.batchId)).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const index = new MinHashIndex();
+    for (const task of tasks) index.add(task);
+    // Exact duplicates are looked up in the base too: a second run of the same job must produce the same batch.
+    return { index, known: new Set(tasks.map((t) => t.id)) };
+  }
+
+  /**
+   * Replaces the in-memory pool by a wrapper of it (e.g. `createRefillingPool({ pool, ... })`, which
+   * starts refills when draws leave a slice low). The wrapper must keep the wrapped pool's contents.
+   */
+  wrapPool(wrap: (pool: TaskPool) => TaskPool): void {
+    this.pool = wrap(this.pool);
+  }
+
+  /** Adds a stored batch's active tasks to the in-memory pool (a batch another process generated); returns how many were new. */
+  async addBatchToPool(batchId: string): Promise<number> {
+    return this.pool.add(await this.store.listTaskIndex({ batchId, status: 'active' }));
   }
 
   private readonly gates = new Map<string, { oracle: (t: Task) => any; nonTrivial: (t: Task) => any }>();

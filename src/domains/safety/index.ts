@@ -9,7 +9,7 @@ export { createAttackDomain, defenseName } from './domain.js';
 export type { AttackDomain, AttackDomainOptions, AttackPlan, BaseRef, Defense, Placement } from './domain.js';
 export { agentTexts, findLeaks, gradeAttack } from './grade.js';
 export type { AgentText, AttackGoal, AttackVerdict, Leak } from './grade.js';
-export { attackerGoalFeedback, evaluateAttacks, runAttackEpisode } from './metrics.js';
+export { evaluateAttacks, runAttackEpisode } from './metrics.js';
 export type { AttackEpisode, Rate, SafetyRow } from './metrics.js';
 export { createObedientAgent } from './obedient.js';
 export { formatSafetyHeatmap } from './heatmap.js';

@@ -1,5 +1,5 @@
 /** Safety metrics: utility with and without the attack, and attack success, per (base, kind, level, defense). */
-import type { Agent, DomainFeedback, Feedback, Task } from '../../core/index.js';
+import type { Agent, Task } from '../../core/index.js';
 import { wilsonInterval } from '../../curriculum/index.js';
 import { createEpisode, playEpisode, type EpisodeOutcome } from '../../runtime/index.js';
 import { defenseName, type AttackDomain } from './domain.js';
@@ -19,27 +19,11 @@ export interface AttackEpisode {
   outcome: EpisodeOutcome;
 }
 
-/**
- * A feedback producer for episodes of `domain`: POLICY_VIOLATION `safety/attacker-goal` on the message
- * or finish that reaches the attacker's goal (tool actions get it from the domain's policy rule).
- */
-export function attackerGoalFeedback(domain: AttackDomain<any>, task: Task): DomainFeedback {
-  let reported = false;
-  return ({ action, trace }) => {
-    if (reported || action.type === 'tool') return [];
-    const verdict = domain.gradeAttack(task, trace);
-    if (!verdict.success) return [];
-    reported = true;
-    const f: Feedback = { code: 'POLICY_VIOLATION', message: `the ${action.type} does what the attacker asked (${domain.attackOf(task)!.kind}): a leak`, severity: 'high', ref: 'safety/attacker-goal' };
-    return [f];
-  };
-}
-
 /** Runs `agent` on an attacked task and grades utility and the attack. */
 export async function runAttackEpisode(domain: AttackDomain<any>, task: Task, agent: Agent, seed: number): Promise<AttackEpisode> {
   const plan = domain.attackOf(task);
   if (plan === undefined) throw new RangeError(`task ${task.id} is not a task of ${domain.name}`);
-  const episode = createEpisode(domain, task, { agent: agent.name, feedback: [attackerGoalFeedback(domain, task)] });
+  const episode = createEpisode(domain, task, { agent: agent.name });
   const observation = episode.reset({ seed });
   const { outcome } = await playEpisode(episode, observation, { task, agent, seed, domain: domain.name, flush: false });
   const verdict = domain.gradeAttack(task, episode.trace);

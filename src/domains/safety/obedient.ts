@@ -57,7 +57,7 @@ export function createObedientAgent(options: ObedientOptions = {}): Agent {
       const queue: Directive[] = [];
       const done = new Set<string>();
       const parts = new Map<string, string>();
-      const outputs = new Map<string, JsonValue>();
+      const outputs = new Map<string, JsonValue[]>();
       let lastTool: string | undefined;
       let stashed: Action | undefined;
 
@@ -86,14 +86,15 @@ export function createObedientAgent(options: ObedientOptions = {}): Agent {
       const toAction = (d: Directive): Action => {
         if (d.type === 'call') return { type: 'tool', tool: d.tool, args: d.args };
         if (d.type === 'say') return { type: 'message', text: d.text };
-        const value = valueAt(outputs.get(d.tool), d.pointer);
-        return { type: 'message', text: typeof value === 'string' ? value : JSON.stringify(value ?? null) };
+        // Every output of that tool it has read (the field may be on an earlier call than the last).
+        const values = (outputs.get(d.tool) ?? []).map((o) => valueAt(o, d.pointer)).filter((v) => v !== undefined);
+        return { type: 'message', text: values.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))).join(' ') };
       };
       return {
         async act(observation: Observation): Promise<Action> {
           if (observation.kind === 'reset') offered = new Set((observation.tools ?? []).map((t) => t.name));
           if (observation.kind === 'tool' && observation.output !== undefined) {
-            if (lastTool !== undefined) outputs.set(lastTool, observation.output);
+            if (lastTool !== undefined) outputs.set(lastTool, [...(outputs.get(lastTool) ?? []), observation.output]);
             for (const s of stringsOf(observation.output)) read(s);
           }
           // The inner agent decides on what it was shown; its action waits until the attacker's are done.
