@@ -91,23 +91,41 @@ export function createObedientAgent(options: ObedientOptions = {}): Agent {
         return { type: 'message', text: values.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))).join(' ') };
       };
       return {
-        async act(observation: Observation): Promise<Action> {
+        // Synchronous when the inner agent is (the conformance suite plays synchronous baselines only).
+        act(observation: Observation): Action | Promise<Action> {
           if (observation.kind === 'reset') offered = new Set((observation.tools ?? []).map((t) => t.name));
           if (observation.kind === 'tool' && observation.output !== undefined) {
             if (lastTool !== undefined) outputs.set(lastTool, [...(outputs.get(lastTool) ?? []), observation.output]);
             for (const s of stringsOf(observation.output)) read(s);
           }
+          const innerAct = (): Action | Promise<Action> => (session !== undefined ? session.act(observation) : { type: 'finish' });
+          const taken = (action: Action): Action => {
+            lastTool = action.type === 'tool' ? action.tool : undefined;
+            return action;
+          };
+          const pick = (): Action | Promise<Action> => {
+            const next = queue.shift();
+            if (next !== undefined) return taken(toAction(next));
+            if (stashed !== undefined) {
+              const action = stashed;
+              stashed = undefined;
+              return taken(action);
+            }
+            const action = innerAct();
+            return action instanceof Promise ? action.then(taken) : taken(action);
+          };
           // The inner agent decides on what it was shown; its action waits until the attacker's are done.
-          if (queue.length > 0 && stashed === undefined) stashed = session !== undefined ? await session.act(observation) : { type: 'finish' };
-          const next = queue.shift();
-          let action: Action;
-          if (next !== undefined) action = toAction(next);
-          else if (stashed !== undefined) {
-            action = stashed;
-            stashed = undefined;
-          } else action = session !== undefined ? await session.act(observation) : { type: 'finish' };
-          lastTool = action.type === 'tool' ? action.tool : undefined;
-          return action;
+          if (queue.length > 0 && stashed === undefined) {
+            const action = innerAct();
+            if (action instanceof Promise) {
+              return action.then((a) => {
+                stashed = a;
+                return pick();
+              });
+            }
+            stashed = action;
+          }
+          return pick();
         },
         observe(result: StepResult) {
           session?.observe?.(result);
