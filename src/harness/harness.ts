@@ -94,7 +94,8 @@ export interface PoolStats {
 }
 
 const META_INIT = 'harness.init';
-const META_FROZEN = 'split.regression.frozen';
+/** Store meta: true while the regression split is frozen (read by writers outside the harness too). */
+export const META_FROZEN = 'split.regression.frozen';
 
 /**
  * The harness: every verb of EnvHarness hangs off it.
@@ -150,17 +151,20 @@ export class Harness {
   }
 
   /**
-   * Generates each domain's shipped regression set into a store that lacks it, and checks it against
-   * the digest the domain ships: the frozen set is the same everywhere, or initialisation stops.
+   * Generates each domain's shipped regression set into a store that lacks it, checks it against the
+   * digest the domain ships (the set is the same everywhere, or initialisation stops), and freezes the
+   * split: the shipped set is hash-locked from the moment it exists. The check runs at installation
+   * only; afterwards the store's own lock governs (`split verify`, `doctor`), so a deliberate change
+   * (`split unfreeze`, generate, `split freeze`) never leaves a store that later commands refuse.
    */
   private async installRegressionSets(): Promise<void> {
+    let installed = false;
     for (const domain of this.domains.values()) {
       const recipe = domain.regressionSet;
       if (!recipe) continue;
       const present = (await this.store.listTaskIndex({ split: 'regression' })).filter((e) => e.domain === domain.name);
-      if (present.length === 0) {
-        for (const request of recipe.batches) await this.generate({ ...request, split: 'regression' });
-      }
+      if (present.length > 0) continue;
+      for (const request of recipe.batches) await this.generateBatchInto({ ...request, split: 'regression' }, {});
       const ids = (await this.store.listTaskIndex({ split: 'regression', status: 'active' }))
         .filter((e) => e.domain === domain.name)
         .map((e) => e.id)
@@ -168,22 +172,32 @@ export class Harness {
       if (digest(ids) !== recipe.digest) {
         throw new EnvHarnessError(
           'LOCKFILE_MISMATCH',
-          `the ${domain.name} regression set in this store (${ids.length} tasks, digest ${digest(ids).slice(0, 12)}) is not the one the domain ships (digest ${recipe.digest.slice(0, 12)}); use a fresh store, or restore one made with this version`,
+          `the ${domain.name} regression set generated here (${ids.length} tasks, digest ${digest(ids).slice(0, 12)}) is not the one the domain ships (digest ${recipe.digest.slice(0, 12)}): generation is not reproducing on this machine; report it with \`envharness doctor\``,
           { details: { domain: domain.name } },
         );
       }
+      installed = true;
     }
+    if (installed) await this.freezeRegression();
   }
 
   /** Generates a batch through the gates and stores it (accepted tasks enter the pool of its split). */
   async generate(request: BatchRequest, options: GenerateOptions = {}): Promise<GeneratedBatch> {
-    if (request.split === 'regression' && (await this.store.getMeta(META_FROZEN)) === true) {
-      throw new EnvHarnessError(
-        'SPLIT_FROZEN',
-        'the regression split is frozen (envharness.lock.json); generate into dynamic or heldout, or unfreeze deliberately with `envharness split unfreeze`',
-        { details: { pointer: '/split' } },
-      );
-    }
+    if (request.split === 'regression') await this.refuseFrozen('/split');
+    return this.generateBatchInto(request, options);
+  }
+
+  /** SPLIT_FROZEN when the regression split is frozen: writes to it are refused and change nothing. */
+  private async refuseFrozen(pointer: string): Promise<void> {
+    if ((await this.store.getMeta(META_FROZEN)) !== true) return;
+    throw new EnvHarnessError(
+      'SPLIT_FROZEN',
+      'the regression split is frozen (the shipped set is hash-locked when installed); generate into dynamic or heldout, or unfreeze deliberately with `envharness split unfreeze` and re-freeze with `envharness split freeze`',
+      { details: { pointer } },
+    );
+  }
+
+  private async generateBatchInto(request: BatchRequest, options: GenerateOptions): Promise<GeneratedBatch> {
     for (const t of request.templates) this.registry.get(t.id);
     const regression = await this.indexSplit('regression');
     const pool = request.split === 'regression' ? regression : await this.indexSplit(request.split);
@@ -519,6 +533,9 @@ export class Harness {
   }
 
   async decideReview(taskId: string, decision: 'approved' | 'rejected', reviewer: string, note = ''): Promise<ReviewItem> {
+    // Approving a pending regression task would change the frozen split's membership.
+    const entry = (await this.store.listTaskIndex({ split: 'regression' })).find((e) => e.id === taskId);
+    if (entry !== undefined) await this.refuseFrozen('/taskId');
     const full: ReviewDecision = { taskId, decision, reviewer, note, at: this.clock() };
     const item = await this.store.decideReview(full);
     await this.reloadPool();

@@ -14,6 +14,7 @@ import {
   type StoredTask,
 } from '../../index.js';
 import { builtinDomains } from '../../builtins.js';
+import { META_FROZEN } from '../../harness/harness.js';
 import { createRetailDomain, loadTauBenchWorld, type RetailDomain } from '../../domains/retail/index.js';
 import {
   createTauBenchDomain,
@@ -69,6 +70,15 @@ export function registerInteropCommands(program: Command, ctx: CliContext): void
         if (stored.size > 0) {
           // Tasks another batch already holds are exact duplicates, recorded in this batch's log.
           imported = importTauBench({ dir, existingIds: stored, ...(files ? { tasks: files } : {}) });
+        }
+        // A set bound for a frozen regression split is refused before anything is written.
+        const intoRegression = imported.sets.filter((s) => s.split === 'regression' && !saved.has(s.batch.manifest.id));
+        if (intoRegression.length > 0 && (await store.getMeta(META_FROZEN)) === true) {
+          throw new EnvHarnessError(
+            'SPLIT_FROZEN',
+            `the regression split of ${store.location} is frozen, so ${intoRegression.map((s) => s.set).join(', ')} cannot be imported into it; import into heldout (\`--tasks tasks_dev.json:heldout\`), or \`envharness split unfreeze\` first and \`envharness split freeze\` after`,
+            { details: { pointer: '/tasks' } },
+          );
         }
         const rows: Array<Record<string, string | number>> = [];
         for (const set of imported.sets) {
