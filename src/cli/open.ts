@@ -1,6 +1,6 @@
 /** Opens the harness the CLI works on: the store from --store, built-in domains, declarative template files. */
 import { existsSync, readFileSync } from 'node:fs';
-import { createHarness, EnvHarnessError, loadDeclarativeTemplates, loadTauBenchWorld, type Harness, type RegisteredTemplate } from '../index.js';
+import { createHarness, EnvHarnessError, loadDeclarativeTemplates, loadTauBenchWorld, type Domain, type Harness, type RegisteredTemplate } from '../index.js';
 import type { RetailDomain } from '../domains/retail/index.js';
 import { builtinDomains } from '../builtins.js';
 import type { GlobalOptions } from './main.js';
@@ -20,9 +20,13 @@ export function loadTemplateFiles(files: readonly string[]): RegisteredTemplate<
   return templates;
 }
 
-export async function openHarness(globals: GlobalOptions): Promise<Harness> {
+/**
+ * The one way every command (train, eval, serve, mcp, ...) opens its harness: the store, the built-in
+ * domains plus `domains` (e.g. serve's --domain-module), the declarative templates, imported worlds.
+ */
+export async function openHarness(globals: GlobalOptions, options: { domains?: readonly Domain<any>[] } = {}): Promise<Harness> {
   const templates = loadTemplateFiles(globals.templates);
-  const harness = await createHarness({ store: globals.store, domains: builtinDomains(), templates });
+  const harness = await createHarness({ store: globals.store, domains: [...builtinDomains(), ...(options.domains ?? [])], templates });
   await harness.initialize();
   // A store with imported tau-bench tasks needs tau-bench's world registered with the retail domain.
   const meta = (await harness.store.getMeta('interop.tau-bench')) as { dir?: string } | undefined;

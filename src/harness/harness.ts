@@ -94,6 +94,8 @@ export interface PoolStats {
 }
 
 const META_INIT = 'harness.init';
+/** Tasks per template and level that a default fill generates (`train --per-level`, `serve --fill-per-level`). */
+export const DEFAULT_FILL_PER_LEVEL = 60;
 /** Store meta: true while the regression split is frozen (read by writers outside the harness too). */
 export const META_FROZEN = 'split.regression.frozen';
 
@@ -256,6 +258,43 @@ export class Harness {
     this.pool.add(await this.store.listTaskIndex({ status: 'active' }));
   }
 
+  /**
+   * The domains a default fill (and `train` without `--domain`) covers: retail when it has templates,
+   * otherwise every domain with templates.
+   */
+  defaultDomains(): string[] {
+    const withTemplates = [...this.domains.values()].filter((d) => this.registry.list().some((t) => t.domain === d.name)).map((d) => d.name);
+    return withTemplates.includes('retail') ? ['retail'] : withTemplates;
+  }
+
+  /**
+   * Generates `perLevel` tasks per level for every template of `domains` whose split lacks them:
+   * training templates into `dynamic`, held-out templates into `heldout` (never trained on). Every entry
+   * point calls this on a fresh store (train, serve at start-up, the first draw from an empty pool), so a
+   * new store gives a working episode with the built-in defaults. Returns what was added per split.
+   */
+  async fillPools(options: { domains?: readonly string[]; perLevel?: number; seed?: number; onProgress?: (done: number, total: number) => void } = {}): Promise<{ dynamic: number; heldout: number }> {
+    const domains = options.domains ?? this.defaultDomains();
+    const perLevel = options.perLevel ?? DEFAULT_FILL_PER_LEVEL;
+    const index = await this.store.listTaskIndex({ status: 'active' });
+    const have = new Set(index.filter((e) => e.split !== 'regression').map((e) => `${e.split} ${e.template}`));
+    const missing = this.registry.list().filter((t) => domains.includes(t.domain) && !have.has(`${t.heldout ? 'heldout' : 'dynamic'} ${t.id}`));
+    const added = { dynamic: 0, heldout: 0 };
+    const total = missing.reduce((sum, t) => sum + t.levels.length * perLevel, 0);
+    let done = 0;
+    for (const t of missing) {
+      const levels = t.levels.map((_, i) => i + 1);
+      const split = t.heldout ? 'heldout' : 'dynamic';
+      const batch = await this.generate(
+        { templates: [{ id: t.id }], levels, count: levels.length * perLevel, seed: options.seed ?? this.seed, split },
+        { onProgress: (d) => options.onProgress?.(done + d, total) },
+      );
+      done += levels.length * perLevel;
+      added[split] += batch.manifest.accepted;
+    }
+    return added;
+  }
+
   /** Pool counts by split, slice and level. */
   async poolStats(): Promise<PoolStats> {
     const all = await this.store.listTaskIndex();
@@ -286,28 +325,48 @@ export class Harness {
    * Draws a task from the dynamic pool: of `taskType` at `level` when given, otherwise uniformly over
    * the slices and levels that have tasks (the curriculum replaces this default).
    */
-  async generateTask(options: { taskType?: string; level?: number; domain?: string; split?: Split } = {}): Promise<StoredTask> {
+  async generateTask(options: { taskType?: string; level?: number; domain?: string; split?: Split; seed?: number } = {}): Promise<StoredTask> {
     const split = options.split ?? 'dynamic';
+    if (split !== 'regression' && !this.hasSlice(split, options)) {
+      // A fresh store: the first draw fills the pools of the domains it may draw from (built-in defaults).
+      const candidates = options.domain !== undefined ? [options.domain] : this.defaultDomains();
+      const empty = candidates.filter((d) => this.domains.has(d) && !this.hasSlice(split, { domain: d }));
+      if (empty.length > 0) await this.fillPools({ domains: empty });
+    }
+    // A seeded draw is a function of the seed and the pool (and the curriculum's state): the same seed
+    // gives the same task (Gymnasium's reset(seed=...)), and the harness's own sampler does not move.
+    const rng = options.seed === undefined ? this.sampler : createRng([options.seed, 'task']);
+    const advance = async () => {
+      if (options.seed === undefined) await this.store.setMeta('rng.sampler', [...this.sampler.getState()]);
+    };
     if (this.curriculum && split === 'dynamic' && options.taskType === undefined && options.level === undefined && options.domain === undefined) {
-      const draw = this.curriculum.draw(this.sampler);
-      const id = draw.replay && draw.taskId ? draw.taskId : this.pool.draw(this.sampler, draw.slice, draw.level, 'dynamic').id;
-      await this.store.setMeta('rng.sampler', [...this.sampler.getState()]);
+      const draw = this.curriculum.draw(rng);
+      const id = draw.replay && draw.taskId ? draw.taskId : this.pool.draw(rng, draw.slice, draw.level, 'dynamic').id;
+      await advance();
       return this.getTask(id);
     }
-    const slices = this.pool.slices(split).filter((s) => {
-      const [domain, type] = s.split('/');
-      return (options.domain === undefined || domain === options.domain) && (options.taskType === undefined || type === options.taskType);
-    });
+    const slices = this.matchingSlices(split, options);
     if (slices.length === 0) {
       throw new EnvHarnessError('POOL_EMPTY', `no active ${split} tasks${options.taskType ? ` of type ${options.taskType}` : ''}; run \`envharness pool fill\` or \`envharness generate\``);
     }
-    const slice = slices[this.sampler.int(0, slices.length - 1)]!;
-    const level = options.level ?? this.sampler.pick(this.pool.levels(slice, split));
-    const { id } = this.pool.draw(this.sampler, slice, level, split);
-    await this.store.setMeta('rng.sampler', [...this.sampler.getState()]);
+    const slice = slices[rng.int(0, slices.length - 1)]!;
+    const level = options.level ?? rng.pick(this.pool.levels(slice, split));
+    const { id } = this.pool.draw(rng, slice, level, split);
+    await advance();
     const task = await this.store.getTask(id);
     if (task === undefined) throw new EnvHarnessError('TASK_NOT_FOUND', `task ${id} is in the pool index but not in the store`);
     return task;
+  }
+
+  private matchingSlices(split: Split, options: { taskType?: string; domain?: string }): string[] {
+    return this.pool.slices(split).filter((s) => {
+      const [domain, type] = s.split('/');
+      return (options.domain === undefined || domain === options.domain) && (options.taskType === undefined || type === options.taskType);
+    });
+  }
+
+  private hasSlice(split: Split, options: { taskType?: string; domain?: string }): boolean {
+    return this.matchingSlices(split, options).length > 0;
   }
 
   async getTask(id: string): Promise<StoredTask> {

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { collect, parseFloatOption, parseIntOption, type CliContext } from '../main.js';
 import { withHarness } from '../open.js';
+import { describeFill, ensurePool } from '../fill.js';
 import { colors, printJson, progress, table, type Io } from '../output.js';
 
 const STRATEGIES = ['uniform', 'threshold', 'learning-progress', 'prioritized-replay', 'learnability'];
@@ -22,40 +23,13 @@ export function parseStrategy(value: string): StrategyName {
   return value as StrategyName;
 }
 
-/** The domains to train on: the given ones, or retail when it has templates, or every domain. */
+/** The domains to train on: the given ones, or the harness's defaults (retail when it has templates). */
 export function chooseDomains(h: Harness, given: string[]): string[] {
   if (given.length > 0) {
-    for (const d of given) if (!h.domains.has(d)) throw new EnvHarnessError('DOMAIN_NOT_FOUND', `no domain ${d}; known: ${[...h.domains.keys()].join(', ')}`);
+    for (const d of given) if (!h.domains.has(d)) throw new EnvHarnessError('DOMAIN_NOT_FOUND', `no domain ${d}; known: ${[...h.domains.keys()].join(', ')}`, { details: { pointer: '/domain' } });
     return given;
   }
-  const withTemplates = [...h.domains.values()].filter((d) => d.templates.length > 0).map((d) => d.name);
-  return withTemplates.includes('retail') ? ['retail'] : withTemplates;
-}
-
-/**
- * Generates tasks for every template of the domains whose pool lacks them: training templates into
- * `dynamic`, held-out templates into `heldout` (never trained on).
- */
-export async function ensurePool(h: Harness, io: Io, domains: string[], perLevel: number, seed: number, show: boolean): Promise<number> {
-  const index = await h.store.listTaskIndex({ status: 'active' });
-  const have = new Set(index.filter((e) => e.split !== 'regression').map((e) => `${e.split} ${e.template}`));
-  const missing = h.registry.list().filter((t) => domains.includes(t.domain) && !have.has(`${t.heldout ? 'heldout' : 'dynamic'} ${t.id}`));
-  if (missing.length === 0) return 0;
-  const total = missing.reduce((s, t) => s + t.levels.length * perLevel, 0);
-  const bar = progress(io, 'generating tasks', show);
-  let done = 0;
-  let accepted = 0;
-  for (const t of missing) {
-    const levels = t.levels.map((_, i) => i + 1);
-    const batch = await h.generate(
-      { templates: [{ id: t.id }], levels, count: levels.length * perLevel, seed, split: t.heldout ? 'heldout' : 'dynamic' },
-      { onProgress: (d) => bar.update(done + d, total) },
-    );
-    done += levels.length * perLevel;
-    accepted += batch.manifest.accepted;
-  }
-  bar.stop();
-  return accepted;
+  return h.defaultDomains();
 }
 
 function sliceRows(summary: TrainSummary) {
@@ -101,8 +75,8 @@ export function registerTrainingCommands(program: Command, ctx: CliContext): voi
       await withHarness(globals, async (h) => {
         const domains = chooseDomains(h, opts.domain);
         const show = !globals.json;
-        const generated = await ensurePool(h, ctx.io, domains, opts.perLevel, opts.seed, show);
-        if (generated > 0 && show) ctx.io.err(`generated ${generated} tasks into the dynamic pool`);
+        const filled = describeFill(await ensurePool(h, ctx.io, domains, opts.perLevel, opts.seed, show));
+        if (filled !== undefined && show) ctx.io.err(filled);
         const agent = await resolveAgent(
           { agent: opts.agent, seed: opts.seed, ...(opts.freshAgent ? {} : { agentState: opts.agentState }), baseUrl: opts.baseUrl, model: opts.model },
           process.env,
