@@ -117,7 +117,6 @@ export class Harness {
   private curriculumState: JsonValue = null;
   private curriculum: Curriculum | undefined;
   private recorder: StoreRecorder | undefined;
-  private runCounter = 0;
 
   constructor(store: Store, domains: readonly Domain<any>[], templates: readonly RegisteredTemplate<any>[], clock: Clock) {
     this.store = store;
@@ -528,7 +527,7 @@ export class Harness {
           this.curriculum = curriculum;
           return this.snapshot({ label });
         },
-        newRunId: (seed, agent) => this.newRunId('train', seed, agent),
+        newRunId: () => this.newRunId('train'),
         rng: this.sampler,
         ...(this.curriculum ? { curriculum: this.curriculum } : {}),
       },
@@ -549,7 +548,7 @@ export class Harness {
     if (options.domains) tasks = tasks.filter((t) => options.domains!.includes(t.domain));
     if (options.limit) tasks = tasks.slice(0, options.limit);
     if (tasks.length === 0) throw new EnvHarnessError('POOL_EMPTY', `no active ${split} tasks to evaluate on`);
-    const runId = this.newRunId('eval', 0, options.agent.name);
+    const runId = await this.newRunId('eval');
     const createdAt = this.clock();
     const start = await this.snapshot({ label: `eval ${split}` });
     const config = options.agent.config();
@@ -580,10 +579,19 @@ export class Harness {
     return { runId, rows, outcomes };
   }
 
-  private newRunId(kind: string, seed: number, agent: string): string {
-    // Unique per harness and time; run ids are labels, not part of any replayed computation.
-    return `${kind}-${digest([this.clock(), seed, agent, this.runCounter++, this.store.location]).slice(0, 12)}`;
+  /**
+   * `<kind>-<n>`: a per-store counter, so run ids depend on the store's content only (never the clock)
+   * and read in the order the runs were made.
+   */
+  private async newRunId(kind: string): Promise<string> {
+    const taken = new Set([...(await this.store.listRuns()).map((r) => r.id), ...this.reservedRunIds]);
+    let n = [...taken].filter((id) => id.startsWith(`${kind}-`)).length + 1;
+    while (taken.has(`${kind}-${n}`)) n++;
+    // Reserved until the process ends: two runs started together in one harness never share an id.
+    this.reservedRunIds.add(`${kind}-${n}`);
+    return `${kind}-${n}`;
   }
+  private readonly reservedRunIds = new Set<string>();
 
   // ---- review -------------------------------------------------------------------------------
 

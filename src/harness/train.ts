@@ -98,7 +98,7 @@ export interface TrainDeps {
   drawTask(rng: Rng, slice: string, level: number): string;
   regressionTasks(): Promise<StoredTask[]>;
   snapshot(curriculum: Curriculum, label: string): Promise<{ id: string }>;
-  newRunId(seed: number, agent: string): string;
+  newRunId(seed: number, agent: string): Promise<string>;
   /** The sampler the loop draws with (the harness's, so a restored snapshot continues the sequence). */
   rng: Rng;
   /** A curriculum to continue (the harness's active one), instead of starting a new one. */
@@ -129,7 +129,7 @@ export async function trainLoop(deps: TrainDeps, options: TrainOptions): Promise
   const agentConfig = options.agent.config();
   const agentInfo = { name: options.agent.name, version: options.agent.version, configDigest: digest(agentConfig) };
   const start = await deps.snapshot(curriculum, 'train start');
-  const runId = deps.newRunId(seed, agentInfo.name);
+  const runId = await deps.newRunId(seed, agentInfo.name);
   const createdAt = deps.clock();
   const run: RunRecord = {
     id: runId,
