@@ -1,7 +1,8 @@
 /** Resolves `--agent NAME` to an agent: the built-ins, or an OpenAI-compatible endpoint. */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { createAgent, EnvHarnessError, type Agent, type JsonValue } from '../index.js';
+import { EnvHarnessError, type Agent, type JsonValue } from '../core/index.js';
+import { createAgent } from '../agents/index.js';
 
 export interface AgentFlags {
   agent: string;

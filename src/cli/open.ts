@@ -1,6 +1,9 @@
 /** Opens the harness the CLI works on: the store from --store, built-in domains, declarative template files. */
 import { existsSync, readFileSync } from 'node:fs';
-import { createHarness, EnvHarnessError, loadDeclarativeTemplates, loadTauBenchWorld, type Domain, type Harness, type RegisteredTemplate } from '../index.js';
+import { EnvHarnessError, type Domain, type RegisteredTemplate } from '../core/index.js';
+import { loadDeclarativeTemplates } from '../generation/declarative.js';
+import { createHarness, type Harness } from '../harness/harness.js';
+import { loadTauBenchWorld } from '../domains/retail/index.js';
 import type { RetailDomain } from '../domains/retail/index.js';
 import { builtinDomains } from '../builtins.js';
 import type { GlobalOptions } from './main.js';

@@ -2,7 +2,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
-import { DEFAULT_LOCKFILE, EnvHarnessError, SPLITS, type GateName, type Split } from '../../index.js';
+import { DEFAULT_LOCKFILE, EnvHarnessError, SPLITS, type GateName, type Split } from '../../core/index.js';
 import { formatLockfile } from '../../harness/lockfile.js';
 import { EXIT_CODES } from '../exit-codes.js';
 import { collect, parseFloatOption, parseIntOption, type CliContext } from '../main.js';

@@ -1,7 +1,11 @@
 /** CLI: envharness train, eval, runs, experiment. */
 import type { Command } from 'commander';
-import { EnvHarnessError, type Harness, type StrategyName, type TrainSummary } from '../../index.js';
-import { createAgent, createHarness, runStaticVsAdaptive, writeRunReport } from '../../index.js';
+import { EnvHarnessError } from '../../core/index.js';
+import type { StrategyName } from '../../curriculum/index.js';
+import { createAgent } from '../../agents/index.js';
+import { createHarness, type Harness } from '../../harness/harness.js';
+import { runStaticVsAdaptive } from '../../harness/experiment.js';
+import type { TrainSummary } from '../../harness/train.js';
 import { builtinDomains } from '../../builtins.js';
 // Read while commands are registered, before src/index.ts has finished evaluating: from its own module.
 import { DEFAULT_TRAIN_STRATEGY } from '../../harness/train.js';
@@ -110,6 +114,8 @@ export function registerTrainingCommands(program: Command, ctx: CliContext): voi
         let reportPath: string | undefined;
         if (opts.report !== false) {
           reportPath = typeof opts.report === 'string' ? opts.report : `.envharness/reports/${summary.runId}.html`;
+          // The report writer (and its chart bundle) loads only when a report is written.
+          const { writeRunReport } = await import('../../report/write-report.js');
           reportPath = (await writeRunReport(h, summary.runId, reportPath)).path;
         }
         if (globals.json) return printJson(ctx.io, { ...summary, ...(reportPath ? { report: reportPath } : {}), ...(saved ? { agentState: saved } : {}) });
