@@ -18,7 +18,10 @@ function newest(dir) {
   return latest;
 }
 
-const built = existsSync(stamp) && (!existsSync(`${root}src`) || newest(`${root}src`) <= statSync(stamp).mtimeMs);
+// A TypeScript module on the command line (serve --domain-module x.ts) imports the sources' modules: run
+// the CLI from the same sources, so both share one copy of every module.
+const tsArgument = process.argv.slice(2).some((a) => /\.[cm]?ts$/.test(a));
+const built = !tsArgument && existsSync(stamp) && (!existsSync(`${root}src`) || newest(`${root}src`) <= statSync(stamp).mtimeMs);
 let main;
 if (built) {
   ({ main } = await import('../dist/cli/main.js'));
