@@ -748,6 +748,12 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
 
 /** Opens a store from a location string: `sqlite:<path>`, `<path>` or `:memory:`. */
 export async function openStore(location = 'sqlite:.envharness/envharness.db'): Promise<Store> {
+  // A scheme this build does not know is refused, never taken as a file name (`postgres://...` once made
+  // a SQLite file named `postgres:`). One letter before the colon is a Windows drive, not a scheme.
+  const scheme = /^([a-zA-Z][a-zA-Z0-9+.-]+):/.exec(location)?.[1];
+  if (scheme !== undefined && scheme !== 'sqlite' && location !== ':memory:') {
+    throw new EnvHarnessError('CONFIG_INVALID', `unknown store scheme "${scheme}:" in ${location.split('@').pop()}; use sqlite:<path>, a file path, or :memory:`, { details: { pointer: '/store' } });
+  }
   const path = location.startsWith('sqlite:') ? location.slice('sqlite:'.length) : location;
   if (path === '') throw new EnvHarnessError('CONFIG_INVALID', 'store location is empty; use sqlite:<path> or :memory:');
   return createSqliteStore(path);

@@ -144,6 +144,8 @@ export async function trainLoop(deps: TrainDeps, options: TrainOptions): Promise
       group: options.group ?? null,
       curriculum: curriculum.config as unknown as JsonValue,
       agentConfig,
+      // What the agent started from (null: no state): runs compare warns when two runs' differ.
+      agentStart: options.agent.getState ? digest(options.agent.getState()) : null,
       ...(options.label ? { label: options.label } : {}),
     },
     snapshotStart: start.id,
