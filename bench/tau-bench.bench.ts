@@ -4,7 +4,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import type { Action, Agent, Task } from '../src/core/index.js';
-import { callsOfTrace, createTauBenchRunner, gradeTauBench, importTauBench, rebuildRetailState } from '../src/interop/index.js';
+import { callsOfTrace, createTauBenchRunner, gradeTauBench, importTauBench, rebuildRetailState } from '../src/domains/retail/tau-bench/index.js';
 import { createEpisode, createRuntimeCache } from '../src/runtime/index.js';
 import { fmt, measure, measureAsync, type BenchSection } from './lib.js';
 

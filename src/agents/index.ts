@@ -8,10 +8,8 @@ import { createRuleBasedAgent, type RuleBasedAgentOptions } from './rule-based.j
 export { createRandomAgent, type RandomAgentOptions } from './random.js';
 export { createOracleAgent, type OracleAgentOptions } from './oracle.js';
 export { createRuleBasedAgent, type RuleBasedAgentOptions } from './rule-based.js';
-export { detectIntents, RetailDialogue, type RetailIntentKind, type RetailRequest } from './retail-dialogue.js';
 export { createLearnerAgent, DEFAULT_LEARNER_SHAPING, LEARNER_STATE_FORMAT, type LearnerAgent, type LearnerOptions } from './learner.js';
 export { genericSkills, type SkillSet, type SkillTracker } from './skill-set.js';
-export { RETAIL_MACROS, retailSkills, type RetailMacro } from './retail-skills.js';
 export { FAULT_ERROR_CODES, isFaultError } from './faults.js';
 export { sampleFromSchema } from './schema-sample.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Action, AgentContext, Task } from '../core/index.js';
-import { runEpisode } from '../harness/episodes.js';
+import { runEpisode } from '../runtime/rollout.js';
 import { createEpisode } from '../runtime/index.js';
 import { createInventoryDomain } from '../runtime/testing/index.js';
 import { createAgent } from './index.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runEpisode } from '../harness/episodes.js';
+import { runEpisode } from '../runtime/rollout.js';
 import { createInventoryDomain } from '../runtime/testing/index.js';
 import { createOracleAgent } from './oracle.js';
 import { inventoryTasks } from './testing.js';

@@ -4,7 +4,7 @@
  * returned; which macro to use when is what the learner learns.
  */
 import type { Action, Observation, StepResult } from '../core/index.js';
-import { RetailDialogue, type RetailIntentKind, type RetailNeed } from './retail-dialogue.js';
+import { RetailDialogue, type RetailIntentKind, type RetailNeed } from '../domains/retail/dialogue.js';
 import type { SkillSet, SkillTracker } from './skill-set.js';
 
 /** The macros, in a fixed order (their names are the learner's table columns). */

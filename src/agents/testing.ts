@@ -1,7 +1,7 @@
 /** Test and measurement helpers: inventory and retail task sets and a loop that runs an agent over tasks. */
 import type { Action, Agent, AgentContext, Domain, RegisteredTemplate, Task } from '../core/index.js';
 import { instantiateTask } from '../generation/index.js';
-import { runEpisode } from '../harness/episodes.js';
+import { runEpisode } from '../runtime/rollout.js';
 import { createEpisode } from '../runtime/index.js';
 import { clearanceTemplate, instantiate, restockTemplate } from '../runtime/testing/index.js';
 

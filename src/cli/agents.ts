@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { EnvHarnessError, type Agent, type JsonValue } from '../core/index.js';
 import { createAgent } from '../agents/index.js';
+import { builtinDomains } from '../builtins.js';
 
 export interface AgentFlags {
   agent: string;
@@ -19,7 +20,8 @@ export async function resolveAgent(flags: AgentFlags, env: NodeJS.ProcessEnv): P
     const mod = await import('../agents/openai.js');
     return mod.openaiAgentFromOptions({ baseUrl: flags.baseUrl, model: flags.model }, env);
   }
-  const options: Record<string, unknown> = { seed: flags.seed ?? 0 };
+  // `rule-based` plays each domain's own baseline (`Domain.baselines`).
+  const options: Record<string, unknown> = { seed: flags.seed ?? 0, domains: builtinDomains() };
   if (flags.agent === 'learner' && flags.agentState && existsSync(flags.agentState)) {
     try {
       options.state = JSON.parse(readFileSync(flags.agentState, 'utf8')) as JsonValue;

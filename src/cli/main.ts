@@ -1,9 +1,12 @@
 /** The `envharness` command line: argv -> harness, errors -> exit codes (src/cli/exit-codes.ts). */
-import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { Command, CommanderError } from 'commander';
 // Only what every invocation needs is imported here; each command's modules load when it runs.
 import { EnvHarnessError, toEnvHarnessError } from '../core/errors.js';
 import { EXIT_CODES } from './exit-codes.js';
+import { collect, type CliContext } from './options.js';
 import { colors, processIo, type Io } from './output.js';
+
+export { collect, parseFloatOption, parseIntOption, type CliContext, type GlobalOptions } from './options.js';
 
 type Register = (program: Command, ctx: CliContext) => void;
 
@@ -46,12 +49,13 @@ export const COMMAND_MODULES: ReadonlyArray<{ commands: Readonly<Record<string, 
     load: async () => (await import('./commands/report.js')).registerReportCommands,
   },
   {
+    // The commands the built-in domains contribute (Domain.commands), and `episode state`.
     commands: {
-      import: 'import task sets from other benchmarks',
       episode: 'recorded episodes',
+      import: 'import task sets from other benchmarks',
       'tau-bench': 'run agents on imported tau-bench tasks',
     },
-    load: async () => (await import('./commands/interop.js')).registerInteropCommands,
+    load: async () => (await import('./commands/domains.js')).registerDomainCommands,
   },
   {
     commands: { serve: 'serve the HTTP API v1 (OpenAPI document at /v1/openapi.json); binds 127.0.0.1 unless told otherwise' },
@@ -79,41 +83,6 @@ export function commandName(argv: readonly string[]): string | undefined {
   return words[0] === 'help' ? words[1] : words[0];
 }
 
-/** Options every command may read (global flags and ENVHARNESS_* variables, parsed once here). */
-export interface GlobalOptions {
-  store: string;
-  templates: string[];
-  json: boolean;
-}
-
-export interface CliContext {
-  io: Io;
-  globals(): GlobalOptions;
-  /** Sets the process exit code for a command that ran but found problems. */
-  setExitCode(code: number): void;
-}
-
-export function parseIntOption(name: string, min = Number.MIN_SAFE_INTEGER) {
-  return (value: string): number => {
-    if (!/^-?\d+$/.test(value.trim())) throw new InvalidArgumentError(`${name} must be an integer, got "${value}"`);
-    const n = Number(value);
-    if (n < min) throw new InvalidArgumentError(`${name} must be >= ${min}, got ${n}`);
-    return n;
-  };
-}
-
-export function parseFloatOption(name: string, min: number, max: number) {
-  return (value: string): number => {
-    const n = Number(value);
-    if (!Number.isFinite(n) || n < min || n > max) throw new InvalidArgumentError(`${name} must be a number in [${min}, ${max}], got "${value}"`);
-    return n;
-  };
-}
-
-export function collect(value: string, previous: string[] = []): string[] {
-  return [...previous, value];
-}
-
 /**
  * The program with every command registered (all modules loaded); `main` registers only the one that
  * runs. For tests and tools that inspect the whole command tree.
@@ -125,7 +94,7 @@ export async function buildProgram(io: Io, env: NodeJS.ProcessEnv = process.env,
 async function buildProgramFor(name: string | undefined, io: Io, env: NodeJS.ProcessEnv, setExitCode: (code: number) => void, all = false): Promise<Command> {
   const program = new Command('envharness')
     .description('Programmable, versioned, adaptive environments for training and evaluating AI agents.')
-    .option('--store <location>', 'store: sqlite:<path>, a file path, or :memory: (env ENVHARNESS_STORE)', env.ENVHARNESS_STORE ?? 'sqlite:.envharness/envharness.db')
+    .option('--store <location>', 'store: sqlite:<path>, a file path, :memory:, or postgres://user@host:port/db[?schema=name] (env ENVHARNESS_STORE)', env.ENVHARNESS_STORE ?? 'sqlite:.envharness/envharness.db')
     .option('--templates <file>', 'declarative template file (YAML/JSON); repeatable (env ENVHARNESS_TEMPLATES, comma-separated)', collect, [])
     .option('--json', 'print machine-readable JSON', false)
     .showHelpAfterError()

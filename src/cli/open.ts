@@ -1,12 +1,10 @@
 /** Opens the harness the CLI works on: the store from --store, built-in domains, declarative template files. */
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { EnvHarnessError, type Domain, type RegisteredTemplate } from '../core/index.js';
 import { loadDeclarativeTemplates } from '../generation/declarative.js';
 import { createHarness, type Harness } from '../harness/harness.js';
-import { loadTauBenchWorld } from '../domains/retail/index.js';
-import type { RetailDomain } from '../domains/retail/index.js';
 import { builtinDomains } from '../builtins.js';
-import type { GlobalOptions } from './main.js';
+import type { GlobalOptions } from './options.js';
 
 /** Reads declarative template files (YAML, or JSON by extension) for `--templates`. */
 export function loadTemplateFiles(files: readonly string[]): RegisteredTemplate<any>[] {
@@ -30,11 +28,8 @@ export function loadTemplateFiles(files: readonly string[]): RegisteredTemplate<
 export async function openHarness(globals: GlobalOptions, options: { domains?: readonly Domain<any>[] } = {}): Promise<Harness> {
   const templates = loadTemplateFiles(globals.templates);
   const harness = await createHarness({ store: globals.store, domains: [...builtinDomains(), ...(options.domains ?? [])], templates });
+  // initialize() also lets each domain restore what its imported tasks need (Domain.restore).
   await harness.initialize();
-  // A store with imported tau-bench tasks needs tau-bench's world registered with the retail domain.
-  const meta = (await harness.store.getMeta('interop.tau-bench')) as { dir?: string } | undefined;
-  const retail = harness.domains.get('retail') as RetailDomain | undefined;
-  if (meta?.dir && retail && existsSync(meta.dir)) retail.addWorld(loadTauBenchWorld(meta.dir));
   return harness;
 }
 

@@ -1,11 +1,11 @@
-/** Author-facing declarations (`defineTemplate`, `defineTool`, `defineDomain`) and content identities. */
+/** Author-facing declarations (`defineTemplate`, `defineTool`, `defineDomain`) and the template source digest (task ids: hashing.ts). */
 import { digest } from './digest.js';
 import type { Domain, Tool } from './domain.js';
 import { EnvHarnessError } from './errors.js';
 import { formatTemplateId } from './ids.js';
 import type { JsonObject, JsonValue } from './json.js';
 import { createRng } from './rng.js';
-import type { RegisteredTemplate, Task, Template } from './template.js';
+import type { RegisteredTemplate, Template } from './template.js';
 
 /**
  * Declares a template. Checks the declaration's shape and computes its id and source digest.
@@ -77,18 +77,6 @@ function templateProbes(template: Template<unknown>): JsonValue[] {
     }
   });
   return out;
-}
-
-/** The id of a task: sha256 of its canonical JSON without `id` and `origin`. */
-export function computeTaskId(task: Omit<Task, 'id' | 'origin'> & { id?: string; origin?: unknown }): string {
-  return digest({
-    template: task.template,
-    domain: task.domain,
-    taskType: task.taskType,
-    level: task.level,
-    params: task.params,
-    spec: task.spec,
-  });
 }
 
 /** Declares a tool (helps type inference of `args`). */

@@ -5,6 +5,8 @@ import type { JsonObject, JsonValue } from './json.js';
 import type { Rng } from './rng.js';
 import type { BatchRequest } from './batch.js';
 import type { Task, Template } from './template.js';
+import type { Agent } from './agent.js';
+import type { Store } from './store.js';
 
 /** What a tool run may use besides the state. */
 export interface ToolContext {
@@ -105,6 +107,97 @@ export interface Domain<S = unknown> {
    * generates it into a store that lacks it and refuses to continue if the digest differs.
    */
   regressionSet?: { batches: BatchRequest[]; digest: string };
+  /** What shared code (CLI, harness) would otherwise decide by the domain's name. */
+  defaults?: DomainDefaults;
+  /**
+   * Scripted baseline agents that know this domain, by agent name (`rule-based`). Built only on the
+   * observation contract: a baseline never sees the task or its reference solution. The built-in
+   * `rule-based` agent delegates to `baselines['rule-based']` of the episode's domain.
+   */
+  baselines?: Readonly<Record<string, AgentFactory>>;
+  /**
+   * Re-attaches what tasks need but the store does not hold (e.g. a world imported from files), from
+   * what the domain's own importers recorded with `store.setMeta`. `harness.initialize()` calls it for
+   * every registered domain; it must be idempotent and must not change task data.
+   */
+  restore?(store: Pick<Store, 'getMeta'>): Promise<void>;
+  /** CLI subcommands the domain contributes (`envharness import tau-bench`). */
+  commands?: readonly DomainCommand[];
+  /**
+   * The world after a recorded episode in the domain's own export formats (`envharness episode state
+   * --format F`); the first format is the default. Without it the CLI replays the episode and prints
+   * `exportState` as JSON.
+   */
+  episodeState?: {
+    formats: readonly string[];
+    export(request: EpisodeStateRequest): Promise<{ text: string; summary: Record<string, string> }>;
+  };
+}
+
+/** Per-domain defaults read by shared code. */
+export interface DomainDefaults {
+  /**
+   * Trained on when no domain is named (`envharness train` without `--domain`). When no domain sets
+   * it, every domain with templates is trained on.
+   */
+  train?: boolean;
+}
+
+/** Builds one baseline agent; options are the agent's own (e.g. `{ faultRetries: 2 }`). */
+export type AgentFactory = (options?: Readonly<Record<string, unknown>>) => Agent;
+
+/** What `episodeState.export` is asked for. */
+export interface EpisodeStateRequest {
+  store: Store;
+  episodeId: string;
+  format: string;
+  /** A data folder given on the command line (`--data`) instead of the one recorded at import. */
+  data?: string;
+}
+
+/** One option of a `DomainCommand`, as the CLI declares it. */
+export interface DomainCommandOption {
+  /** Flags in the CLI's syntax: `--data <dir>`, `-k, --k <n>`, `--json`. */
+  flags: string;
+  description: string;
+  default?: string | number | boolean;
+  required?: boolean;
+  /** `int`: an integer of at least `min`; `repeatable`: every occurrence collected into a list. */
+  parse?: { int: { min: number } } | 'repeatable';
+}
+
+/**
+ * A CLI subcommand contributed by a domain, as plain data the CLI turns into a command: the domain
+ * never sees the CLI framework, only `CommandContext`.
+ */
+export interface DomainCommand {
+  /** Words under `envharness`, e.g. `['import', 'tau-bench']`; existing parents are reused. */
+  path: readonly [string, ...string[]];
+  description: string;
+  /** Descriptions for parent commands the CLI has to create, by name. */
+  parents?: Readonly<Record<string, string>>;
+  options: readonly DomainCommandOption[];
+  /** Runs the command with the parsed options (camel-cased flag names, as the CLI parses them). */
+  run(options: Record<string, unknown>, cli: CommandContext): Promise<void>;
+}
+
+/** What the CLI hands a domain command: the global flags, output and the CLI's own resolvers. */
+export interface CommandContext {
+  /** `--store` as given. */
+  store: string;
+  /** `--json`: print one JSON document with `printJson`. */
+  json: boolean;
+  env: Readonly<Record<string, string | undefined>>;
+  openStore(): Promise<Store>;
+  /** The agent `--agent NAME` names (built-ins and `openai`), as every CLI command resolves it. */
+  agent(flags: { agent: string; baseUrl?: string | undefined; model?: string | undefined }): Promise<Agent>;
+  out(text: string): void;
+  err(text: string): void;
+  printJson(value: unknown): void;
+  table(rows: ReadonlyArray<Record<string, string | number>>): string;
+  style: { bold(text: string): string; yellow(text: string): string };
+  /** A progress bar on stderr (silent with `--json`). */
+  progress(label: string): { update(done: number, total: number): void; stop(): void };
 }
 
 /** Feedback producers a domain may add per step. */

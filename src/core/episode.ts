@@ -1,4 +1,5 @@
 /** The episode contract: actions, observations, feedback, budgets, faults, transitions. */
+import type { Problem } from './problem.js';
 import type { JsonObject, JsonValue } from './json.js';
 
 /** Token usage an agent reports with an action; counted against the token budget. */
@@ -35,9 +36,7 @@ export type FeedbackCode = (typeof FEEDBACK_CODES)[number];
 export type Severity = 'low' | 'medium' | 'high';
 
 /** A typed event emitted during a step. */
-export interface Feedback {
-  code: FeedbackCode;
-  message: string;
+export interface Feedback extends Problem<FeedbackCode> {
   severity?: Severity;
   /** JSON pointer into the action, for INVALID_ACTION. */
   pointer?: string;
@@ -92,7 +91,7 @@ export interface Constraints {
 /** A tool's answer to the agent: an output or an error; never a thrown exception. */
 export type ToolOutcome =
   | { ok: true; output: JsonValue }
-  | { ok: false; error: { code: 'INVALID_ACTION' | 'PRECONDITION_FAILED' | 'FAULT' | 'NOT_FOUND'; message: string; pointer?: string } };
+  | { ok: false; error: Problem<'INVALID_ACTION' | 'PRECONDITION_FAILED' | 'FAULT' | 'NOT_FOUND'> };
 
 /** The tool schema an agent sees (JSON Schema from zod). */
 export interface ToolSpec {
@@ -108,7 +107,7 @@ export interface Observation {
   kind: 'reset' | 'tool' | 'message' | 'finish';
   text?: string;
   output?: JsonValue;
-  error?: { code: string; message: string; pointer?: string; retryAfterMs?: number };
+  error?: Problem & { retryAfterMs?: number };
   /** Only on reset. */
   tools?: ToolSpec[];
   policy?: string;

@@ -32,7 +32,7 @@ export function parseTemplateId(id: string, options?: { versionOptional: true })
   }
   throw new EnvHarnessError(
     'PARAMS_INVALID',
-    `invalid template id "${id}": expected <domain>/<name>@<version>, e.g. retail/cancel@1`,
+    `invalid template id "${id}": expected <domain>/<name>@<version>, e.g. shop/refund@1`,
     { details: { id } },
   );
 }

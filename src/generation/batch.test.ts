@@ -228,7 +228,7 @@ describe('generateBatch', () => {
 
   it('fails with CONFIG_INVALID when the hook module has no createGateHooks', async () => {
     const request: BatchRequest = { templates: [{ id: 'arith/sum' }], levels: [1], count: 600, seed: 1, split: 'dynamic' };
-    const error = await rejectsWith(generateBatch(request, { registry, hooks, workers: 2, hookModule: fileURLToPath(new URL('./hashing.ts', import.meta.url)) }), 'CONFIG_INVALID');
+    const error = await rejectsWith(generateBatch(request, { registry, hooks, workers: 2, hookModule: fileURLToPath(new URL('./candidates.ts', import.meta.url)) }), 'CONFIG_INVALID');
     expect(error.message).toContain('does not export `createGateHooks`');
   }, 60_000);
 });

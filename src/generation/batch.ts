@@ -7,6 +7,7 @@ import {
   EnvHarnessError,
   GATE_NAMES,
   GENERATOR_VERSION,
+  issuePointer,
   MINHASH_PERMUTATIONS,
   SPLITS,
   WORKER_THRESHOLD,
@@ -16,7 +17,7 @@ import { createCandidatePlan, instantiateCandidates, levelsDeclared } from './ca
 import type { CandidateChunk, CandidatePlan } from './candidates.js';
 import { createGateRunner } from './gates.js';
 import type { GateCandidate, GateHooks } from './gates.js';
-import { fastDigest } from './hashing.js';
+import { fastDigest } from '../core/index.js';
 import type { MinHashIndex } from './minhash.js';
 import type { TemplateRegistry } from './registry.js';
 import { startCandidateWorkers, workersCanLoad } from './workers.js';
@@ -84,7 +85,7 @@ export async function generateBatch(request: BatchRequest, deps: GenerateBatchDe
   const checked = requestSchema.safeParse(request);
   if (!checked.success) {
     const issue = checked.error.issues[0]!;
-    const pointer = issue.path.map((k) => `/${String(k)}`).join('');
+    const pointer = issuePointer(issue);
     throw new EnvHarnessError('PARAMS_INVALID', `invalid batch request at ${pointer || '/'}: ${issue.message.replace(/^Invalid input: /, '')}`, {
       details: { pointer },
     });

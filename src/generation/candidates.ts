@@ -2,7 +2,7 @@
 import { isEnvHarnessError, MINHASH_PERMUTATIONS } from '../core/index.js';
 import type { RegisteredTemplate, Task } from '../core/index.js';
 import type { TaskVerdicts } from './gates.js';
-import { rngFor } from './hashing.js';
+import { rngFor } from '../core/index.js';
 import { instantiateTask } from './instantiate.js';
 import { minhashTask } from './minhash.js';
 

@@ -1,7 +1,7 @@
 /** Declarative templates: tasks from YAML or JSON data, with no user code (see docs/declarative-templates.md). */
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
-import { canonicalize, defineTemplate, EnvHarnessError } from '../core/index.js';
+import { canonicalize, defineTemplate, EnvHarnessError, escapePointerToken, issuePointer } from '../core/index.js';
 import type { Action, Budget, JsonObject, JsonValue, LevelSpec, RegisteredTemplate, Rng, TaskSpec } from '../core/index.js';
 import { compileText, renderText, renderValue } from './expression.js';
 import type { CompiledText, ParamType } from './expression.js';
@@ -54,7 +54,7 @@ export type DeclarativeTemplate = RegisteredTemplate<JsonObject> & { definition:
 /** The step budget of question/answer templates that declare none: read, then finish. */
 export const DEFAULT_QUESTION_ANSWER_BUDGET: Budget = { steps: 2 };
 
-const NAME_HINT = 'use lower-case letters, digits, "-" and "_", starting with a letter or digit (e.g. "math")';
+const NAME_HINT = 'use lower-case letters, digits, "-" and "_", starting with a letter or digit (e.g. "quiz")';
 const NAME = z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, { error: NAME_HINT });
 const TOOL = z.string().regex(/^[a-z][a-z0-9_]*$/, { error: 'tool names are snake_case, e.g. "cancel_pending_order"' });
 const COUNT = z.number().int().min(1);
@@ -111,7 +111,7 @@ export function loadDeclarativeTemplates(text: string, format: 'yaml' | 'json'):
     fail([{ pointer: '', message: 'expected an object with a `templates` list, e.g. "templates: [ { kind: question_answer, ... } ]"' }]);
   }
   for (const key of Object.keys(root)) {
-    if (key !== 'templates') issues.push({ pointer: `/${escape(key)}`, message: `unknown field "${key}"; the document has only \`templates\`` });
+    if (key !== 'templates') issues.push({ pointer: `/${escapePointerToken(key)}`, message: `unknown field "${key}"; the document has only \`templates\`` });
   }
   if (root.templates.length === 0) issues.push({ pointer: '/templates', message: 'the `templates` list is empty; add at least one template' });
   const templates: DeclarativeTemplate[] = [];
@@ -205,7 +205,7 @@ function checkLevels(
       });
     }
     for (const name of own) {
-      const pointer = `${at}/${l}/${escape(name)}`;
+      const pointer = `${at}/${l}/${escapePointerToken(name)}`;
       if (!PARAM_NAME.test(name)) {
         issues.push({ pointer, message: `parameter name "${name}" must be an identifier (letters, digits and _, not starting with a digit)` });
         continue;
@@ -317,7 +317,7 @@ function compileTexts(
       return items.every((c) => c.kind === 'constant') ? { kind: 'constant', value: frozenCopy(value) } : { kind: 'array', items };
     }
     if (isRecord(value)) {
-      const entries = Object.keys(value).map((k): [string, CompiledJson] => [k, json(value[k] as JsonValue, `${pointer}/${escape(k)}`)]);
+      const entries = Object.keys(value).map((k): [string, CompiledJson] => [k, json(value[k] as JsonValue, `${pointer}/${escapePointerToken(k)}`)]);
       return entries.every(([, c]) => c.kind === 'constant') ? { kind: 'constant', value: frozenCopy(value) } : { kind: 'object', entries };
     }
     return { kind: 'constant', value };
@@ -460,11 +460,11 @@ function describeIssue(issue: z.core.$ZodIssue, input: unknown, at: string): Dec
   if (issue.code === 'unrecognized_keys') {
     const key = issue.keys[0]!;
     return {
-      pointer: at + toPointer([...path, key]),
+      pointer: issuePointer(issue, at),
       message: `unknown field "${key}"${issue.keys.length > 1 ? ` (and ${issue.keys.slice(1).map((k) => `"${k}"`).join(', ')})` : ''}; remove it or check its spelling`,
     };
   }
-  const pointer = at + toPointer(path);
+  const pointer = issuePointer(issue, at);
   if (issue.code === 'invalid_type' && valueAt(input, path) === undefined) {
     return { pointer, message: `missing required field "${path[path.length - 1]}" (${issue.expected}); add it` };
   }
@@ -477,7 +477,7 @@ function checkJson(value: unknown, pointer: string, issues: DeclarativeIssue[]):
     if (!Number.isFinite(value)) issues.push({ pointer, message: `${value} is not a JSON number; use a finite number` });
   } else if (Array.isArray(value)) value.forEach((item, i) => checkJson(item, `${pointer}/${i}`, issues));
   else if (isRecord(value) && Object.getPrototypeOf(value) === Object.prototype) {
-    for (const key of Object.keys(value)) checkJson(value[key], `${pointer}/${escape(key)}`, issues);
+    for (const key of Object.keys(value)) checkJson(value[key], `${pointer}/${escapePointerToken(key)}`, issues);
   } else issues.push({ pointer, message: `a ${typeof value} is not a JSON value; use null, booleans, numbers, strings, lists and objects` });
 }
 
@@ -490,13 +490,6 @@ function valueAt(value: unknown, path: readonly string[]): unknown {
   return current;
 }
 
-function toPointer(path: readonly string[]): string {
-  return path.map((key) => `/${escape(key)}`).join('');
-}
-
-function escape(key: string): string {
-  return key.replace(/~/g, '~0').replace(/\//g, '~1');
-}
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);

@@ -34,7 +34,7 @@ describe('checkTaskSchema (the schema gate)', () => {
       [(t) => (t.spec.solution = []), '/spec/solution', 'the reference solution is empty'],
       [(t) => ((t as { level: unknown }).level = '2'), '/level', 'level: expected number'],
       [(t) => (t.params = { a: Number.NaN }), '/params', 'must be a JSON value'],
-      [(t) => ((t.spec as unknown as Record<string, unknown>).instruction = 'typo'), '/spec', 'Unrecognized key: "instruction"'],
+      [(t) => ((t.spec as unknown as Record<string, unknown>).instruction = 'typo'), '/spec/instruction', 'Unrecognized key: "instruction"'],
       [(t) => (t.spec.solution = [{ type: 'tool', tool: '', args: {} }]), '/spec/solution/0/tool', 'must not be empty'],
     ];
     for (const [mutate, pointer, reason] of cases) {

@@ -1,4 +1,5 @@
 /** Quality gates a candidate task must pass to enter the pool, cheapest first. */
+import { issuePointer } from '../core/index.js';
 import type { GateName, GateResult, GateVerdict, JsonValue, RegisteredTemplate, Split, Task } from '../core/index.js';
 import { MinHashIndex, minhashTask } from './minhash.js';
 import type { MinHashSignature } from './minhash.js';
@@ -118,7 +119,7 @@ export function checkTaskSchema(task: unknown, template?: RegisteredTemplate<any
   if (parsed !== undefined && !parsed.success) {
     const issue = parsed.error.issues[0]!;
     const path = issue.path.map(String);
-    const pointer = path.map((k) => `/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
+    const pointer = issuePointer(issue);
     const missing = issue.code === 'invalid_type' && valueAt(task, path) === undefined;
     const message = missing ? `missing required field (${issue.expected})` : issue.message.replace(/^Invalid input: /, '');
     const more = parsed.error.issues.length > 1 ? ` (and ${parsed.error.issues.length - 1} more)` : '';

@@ -29,4 +29,3 @@ export type { GenerationWorkers } from './workers.js';
 export type { GenerateBatchDeps, GeneratedBatch } from './batch.js';
 export { createRefillingPool, createTaskPool, sliceOf } from './pool.js';
 export type { PoolDraw, RefillingPool, RefillingPoolOptions, TaskPool } from './pool.js';
-export { fastDigest, fastRng, fastTaskId } from './hashing.js';

@@ -1,7 +1,7 @@
 /** template + level + seed + index -> Task: the pure heart of generation. */
-import { EnvHarnessError } from '../core/index.js';
+import { EnvHarnessError, issuePointer } from '../core/index.js';
 import type { BuildContext, JsonValue, RegisteredTemplate, Task, TaskSpec } from '../core/index.js';
-import { fastTaskId, rngFor } from './hashing.js';
+import { fastTaskId, rngFor } from '../core/index.js';
 
 /** Where a task sits in a generation run: its level, the run's seed and the candidate index. */
 export interface InstantiateOptions {
@@ -40,7 +40,7 @@ export function instantiateTask<P>(template: RegisteredTemplate<P>, options: Ins
   const parsed = template.params.safeParse(sampled);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    const pointer = '/params' + issue.path.map((key) => '/' + String(key).replace(/~/g, '~0').replace(/\//g, '~1')).join('');
+    const pointer = issuePointer(issue, '/params');
     throw new EnvHarnessError(
       'PARAMS_INVALID',
       `template ${template.id} level ${level} sampled invalid params at ${pointer}: ${issue.message}; fix the template's sample() or its params schema`,

@@ -51,7 +51,7 @@ describe('worker entry', () => {
       ok: false,
       error: { code: 'CONFIG_INVALID', message: expect.stringContaining('template testing/elsewhere@1 is not exported by any of the template modules') },
     });
-    expect(await run(job({ modules: [fileURLToPath(new URL('./hashing.ts', import.meta.url))] }))).toMatchObject({
+    expect(await run(job({ modules: [fileURLToPath(new URL('./candidates.ts', import.meta.url))] }))).toMatchObject({
       ok: false,
       error: { code: 'CONFIG_INVALID', message: expect.stringContaining('does not export `templates`') },
     });

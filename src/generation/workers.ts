@@ -5,7 +5,7 @@ import type { ErrorCode, RegisteredTemplate } from '../core/index.js';
 import type { CandidateChunk, CandidatePlan } from './candidates.js';
 import type { TaskGates } from './gates.js';
 import type { DeclarativeDefinition } from './declarative.js';
-import { fastDigest } from './hashing.js';
+import { fastDigest } from '../core/index.js';
 import type { WorkerJob, WorkerReply } from './worker.js';
 
 /** Whether workers can rebuild every template: declarative ones from data, the rest from modules. */

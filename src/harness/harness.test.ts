@@ -145,3 +145,15 @@ describe('review queue', () => {
     await h.close();
   });
 });
+
+describe('domain declarations the harness reads', () => {
+  it('initialize() lets every domain restore what its tasks need from store metadata', async () => {
+    const seen: unknown[] = [];
+    const restoring = { ...math, name: 'restoring', templates: [], regressionSet: undefined, restore: async (store: { getMeta(key: string): Promise<unknown> }) => void seen.push(await store.getMeta('restoring.world')) };
+    const h = await createHarness({ store: join(dir, 'restore.db'), domains: [math, restoring] });
+    await h.store.setMeta('restoring.world', { dir: '/data' });
+    await h.initialize();
+    expect(seen).toEqual([{ dir: '/data' }]);
+    await h.close();
+  });
+});

@@ -3,6 +3,7 @@ import {
   createRng,
   digest,
   EnvHarnessError,
+  REGRESSION_FROZEN_META,
   type Agent,
   type BatchRequest,
   type Domain,
@@ -44,14 +45,14 @@ import {
   validateAction,
   type DynamicsOptions,
   type Episode,
+  type Recorder,
   type StoreRecorder,
 } from '../runtime/index.js';
 import type { Action, Feedback, JsonObject, Observation } from '../core/index.js';
-import { createSqliteStore } from '../storage/sqlite/index.js';
 import { systemClock, type Clock } from './clock.js';
 import { buildLockfile, checkLockfile, parseLockfile, type LockCheck, type Lockfile } from './lockfile.js';
-import { runEpisode, type EpisodeOutcome } from './episodes.js';
-import { passKTable, type PassKRow } from './metrics.js';
+import { runEpisode, type EpisodeOutcome } from '../runtime/rollout.js';
+import { passKTable, type PassKRow } from '../report/metrics.js';
 import { trainLoop, type TrainOptions, type TrainSummary } from './train.js';
 import {
   buildSnapshotBody,
@@ -96,8 +97,7 @@ export interface PoolStats {
 const META_INIT = 'harness.init';
 /** Tasks per template and level that a default fill generates (`train --per-level`, `serve --fill-per-level`). */
 export const DEFAULT_FILL_PER_LEVEL = 60;
-/** Store meta: true while the regression split is frozen (read by writers outside the harness too). */
-export const META_FROZEN = 'split.regression.frozen';
+const META_FROZEN = REGRESSION_FROZEN_META;
 
 /**
  * The harness: every verb of EnvHarness hangs off it.
@@ -146,6 +146,8 @@ export class Harness {
       config: this.config,
       templates: this.registry.list().map((t) => ({ id: t.id, sourceDigest: t.sourceDigest })),
     });
+    // Tasks may need what the store does not hold (a world imported from files): each domain restores its own.
+    for (const domain of this.domains.values()) await domain.restore?.(this.store);
     await this.reloadPool();
     await this.installRegressionSets();
     return { seed: this.seed, templates: this.registry.list().length, pool: this.pool.size() };
@@ -258,12 +260,13 @@ export class Harness {
   }
 
   /**
-   * The domains a default fill (and `train` without `--domain`) covers: retail when it has templates,
-   * otherwise every domain with templates.
+   * The domains a default fill (and `train` without `--domain`) covers: those with templates that
+   * declare `defaults.train`, else every domain with templates.
    */
   defaultDomains(): string[] {
-    const withTemplates = [...this.domains.values()].filter((d) => this.registry.list().some((t) => t.domain === d.name)).map((d) => d.name);
-    return withTemplates.includes('retail') ? ['retail'] : withTemplates;
+    const withTemplates = [...this.domains.values()].filter((d) => this.registry.list().some((t) => t.domain === d.name));
+    const preferred = withTemplates.filter((d) => d.defaults?.train === true);
+    return (preferred.length > 0 ? preferred : withTemplates).map((d) => d.name);
   }
 
   /**
@@ -481,7 +484,7 @@ export class Harness {
   }
 
   /** Opens an episode of a stored task (or one sampled from the pool), recorded to the store. */
-  async openEpisode(options: { taskId?: string; taskType?: string; level?: number; split?: Split; episodeId?: string; runId?: string; agent?: string; record?: boolean; dynamics?: DynamicsOptions } = {}): Promise<{ episode: Episode; task: StoredTask }> {
+  async openEpisode(options: { taskId?: string; taskType?: string; level?: number; split?: Split; episodeId?: string; runId?: string; agent?: string; record?: boolean; recorder?: Recorder; dynamics?: DynamicsOptions } = {}): Promise<{ episode: Episode; task: StoredTask }> {
     const task = options.taskId ? await this.getTask(options.taskId) : await this.generateTask({ taskType: options.taskType, level: options.level, split: options.split });
     const domain = this.domains.get(task.domain);
     if (!domain) throw new EnvHarnessError('DOMAIN_NOT_FOUND', `task ${task.id} needs domain ${task.domain}, which is not registered`);
@@ -491,7 +494,8 @@ export class Harness {
       // Interactive episodes (HTTP, MCP) live in wall time: the harness clock drives their time budget
       // and stamps their records. (Training and evaluation episodes run without one, so they replay exactly.)
       clock: () => Date.parse(clock()),
-      ...(options.record === false ? {} : { recorder: this.storeRecorder() }),
+      // `recorder`: a recorder of the caller's own (serve replicas give each episode one).
+      ...(options.recorder !== undefined ? { recorder: options.recorder } : options.record === false ? {} : { recorder: this.storeRecorder() }),
       ...(options.episodeId ? { episodeId: () => options.episodeId! } : {}),
       ...(options.runId ? { runId: options.runId } : {}),
       ...(options.agent ? { agent: options.agent } : {}),
@@ -746,16 +750,27 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   return new Harness(store, options.domains ?? [], options.templates ?? [], options.clock ?? systemClock);
 }
 
-/** Opens a store from a location string: `sqlite:<path>`, `<path>` or `:memory:`. */
+/**
+ * Opens a store from a location string: `postgres://...` (or `postgresql://`), `sqlite:<path>`, `<path>`
+ * or `:memory:`. Each driver is loaded here, on first use (dynamic import), so that importing `envharness`
+ * loads no native module or PostgreSQL driver; pass a `Store` object (`createSqliteStore` from
+ * `envharness/sqlite`, `createPostgresStore` from `envharness/postgres`) to choose the adapter yourself.
+ */
 export async function openStore(location = 'sqlite:.envharness/envharness.db'): Promise<Store> {
-  // A scheme this build does not know is refused, never taken as a file name (`postgres://...` once made
-  // a SQLite file named `postgres:`). One letter before the colon is a Windows drive, not a scheme.
+  if (location.startsWith('postgres://') || location.startsWith('postgresql://')) {
+    // Loaded only when asked for, so SQLite users never load the PostgreSQL driver.
+    const { createPostgresStore } = await import('../storage/postgres/index.js');
+    return createPostgresStore(location);
+  }
+  // A scheme this build does not know is refused, never taken as a file name (`mysql://...` would
+  // make a SQLite file named `mysql:`). One letter before the colon is a Windows drive, not a scheme.
   const scheme = /^([a-zA-Z][a-zA-Z0-9+.-]+):/.exec(location)?.[1];
   if (scheme !== undefined && scheme !== 'sqlite' && location !== ':memory:') {
-    throw new EnvHarnessError('CONFIG_INVALID', `unknown store scheme "${scheme}:" in ${location.split('@').pop()}; use sqlite:<path>, a file path, or :memory:`, { details: { pointer: '/store' } });
+    throw new EnvHarnessError('CONFIG_INVALID', `unknown store scheme "${scheme}:" in ${location.split('@').pop()}; use sqlite:<path>, a file path, :memory:, or postgres://user@host:port/db`, { details: { pointer: '/store' } });
   }
   const path = location.startsWith('sqlite:') ? location.slice('sqlite:'.length) : location;
   if (path === '') throw new EnvHarnessError('CONFIG_INVALID', 'store location is empty; use sqlite:<path> or :memory:');
+  const { createSqliteStore } = await import('../storage/sqlite/index.js');
   return createSqliteStore(path);
 }
 

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createRng, type Agent, type JsonValue } from '../core/index.js';
 import { math } from '../domains/math/index.js';
 import { createHarness, type Harness } from './harness.js';
-import { binomial, passHatK } from './metrics.js';
+import { binomial, passHatK } from '../report/metrics.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'envharness-train-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -23,8 +23,8 @@ import {
   type StrategyName,
 } from '../curriculum/index.js';
 import { createStoreRecorder, type DynamicsOptions } from '../runtime/index.js';
-import { runEpisode, type EpisodeOutcome } from './episodes.js';
-import { passKTable, type PassKRow } from './metrics.js';
+import { runEpisode, type EpisodeOutcome } from '../runtime/rollout.js';
+import { passKTable, type PassKRow } from '../report/metrics.js';
 
 export interface TrainOptions {
   agent: Agent;

@@ -35,3 +35,5 @@ export { toChatTrajectory } from './chat.js';
 export type { TrajectoryMessage, TrajectoryTool, TrajectoryToolCall } from './chat.js';
 export { readRunTimeline, resolveRun } from './run-timeline.js';
 export type { CurriculumPoint, EpisodeEvent, EvalPoint, GuardPoint, RunTimeline } from './run-timeline.js';
+export { binomial, passHatK, passKTable } from './metrics.js';
+export type { PassKRow, Trial } from './metrics.js';

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { actionSchema, resolvesIn, validateAction } from './index.js';
+import { actionSchema, validateAction } from './index.js';
+import { resolvesIn } from '../core/index.js';
 
 const valid = [
   { type: 'tool', tool: 'get_stock', args: { item: 'widget-1' } },

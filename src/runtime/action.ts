@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import type { Action } from '../core/index.js';
 import { MAX_ARGS_DEPTH, MAX_ARGS_NODES } from './defaults.js';
-import { formatPointer } from './json-pointer.js';
+import { formatPointer, type Problem } from '../core/index.js';
 
 const usageSchema = z
   .object({
@@ -23,9 +23,9 @@ export const actionSchema = z.discriminatedUnion('type', [
 ]);
 
 /** Why an action was rejected: a JSON pointer into the action (always resolvable in it) and a message. */
-export interface ActionIssue {
+/** Why an action is malformed: always INVALID_ACTION, always with a pointer that resolves in the action. */
+export interface ActionIssue extends Problem<'INVALID_ACTION'> {
   pointer: string;
-  message: string;
 }
 
 const ACTION_KEYS: Record<Action['type'], ReadonlySet<string>> = {
@@ -53,25 +53,25 @@ export function validateAction(input: unknown): ActionIssue | undefined {
     return check(input);
   } catch {
     // Getters or proxies that throw: the action cannot be read at all.
-    return { pointer: '', message: 'the action could not be read as plain JSON' };
+    return { code: 'INVALID_ACTION', pointer: '', message: 'the action could not be read as plain JSON' };
   }
 }
 
 function check(input: unknown): ActionIssue | undefined {
   if (!isPlainObject(input)) {
-    return { pointer: '', message: `an action must be a JSON object with a "type" ("tool", "message" or "finish"), got ${describe(input)}` };
+    return { code: 'INVALID_ACTION', pointer: '', message: `an action must be a JSON object with a "type" ("tool", "message" or "finish"), got ${describe(input)}` };
   }
   const type = input['type'];
   if (type !== 'tool' && type !== 'message' && type !== 'finish') {
     return Object.prototype.hasOwnProperty.call(input, 'type')
-      ? { pointer: '/type', message: `"type" must be "tool", "message" or "finish", got ${describe(type)}` }
-      : { pointer: '', message: 'missing "type": expected "tool", "message" or "finish"' };
+      ? { code: 'INVALID_ACTION', pointer: '/type', message: `"type" must be "tool", "message" or "finish", got ${describe(type)}` }
+      : { code: 'INVALID_ACTION', pointer: '', message: 'missing "type": expected "tool", "message" or "finish"' };
   }
   const allowed = ACTION_KEYS[type];
   for (const key in input) {
     if (key === 'type' || key === 'usage' || !Object.prototype.hasOwnProperty.call(input, key)) continue;
     if (!allowed.has(key)) {
-      return { pointer: formatPointer([key]), message: `unknown field "${key}" in a ${type} action; allowed: ${[...allowed].join(', ')}` };
+      return { code: 'INVALID_ACTION', pointer: formatPointer([key]), message: `unknown field "${key}" in a ${type} action; allowed: ${[...allowed].join(', ')}` };
     }
   }
   if (input['usage'] !== undefined) {
@@ -82,15 +82,16 @@ function check(input: unknown): ActionIssue | undefined {
     const tool = input['tool'];
     if (typeof tool !== 'string' || tool.length === 0) {
       return Object.prototype.hasOwnProperty.call(input, 'tool')
-        ? { pointer: '/tool', message: `"tool" must be a non-empty string naming a tool, got ${describe(tool)}` }
-        : { pointer: '', message: 'missing "tool": a tool action names the tool to call' };
+        ? { code: 'INVALID_ACTION', pointer: '/tool', message: `"tool" must be a non-empty string naming a tool, got ${describe(tool)}` }
+        : { code: 'INVALID_ACTION', pointer: '', message: 'missing "tool": a tool action names the tool to call' };
     }
     const args = input['args'];
     if (args === undefined) {
-      return { pointer: '', message: 'missing "args": pass the tool arguments as a JSON object ({} when there are none)' };
+      return { code: 'INVALID_ACTION', pointer: '', message: 'missing "args": pass the tool arguments as a JSON object ({} when there are none)' };
     }
     if (!isPlainObject(args)) {
       return {
+        code: 'INVALID_ACTION',
         pointer: '/args',
         message: `"args" must be a JSON object of arguments, got ${describe(args)}${typeof args === 'string' ? ' (pass the object itself, not its JSON text)' : ''}`,
       };
@@ -101,30 +102,30 @@ function check(input: unknown): ActionIssue | undefined {
     const text = input['text'];
     if (typeof text !== 'string') {
       return Object.prototype.hasOwnProperty.call(input, 'text')
-        ? { pointer: '/text', message: `"text" must be a string, got ${describe(text)}` }
-        : { pointer: '', message: 'missing "text": a message action carries the text said to the user' };
+        ? { code: 'INVALID_ACTION', pointer: '/text', message: `"text" must be a string, got ${describe(text)}` }
+        : { code: 'INVALID_ACTION', pointer: '', message: 'missing "text": a message action carries the text said to the user' };
     }
-    if (LONE_SURROGATE.test(text)) return { pointer: '/text', message: '"text" contains a lone UTF-16 surrogate' };
+    if (LONE_SURROGATE.test(text)) return { code: 'INVALID_ACTION', pointer: '/text', message: '"text" contains a lone UTF-16 surrogate' };
     return undefined;
   }
   const answer = input['answer'];
   if (answer !== undefined) {
-    if (typeof answer !== 'string') return { pointer: '/answer', message: `"answer" must be a string, got ${describe(answer)}` };
-    if (LONE_SURROGATE.test(answer)) return { pointer: '/answer', message: '"answer" contains a lone UTF-16 surrogate' };
+    if (typeof answer !== 'string') return { code: 'INVALID_ACTION', pointer: '/answer', message: `"answer" must be a string, got ${describe(answer)}` };
+    if (LONE_SURROGATE.test(answer)) return { code: 'INVALID_ACTION', pointer: '/answer', message: '"answer" contains a lone UTF-16 surrogate' };
   }
   return undefined;
 }
 
 function checkUsage(usage: unknown): ActionIssue | undefined {
-  if (!isPlainObject(usage)) return { pointer: '/usage', message: `"usage" must be an object { inputTokens?, outputTokens? }, got ${describe(usage)}` };
+  if (!isPlainObject(usage)) return { code: 'INVALID_ACTION', pointer: '/usage', message: `"usage" must be an object { inputTokens?, outputTokens? }, got ${describe(usage)}` };
   for (const key in usage) {
     if (!Object.prototype.hasOwnProperty.call(usage, key)) continue;
     if (key !== 'inputTokens' && key !== 'outputTokens') {
-      return { pointer: formatPointer(['usage', key]), message: `unknown field "${key}" in "usage"; allowed: inputTokens, outputTokens` };
+      return { code: 'INVALID_ACTION', pointer: formatPointer(['usage', key]), message: `unknown field "${key}" in "usage"; allowed: inputTokens, outputTokens` };
     }
     const n = usage[key];
     if (n !== undefined && !(typeof n === 'number' && Number.isSafeInteger(n) && n >= 0)) {
-      return { pointer: formatPointer(['usage', key]), message: `"usage.${key}" must be a non-negative integer, got ${describe(n)}` };
+      return { code: 'INVALID_ACTION', pointer: formatPointer(['usage', key]), message: `"usage.${key}" must be a non-negative integer, got ${describe(n)}` };
     }
   }
   return undefined;
@@ -149,18 +150,18 @@ function isFlatJson(args: Record<string, unknown>): boolean {
 }
 
 function checkJson(value: unknown, path: PropertyKey[], depth: number, count: { nodes: number }): ActionIssue | undefined {
-  if (++count.nodes > MAX_ARGS_NODES) return { pointer: formatPointer(path), message: `"args" has more than ${MAX_ARGS_NODES} values` };
+  if (++count.nodes > MAX_ARGS_NODES) return { code: 'INVALID_ACTION', pointer: formatPointer(path), message: `"args" has more than ${MAX_ARGS_NODES} values` };
   if (value === null || typeof value === 'boolean') return undefined;
   if (typeof value === 'number') {
-    return Number.isFinite(value) ? undefined : { pointer: formatPointer(path), message: `${value} is not a JSON number` };
+    return Number.isFinite(value) ? undefined : { code: 'INVALID_ACTION', pointer: formatPointer(path), message: `${value} is not a JSON number` };
   }
   if (typeof value === 'string') {
-    return LONE_SURROGATE.test(value) ? { pointer: formatPointer(path), message: 'the string contains a lone UTF-16 surrogate' } : undefined;
+    return LONE_SURROGATE.test(value) ? { code: 'INVALID_ACTION', pointer: formatPointer(path), message: 'the string contains a lone UTF-16 surrogate' } : undefined;
   }
-  if (typeof value !== 'object') return { pointer: formatPointer(path), message: `${describe(value)} is not a JSON value` };
-  if (depth >= MAX_ARGS_DEPTH) return { pointer: formatPointer(path), message: `"args" is nested deeper than ${MAX_ARGS_DEPTH} levels` };
+  if (typeof value !== 'object') return { code: 'INVALID_ACTION', pointer: formatPointer(path), message: `${describe(value)} is not a JSON value` };
+  if (depth >= MAX_ARGS_DEPTH) return { code: 'INVALID_ACTION', pointer: formatPointer(path), message: `"args" is nested deeper than ${MAX_ARGS_DEPTH} levels` };
   if (Array.isArray(value)) {
-    if (Object.getPrototypeOf(value) !== Array.prototype) return { pointer: formatPointer(path), message: 'not a plain JSON array' };
+    if (Object.getPrototypeOf(value) !== Array.prototype) return { code: 'INVALID_ACTION', pointer: formatPointer(path), message: 'not a plain JSON array' };
     for (let i = 0; i < value.length; i++) {
       path.push(i);
       const issue = checkJson(value[i], path, depth + 1, count);
@@ -169,12 +170,12 @@ function checkJson(value: unknown, path: PropertyKey[], depth: number, count: { 
     }
     return undefined;
   }
-  if (!isPlainObject(value)) return { pointer: formatPointer(path), message: `${describe(value)} is not a plain JSON object` };
+  if (!isPlainObject(value)) return { code: 'INVALID_ACTION', pointer: formatPointer(path), message: `${describe(value)} is not a plain JSON object` };
   for (const key in value) {
     if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
     path.push(key);
-    const issue = LONE_SURROGATE.test(key)
-      ? { pointer: formatPointer(path), message: 'the key contains a lone UTF-16 surrogate' }
+    const issue: ActionIssue | undefined = LONE_SURROGATE.test(key)
+      ? { code: 'INVALID_ACTION', pointer: formatPointer(path), message: 'the key contains a lone UTF-16 surrogate' }
       : checkJson(value[key], path, depth + 1, count);
     path.pop();
     if (issue !== undefined) return issue;

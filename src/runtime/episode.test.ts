@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { isEnvHarnessError } from '../core/index.js';
 import type { Action, Domain, StepResult, Tool } from '../core/index.js';
-import { createEpisode, createMemoryRecorder, createRuntimeCache, resolvesIn } from './index.js';
+import { createEpisode, createMemoryRecorder, createRuntimeCache } from './index.js';
+import { resolvesIn } from '../core/index.js';
 import type { EpisodeOptions } from './index.js';
 import { createInventoryDomain, createNullDomain, createNullTask, makeInventoryTask } from './testing/index.js';
 import type { InventoryState } from './testing/index.js';

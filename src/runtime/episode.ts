@@ -1,6 +1,5 @@
 /** The episode: Gymnasium-style reset/step over a domain, with feedback, constraints, faults and recording. */
 import { EnvHarnessError, toEnvHarnessError } from '../core/index.js';
-import { fastRng } from '../generation/index.js';
 import type {
   RejectedAction,
   Action,
@@ -32,7 +31,7 @@ import type {
 import { LONE_SURROGATE, describe as describeValue, isPlainObject, validateAction } from './action.js';
 import { DEFAULT_BUDGET_WARNING_RATIO, DEFAULT_FAULT_RETRIES, DEFAULT_NO_PROGRESS_STEPS } from './defaults.js';
 import { DEFAULT_RETRY_AFTER_MS, FAULT_ERROR_CODES, faultMessage, isBlockingFault, partialOutput } from './faults.js';
-import { closestPointer, parsePointer } from './json-pointer.js';
+import { closestPointer, fastRng, parsePointer } from '../core/index.js';
 import { callKey, matchesPattern } from './patterns.js';
 import type { Recorder } from './recorder.js';
 import { lazyToolContext, runtimeCacheFor } from './runtime-cache.js';

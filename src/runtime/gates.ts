@@ -1,6 +1,6 @@
 /** The generation gates that need the simulator: oracle replay and non-triviality. */
 import { isEnvHarnessError, toEnvHarnessError } from '../core/index.js';
-import { fastRng } from '../generation/index.js';
+import { fastRng } from '../core/index.js';
 import type { Action, Domain, FeedbackCode, GateVerdict, JsonValue, Rng, StepResult, Task, ToolSpec } from '../core/index.js';
 import { createEpisode } from './episode.js';
 import { runtimeCacheFor } from './runtime-cache.js';

@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_BUDGET, canonicalize, createRng, isEnvHarnessError } from '../core/index.js';
 import type { Action, StepResult, Task, Transition } from '../core/index.js';
 import { createSqliteStore } from '../storage/sqlite/index.js';
-import { createEpisode, createMemoryRecorder, createStoreRecorder, resolvesIn, verifyReplay } from './index.js';
+import { createEpisode, createMemoryRecorder, createStoreRecorder, verifyReplay } from './index.js';
+import { resolvesIn } from '../core/index.js';
 import type { Recorder } from './index.js';
 import { clearanceTemplate, createInventoryDomain, instantiate, makeInventoryTask, restockTemplate } from './testing/index.js';
 

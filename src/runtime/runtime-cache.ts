@@ -5,7 +5,7 @@ import {
   toEnvHarnessError,
 } from '../core/index.js';
 import type { Budget, Domain, FaultRule, JsonObject, Rng, Task, Tool, ToolContext, ToolSpec } from '../core/index.js';
-import { fastDigest, fastRng } from '../generation/index.js';
+import { fastDigest, fastRng } from '../core/index.js';
 import { DEFAULT_STATE_CACHE_SIZE, DEFAULT_TASK_CACHE_SIZE } from './defaults.js';
 import { Lru } from './lru.js';
 import { callKey } from './patterns.js';

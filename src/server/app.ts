@@ -17,6 +17,7 @@ import {
 import { admit, isJsonContentType, tokenMatches, type HostPolicy } from './auth.js';
 import { closestPointer, parseJsonBody, parseWith } from './body.js';
 import { fail, HttpProblem, problem, problemOf, problemReply, payloadTooLarge, unsupportedMediaType, type Reply } from './errors.js';
+import type { CurriculumSync } from './curriculum-sync.js';
 import type { EpisodeRegistry, ServerEpisode } from './episodes.js';
 import * as S from './schemas.js';
 
@@ -54,6 +55,8 @@ export interface AppOptions {
   now: () => number;
   version: string;
   extraRoutes?: ExtraRoutes;
+  /** Replicas: curriculum changes go through the shared log (src/server/curriculum-sync.ts). */
+  curriculum?: CurriculumSync;
 }
 
 const PROBLEM_RESPONSES = {
@@ -187,7 +190,7 @@ export function buildApp(options: AppOptions): OpenAPIHono<ServerEnv> {
     }),
     async (c) => {
       const id = c.req.param('id')!;
-      const ep = episodes.authorize(id, c.get('token'));
+      const ep = await episodes.resolve(id, c.get('token'));
       if (ep === undefined) return episodeNotFound(c, id);
       const input = await body(c, S.ResetBodySchema, {});
       return json(await episodes.reset(ep, input));
@@ -211,7 +214,7 @@ export function buildApp(options: AppOptions): OpenAPIHono<ServerEnv> {
     }),
     async (c) => {
       const id = c.req.param('id')!;
-      const ep = episodes.authorize(id, c.get('token'));
+      const ep = await episodes.resolve(id, c.get('token'));
       if (ep === undefined) return episodeNotFound(c, id);
       const raw = await text(c);
       return send(await episodes.step(ep, raw, c.req.header('idempotency-key'), c.req.path));
@@ -228,7 +231,7 @@ export function buildApp(options: AppOptions): OpenAPIHono<ServerEnv> {
     }),
     async (c) => {
       const id = c.req.param('id')!;
-      const ep = episodes.authorize(id, c.get('token'));
+      const ep = await episodes.resolve(id, c.get('token'));
       if (ep === undefined) return episodeNotFound(c, id);
       const q = query(c, S.EpisodeQuerySchema);
       return json(await episodes.detail(ep, q.transitions !== 'false'));
@@ -245,7 +248,7 @@ export function buildApp(options: AppOptions): OpenAPIHono<ServerEnv> {
     }),
     async (c) => {
       const id = c.req.param('id')!;
-      const ep = episodes.authorize(id, c.get('token'));
+      const ep = await episodes.resolve(id, c.get('token'));
       if (ep === undefined) return episodeNotFound(c, id);
       return json({ episode: await episodes.close(ep) });
     },
@@ -384,8 +387,10 @@ export function buildApp(options: AppOptions): OpenAPIHono<ServerEnv> {
 
   route(
     createRoute({ method: 'get', path: '/v1/curriculum', summary: 'Curriculum state: strategy, levels, weights, statistics', responses: { 200: { description: 'state', content: jsonContent(S.CurriculumStateSchema) }, ...PROBLEM_RESPONSES } }),
-    (c) => {
+    async (c) => {
       requireAdmin(c);
+      // Replicas: what every replica has logged so far, applied here first (read-your-writes across replicas).
+      await options.curriculum?.catchUp();
       return json(curriculumState());
     },
   );
@@ -401,7 +406,12 @@ export function buildApp(options: AppOptions): OpenAPIHono<ServerEnv> {
     async (c) => {
       requireAdmin(c);
       const input = await body(c, S.UseCurriculumBodySchema);
-      await rebase(async () => harness.useCurriculum(input.strategy, input.config as Parameters<Harness['useCurriculum']>[1]), '/config', input);
+      const sync = options.curriculum;
+      await rebase(
+        async () => (sync !== undefined ? sync.submit('use', { strategy: input.strategy, ...(input.config !== undefined ? { config: input.config as JsonValue } : {}) }) : harness.useCurriculum(input.strategy, input.config as Parameters<Harness['useCurriculum']>[1])),
+        '/config',
+        input,
+      );
       return json(curriculumState());
     },
   );
@@ -422,7 +432,9 @@ export function buildApp(options: AppOptions): OpenAPIHono<ServerEnv> {
         requireAdmin(c);
         const input = await body(c, S.ResultsBodySchema);
         const results = input.results.map((r) => ({ ...r }));
-        const update = await rebase(() => harness[verb](results), '/results', input);
+        const sync = options.curriculum;
+        const kind = verb === 'adjustDifficulty' ? 'adjust' : 'distribution';
+        const update = await rebase(() => (sync !== undefined ? sync.submit(kind, { results: results as unknown as JsonValue }) : harness[verb](results)), '/results', input);
         return json({ update, curriculum: curriculumState() });
       },
     );

@@ -1,7 +1,7 @@
 /** Request bodies: strict JSON parsing with a depth cap, and zod validation whose issues become JSON pointers. */
 import type { ZodType } from 'zod';
 import { EnvHarnessError } from '../index.js';
-import { closestPointer, formatPointer } from '../runtime/index.js';
+import { closestPointer, escapePointerToken, formatPointer, issuePath } from '../index.js';
 
 /** Deepest nesting accepted in any request body (deeper input is a 422, never a stack overflow downstream). */
 export const MAX_BODY_DEPTH = 64;
@@ -43,7 +43,7 @@ export function tooDeep(root: unknown, max: number): string | undefined {
     } else {
       for (const key of Object.keys(value)) {
         const v: unknown = (value as Record<string, unknown>)[key];
-        if (v !== null && typeof v === 'object') stack.push({ value: v, depth: depth + 1, path: `${path}/${escapeToken(key)}` });
+        if (v !== null && typeof v === 'object') stack.push({ value: v, depth: depth + 1, path: `${path}/${escapePointerToken(key)}` });
       }
     }
   }
@@ -55,20 +55,14 @@ export function parseWith<T>(schema: ZodType<T>, input: unknown, prefix: readonl
   const parsed = schema.safeParse(input);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;
-  let path: PropertyKey[] = [...issue.path];
   // An unknown key is reported at the key itself, which exists in the input.
-  if (issue.code === 'unrecognized_keys' && issue.keys.length > 0) path = [...path, issue.keys[0]!];
-  const pointer = closestPointer(input, path);
+  const pointer = closestPointer(input, issuePath(issue));
   const at = pointer === '' ? 'the body' : pointer;
   throw new EnvHarnessError('PARAMS_INVALID', `${at}: ${issue.message}`, { details: { pointer: formatPointer(prefix) + pointer } });
 }
 
-// One implementation of JSON pointers for the whole code base: the runtime's.
+// One implementation of JSON pointers for the whole code base: core's.
 export { closestPointer, formatPointer };
-
-function escapeToken(token: string): string {
-  return token.replace(/~/g, '~0').replace(/\//g, '~1');
-}
 
 /** Whether a plain object (JSON.parse output) has the key as its own property. */
 export function has(object: Record<string, unknown>, key: string): boolean {
@@ -107,7 +101,7 @@ export function loneSurrogateKey(root: unknown): string | undefined {
     } else {
       for (const key of keys) {
         const v: unknown = (value as Record<string, unknown>)[key];
-        if (v !== null && typeof v === 'object') stack.push({ value: v, path: `${path}/${escapeToken(key)}` });
+        if (v !== null && typeof v === 'object') stack.push({ value: v, path: `${path}/${escapePointerToken(key)}` });
       }
     }
   }

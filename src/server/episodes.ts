@@ -3,10 +3,11 @@
  * group-committed transitions (a step is answered only once its transition is durable), and the idle reaper.
  */
 import { hash, randomInt } from 'node:crypto';
-import { EnvHarnessError, isEnvHarnessError, type DynamicsOptions, type Episode, type Harness, type Observation, type Split, type StepResult, type StoredTask } from '../index.js';
+import { EnvHarnessError, isEnvHarnessError, type DynamicsOptions, type Episode, type Harness, type JsonObject, type Observation, type Split, type StepResult, type StoredTask } from '../index.js';
 import { generateId, generateToken, hashToken, tokenMatches } from './auth.js';
 import { formatPointer, has, isObject, loneSurrogateKey, maySurrogate, parseJsonBody } from './body.js';
 import { fail, problem, problemOf, problemReply, type Problem, type Reply } from './errors.js';
+import { createEpisodeRecorder, replayInto, type SharedEpisodes } from './replicas.js';
 import type { CreateEpisodeBody, Dynamics, ResetBody } from './schemas.js';
 
 /** Idempotency keys remembered per episode (oldest forgotten first). */
@@ -73,6 +74,8 @@ export class ServerEpisode {
   closed = false;
   lastUsed: number;
   readonly keys = new Map<string, IdempotencyEntry>();
+  /** Replicas: the fencing epoch this replica holds the episode at (0 without replicas). */
+  epoch = 0;
 
   constructor(
     readonly id: string,
@@ -96,6 +99,8 @@ export interface EpisodeRegistryOptions {
   now: () => number;
   /** Largest number of items in one batched step. */
   maxBatch: number;
+  /** Set when replicas share the store: episodes live there, and a replica takes over what it is asked for. */
+  shared?: SharedEpisodes;
 }
 
 /** The parsed envelope of a step: `{ action, expectedStep? }`. */
@@ -128,8 +133,12 @@ export class EpisodeRegistry {
   readonly idleMs: number;
   readonly maxBatch: number;
   private tickPromise: Promise<void> | undefined;
+  private readonly shared: SharedEpisodes | undefined;
+  /** Takeovers in progress on this replica, by id and token. */
+  private readonly loading = new Map<string, Promise<void>>();
 
   constructor(options: EpisodeRegistryOptions) {
+    this.shared = options.shared;
     this.harness = options.harness;
     this.now = options.now;
     this.idleMs = options.idleMs;
@@ -146,6 +155,68 @@ export class EpisodeRegistry {
     const ep = this.episodes.get(id);
     const ok = tokenMatches(token ?? '', ep?.tokenHash ?? DUMMY_HASH);
     return ep !== undefined && ok && !ep.closed ? ep : undefined;
+  }
+
+  /**
+   * `authorize` for routes, across replicas: an episode another replica holds (or held when it died) is
+   * taken over and rebuilt from its transitions first; a local copy another replica has taken over since is
+   * dropped and rebuilt. Without replicas, this is `authorize`.
+   */
+  async resolve(id: string, token: string | undefined): Promise<ServerEpisode | undefined> {
+    const shared = this.shared;
+    if (shared === undefined) return this.authorize(id, token);
+    const local = this.episodes.get(id);
+    if (local !== undefined) {
+      // In use here right now: the step in flight decides; the guard answers EPISODE_BUSY meanwhile.
+      if (local.busy) return this.authorize(id, token);
+      const epoch = await shared.epochOf(id);
+      if (epoch === local.epoch && local.broken === undefined) return this.authorize(id, token);
+      // Taken over elsewhere, closed elsewhere, or its last commit failed: what the store holds is the truth.
+      if (this.episodes.get(id) === local) this.episodes.delete(id);
+      if (epoch === undefined) return undefined;
+    }
+    const slot = `${id}\n${token ?? ''}`;
+    let pending = this.loading.get(slot);
+    if (pending === undefined) {
+      pending = this.takeOver(shared, id, token ?? '').finally(() => this.loading.delete(slot));
+      this.loading.set(slot, pending);
+    }
+    await pending;
+    return this.authorize(id, token);
+  }
+
+  /** Claims the episode (a new epoch) and rebuilds its current attempt by replaying the stored transitions. */
+  private async takeOver(shared: SharedEpisodes, id: string, token: string): Promise<void> {
+    const row = await shared.load(id);
+    if (!tokenMatches(token, row?.tokenHash ?? DUMMY_HASH) || row === undefined || row.closed) return;
+    const claimed = await shared.claim(id);
+    if (claimed === undefined) return;
+    const body = claimed.body as unknown as { source: EpisodeSource; resample: boolean; options: ServerEpisode['options']; createdAt: number };
+    const task = await this.harness.getTask(claimed.taskId);
+    const ep = new ServerEpisode(id, claimed.tokenHash, body.source, body.resample, body.options, body.createdAt, task);
+    ep.epoch = claimed.epoch;
+    if (claimed.attempt > 0 && claimed.seed !== undefined) {
+      const attemptId = `${id}:${claimed.attempt}`;
+      const recorder = createEpisodeRecorder(this.harness.store);
+      const { episode } = await this.harness.openEpisode(this.attemptOptions(ep, task.id, attemptId, recorder));
+      replayInto(episode, recorder, claimed.seed, await this.harness.store.listTransitions(attemptId));
+      ep.episode = episode;
+      ep.attempt = claimed.attempt;
+      ep.seed = claimed.seed;
+    }
+    ep.lastUsed = this.now();
+    this.episodes.set(id, ep);
+  }
+
+  private attemptOptions(ep: ServerEpisode, taskId: string, episodeId: string, recorder?: ReturnType<typeof createEpisodeRecorder>) {
+    return {
+      taskId,
+      episodeId,
+      ...(ep.options.runId !== undefined ? { runId: ep.options.runId } : {}),
+      ...(ep.options.agent !== undefined ? { agent: ep.options.agent } : {}),
+      ...(ep.options.dynamics !== undefined ? { dynamics: ep.options.dynamics as DynamicsOptions } : {}),
+      ...(recorder !== undefined ? { recorder } : {}),
+    };
   }
 
   /** The one "not found" problem for an episode route: identical for unknown ids and foreign tokens. */
@@ -180,6 +251,16 @@ export class EpisodeRegistry {
     if (body.dynamics !== undefined) options.dynamics = body.dynamics;
     const ep = new ServerEpisode(generateId('ep'), hashToken(token), source, body.resample ?? body.taskId === undefined, options, this.now(), task);
     this.episodes.set(ep.id, ep);
+    if (this.shared !== undefined) {
+      try {
+        const shared = { source, resample: ep.resample, options, createdAt: ep.createdAt } as unknown as JsonObject;
+        await this.shared.create({ id: ep.id, tokenHash: ep.tokenHash, body: shared, taskId: task.id, attempt: 0, seed: undefined });
+        ep.epoch = 1;
+      } catch (error) {
+        this.episodes.delete(ep.id);
+        throw error;
+      }
+    }
     if (body.seed === undefined) return { ep, token };
     try {
       return { ep, token, reset: await this.reset(ep, { seed: body.seed }, '/seed') };
@@ -205,13 +286,8 @@ export class EpisodeRegistry {
       const previous = ep.episode;
       if (previous !== undefined && previous.status === 'running') await previous.close();
       const attempt = ep.attempt + 1;
-      const { episode } = await this.harness.openEpisode({
-        taskId: task.id,
-        episodeId: `${ep.id}:${attempt}`,
-        ...(ep.options.runId !== undefined ? { runId: ep.options.runId } : {}),
-        ...(ep.options.agent !== undefined ? { agent: ep.options.agent } : {}),
-        ...(ep.options.dynamics !== undefined ? { dynamics: ep.options.dynamics as DynamicsOptions } : {}),
-      });
+      const recorder = this.shared === undefined ? undefined : createEpisodeRecorder(this.harness.store);
+      const { episode } = await this.harness.openEpisode(this.attemptOptions(ep, task.id, `${ep.id}:${attempt}`, recorder));
       // Gymnasium's seed=None: a fresh seed, reported so the attempt can be replayed.
       const seed = body.seed ?? randomInt(0, 2 ** 31 - 1);
       let observation: Observation;
@@ -226,6 +302,8 @@ export class EpisodeRegistry {
       ep.attempt = attempt;
       ep.seed = seed;
       await this.commit([episode], [ep]);
+      // After the attempt's record is stored, so that a replica rebuilding this attempt finds it.
+      await this.shared?.saveAttempt(ep.id, ep.epoch, { taskId: task.id, attempt, seed });
       return { observation, info: resetInfo(ep, episode, task, seed, attempt) };
     } finally {
       ep.busy = false;
@@ -244,7 +322,7 @@ export class EpisodeRegistry {
       const keyProblem = checkKey(key);
       if (keyProblem !== undefined) return problemReply({ ...keyProblem, ...(instance ? { instance } : {}) });
       fingerprint = `s:${sha256(raw)}`;
-      const prior = replayOf(ep, key, fingerprint, instance);
+      const prior = replayOf(ep, key, fingerprint, instance) ?? (await this.sharedReplay(ep, key, fingerprint, instance));
       if (prior !== undefined) return prior;
     }
     let envelope: StepEnvelope;
@@ -263,6 +341,7 @@ export class EpisodeRegistry {
     try {
       result = applyStep(ep, envelope, '');
       const text = JSON.stringify(result);
+      if (key !== undefined) this.attachKey(ep, key, fingerprint, result, text);
       await this.commit([ep.episode!], [ep]);
       reply = { status: 200, body: text, headers: JSON_HEADERS as Record<string, string> };
     } catch (error) {
@@ -308,7 +387,7 @@ export class EpisodeRegistry {
         if (rawKey !== undefined && (typeof rawKey !== 'string' || checkKey(rawKey) !== undefined)) {
           throw fail('PARAMS_INVALID', `"idempotencyKey" must be 1..${MAX_KEY_LENGTH} visible ASCII characters`, `${base}/idempotencyKey`);
         }
-        const ep = this.authorize(episodeId, token);
+        const ep = await this.resolve(episodeId, token);
         if (ep === undefined) {
           texts[i] = itemProblem(this.notFound(episodeId));
           continue;
@@ -318,7 +397,7 @@ export class EpisodeRegistry {
         if (rawKey !== undefined) {
           out.key = rawKey;
           out.fingerprint = `b:${sha256(JSON.stringify([envelope.action, envelope.expectedStep ?? null]))}`;
-          const prior = replayOf(ep, rawKey, out.fingerprint);
+          const prior = replayOf(ep, rawKey, out.fingerprint) ?? (await this.sharedReplay(ep, rawKey, out.fingerprint));
           if (prior !== undefined) {
             texts[i] = prior.status === 200 ? prior.body : itemProblem(JSON.parse(prior.body) as Problem);
             continue;
@@ -330,6 +409,7 @@ export class EpisodeRegistry {
         if (out.key !== undefined) rememberPending(ep, out.key, out.fingerprint!);
         const result = applyStep(ep, envelope, base);
         out.text = `{"ok":true,"result":${JSON.stringify(result)}}`;
+        if (out.key !== undefined) this.attachKey(ep, out.key, out.fingerprint!, result, out.text);
         touched.add(ep);
       } catch (error) {
         texts[i] = itemProblem(problemOf(error));
@@ -383,6 +463,9 @@ export class EpisodeRegistry {
   private async forceClose(ep: ServerEpisode): Promise<EpisodeView> {
     ep.busy = true;
     try {
+      // Replicas: closed for every replica, unless another one has taken it over (then only forgotten here).
+      if (this.shared !== undefined && !(await this.ownsStill(ep))) return { ...this.view(ep), status: 'closed' };
+      await this.shared?.close(ep.id, ep.epoch);
       // A broken episode's state is ahead of the store: record nothing more for it.
       if (ep.broken === undefined) await ep.episode?.close();
     } finally {
@@ -410,8 +493,15 @@ export class EpisodeRegistry {
     return reaped;
   }
 
-  /** Closes everything (server shutdown). */
+  /** Closes everything (server shutdown); with replicas, only flushes and forgets: the others carry on. */
   async closeAll(): Promise<void> {
+    if (this.shared !== undefined) {
+      for (const ep of [...this.episodes.values()]) {
+        await ep.episode?.flush().catch(() => undefined);
+        this.episodes.delete(ep.id);
+      }
+      return;
+    }
     for (const ep of [...this.episodes.values()]) {
       try {
         await this.forceClose(ep);
@@ -440,6 +530,28 @@ export class EpisodeRegistry {
     if (ep.seed !== undefined) view.seed = ep.seed;
     if (ep.options.runId !== undefined) view.runId = ep.options.runId;
     return view;
+  }
+
+  /** Whether this replica still holds the episode at its epoch. */
+  private async ownsStill(ep: ServerEpisode): Promise<boolean> {
+    return this.shared === undefined || (await this.shared.epochOf(ep.id)) === ep.epoch;
+  }
+
+  /** Replicas: the reply of a step applied with this key on any replica (its transition is stored). */
+  private async sharedReplay(ep: ServerEpisode, key: string, fingerprint: string, instance?: string): Promise<Reply | undefined> {
+    if (this.shared === undefined) return undefined;
+    const stored = await this.shared.findKey(ep.id, key);
+    if (stored === undefined) return undefined;
+    if (stored.fingerprint !== fingerprint) {
+      return problemReply(problem('IDEMPOTENCY_CONFLICT', `Idempotency-Key ${truncate(key)} was already used with a different request body; use a new key for a new request`, instance === undefined ? {} : { instance }));
+    }
+    return { status: 200, body: stored.reply, headers: REPLAY_HEADERS as Record<string, string> };
+  }
+
+  /** Replicas: the key is stored in the same transaction as the step's transition. */
+  private attachKey(ep: ServerEpisode, key: string, fingerprint: string, result: StepResult, reply: string): void {
+    if (this.shared === undefined || ep.episode?.id === undefined) return;
+    this.shared.attachKey(ep.id, key, { fingerprint, reply, attemptId: ep.episode.id, step: result.info.step });
   }
 
   /** Busy, broken and closed episodes refuse new work. */

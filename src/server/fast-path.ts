@@ -53,7 +53,12 @@ export function createFastPath(options: FastPathOptions): (req: IncomingMessage,
       }
       return send(res, reply);
     }
-    const ep = episodes.authorize(id, admission.token);
+    let ep: ReturnType<typeof episodes.authorize>;
+    try {
+      ep = await episodes.resolve(id, admission.token);
+    } catch (error) {
+      return refuse(req, res, problemReply(problemOf(error, path)));
+    }
     if (ep === undefined) return refuse(req, res, problemReply(episodes.notFound(id, path)));
     const raw = await readBody(req, res, path);
     if (raw === undefined) return;

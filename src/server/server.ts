@@ -1,5 +1,7 @@
 /** createServer(): the harness behind HTTP API v1 on a Node server, with its limits, token and idle reaper. */
+import { randomBytes } from 'node:crypto';
 import { createServer as createHttpServer, type Server } from 'node:http';
+import { hostname } from 'node:os';
 import type { AddressInfo, Socket } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
 import type { OpenAPIHono } from '@hono/zod-openapi';
@@ -9,6 +11,8 @@ import { checkTokenShape, generateToken, hashToken, HostPolicy, isLoopback } fro
 import { EpisodeRegistry } from './episodes.js';
 import { createFastPath } from './fast-path.js';
 import { problem } from './errors.js';
+import { CurriculumSync } from './curriculum-sync.js';
+import { isReplicaStore } from './replicas.js';
 
 /** Defaults of the HTTP server (docs/http.md, "Limits"). */
 export const SERVER_DEFAULTS = {
@@ -98,10 +102,16 @@ export function createServer(options: ServerOptions): EnvHarnessServer {
   const maxBatch = positiveInt(options.maxBatch ?? SERVER_DEFAULTS.maxBatch, 'maxBatch');
   const token = options.token ?? generateToken('ehs');
   const now = options.now ?? Date.now;
-  const episodes = new EpisodeRegistry({ harness: options.harness, idleMs, now, maxBatch });
+  // A store shared by replicas (PostgreSQL) holds the episodes too: any replica can serve any of them.
+  const replicaStore = isReplicaStore(options.harness.store) ? options.harness.store : undefined;
+  const replica = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  const shared = replicaStore?.sharedEpisodes(replica);
+  const curriculum = replicaStore === undefined ? undefined : new CurriculumSync(options.harness, replicaStore.curriculumLog(replica));
+  const episodes = new EpisodeRegistry({ harness: options.harness, idleMs, now, maxBatch, ...(shared !== undefined ? { shared } : {}) });
   const adminTokenHash = hashToken(token);
   const hosts = new HostPolicy(host, options.allowedHosts);
   const app = buildApp({
+    ...(curriculum !== undefined ? { curriculum } : {}),
     harness: options.harness,
     episodes,
     adminTokenHash,
@@ -137,6 +147,9 @@ export function createServer(options: ServerOptions): EnvHarnessServer {
     reap,
     async listen() {
       if (server !== undefined) throw new EnvHarnessError('CONFIG_INVALID', 'the server is already listening');
+      // Replicas: the shared curriculum log applied before the first request, then polled.
+      await curriculum?.catchUp();
+      curriculum?.start();
       const fast = createFastPath({ episodes, hosts, adminTokenHash, bodyLimit });
       const rest = getRequestListener(app.fetch);
       const s = createHttpServer((req, res) => {
@@ -167,6 +180,7 @@ export function createServer(options: ServerOptions): EnvHarnessServer {
       return { url: `http://${shown}:${address.port}`, host: address.address, port: address.port };
     },
     async close() {
+      curriculum?.stop();
       if (reaper !== undefined) clearInterval(reaper);
       reaper = undefined;
       const s = server;

@@ -24,12 +24,12 @@ describe('first-user CLI cases', { timeout: 300_000 }, () => {
     const cwd = process.cwd();
     process.chdir(dir);
     try {
-      const r = await run('--store', 'postgres://user:secret@db.example/envharness', 'pool', 'stats');
+      const r = await run('--store', 'mysql://user:secret@db.example/envharness', 'pool', 'stats');
       expect(r.code).toBe(2);
       expect(r.err).toContain('CONFIG_INVALID');
-      expect(r.err).toContain('postgres:');
+      expect(r.err).toContain('mysql:');
       expect(r.err).not.toContain('secret');
-      expect(existsSync(join(dir, 'postgres:'))).toBe(false);
+      expect(existsSync(join(dir, 'mysql:'))).toBe(false);
     } finally {
       process.chdir(cwd);
     }

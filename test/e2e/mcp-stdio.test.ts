@@ -6,7 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, math } from '../../src/index.js';
+import { createHarness } from '../../src/index.js';
+import { math } from '../../src/domains/math/index.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 let dir: string;

@@ -12,7 +12,7 @@ import {
   rebuildRetailState,
   tauBenchParams,
   type TauBenchImport,
-} from '../../src/interop/index.js';
+} from '../../src/domains/retail/tau-bench/index.js';
 import { createEpisode, createMemoryRecorder, createRuntimeCache, type RuntimeCache } from '../../src/runtime/index.js';
 import { skipWithoutTauBenchData, TAU_BENCH_DATA_DIR, TAU_BENCH_TOOL_NAMES, type TauBenchGold } from '../support/tau-bench-data.js';
 

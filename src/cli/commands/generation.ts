@@ -6,7 +6,7 @@ import { DEFAULT_LOCKFILE, EnvHarnessError, SPLITS, type GateName, type Split } 
 import { formatLockfile } from '../../harness/lockfile.js';
 import type { Harness } from '../../harness/harness.js';
 import { EXIT_CODES } from '../exit-codes.js';
-import { collect, parseFloatOption, parseIntOption, type CliContext } from '../main.js';
+import { collect, parseFloatOption, parseIntOption, type CliContext } from '../options.js';
 import { withHarness } from '../open.js';
 import { colors, printJson, progress, table } from '../output.js';
 

@@ -6,7 +6,7 @@ import { InvalidArgumentError } from 'commander';
 import { EnvHarnessError, SPLITS, type Split } from '../../index.js';
 import { createMcpServer, type EpisodeSelector } from '../../mcp/index.js';
 import { openHarness } from '../open.js';
-import { parseIntOption, type CliContext } from '../main.js';
+import { parseIntOption, type CliContext } from '../options.js';
 
 interface McpFlags {
   task?: string;

@@ -3,6 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Command } from 'commander';
 import { createAgent, createEpisode, EnvHarnessError, type Split } from '../../index.js';
+import { builtinDomains } from '../../builtins.js';
 import {
   diagnose,
   encodeExport,
@@ -18,7 +19,7 @@ import {
   type Finding,
 } from '../../report/index.js';
 import { EXIT_FINDINGS } from '../exit-codes.js';
-import { collect, parseIntOption, type CliContext } from '../main.js';
+import { collect, parseIntOption, type CliContext } from '../options.js';
 import { withHarness } from '../open.js';
 import { colors, printJson } from '../output.js';
 
@@ -55,7 +56,7 @@ export function registerReportCommands(program: Command, ctx: CliContext): void 
         if (opts.agent !== undefined) {
           const scores: number[] = [];
           for (let i = 0; i < opts.probe; i++) {
-            const { rows } = await h.evaluate({ agent: createAgent(opts.agent, { seed: 0 }), split: 'regression', k: 1 });
+            const { rows } = await h.evaluate({ agent: createAgent(opts.agent, { seed: 0, domains: builtinDomains() }), split: 'regression', k: 1 });
             scores.push(rows.find((r) => r.slice === '*')?.passK[0] ?? 0);
           }
           regressionProbe = { scores };

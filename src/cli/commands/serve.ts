@@ -4,11 +4,10 @@ import { pathToFileURL } from 'node:url';
 import type { Command } from 'commander';
 import { BUILTIN_AGENT_NAMES, createAgent, EnvHarnessError, type Domain } from '../../index.js';
 import { DEFAULT_FILL_PER_LEVEL } from '../../harness/harness.js';
-// The server's defaults are needed while commands are registered, before src/index.ts has finished
-// evaluating (it re-exports the server), so they come from the server module itself.
+// The server, MCP and SQLite are subpath exports, not part of the root entry.
 import { createServer, SERVER_DEFAULTS } from '../../server/index.js';
 import { createMcpHttpHandler, mcpRoutes, type McpHttpHandler } from '../../mcp/index.js';
-import { collect, parseIntOption, type CliContext } from '../main.js';
+import { collect, parseIntOption, type CliContext } from '../options.js';
 import { openHarness } from '../open.js';
 import { describeFill, ensurePool } from '../fill.js';
 import { colors } from '../output.js';
@@ -84,7 +83,7 @@ export function registerServeCommands(program: Command, ctx: CliContext): void {
           bodyLimit: opts.bodyLimit,
           allowedHosts: opts.allowHost,
           // Server-side agents for evaluation runs (POST /v1/runs { evaluate: { agent } }).
-          agents: Object.fromEntries(BUILTIN_AGENT_NAMES.map((name) => [name, () => createAgent(name)])),
+          agents: Object.fromEntries(BUILTIN_AGENT_NAMES.map((name) => [name, () => createAgent(name, { domains })])),
           ...(token !== undefined ? { token } : {}),
           ...(mcp !== undefined ? { extraRoutes: mcpRoutes(mcp) } : {}),
         });

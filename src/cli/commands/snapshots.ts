@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { EnvHarnessError } from '../../core/index.js';
-import type { CliContext } from '../main.js';
+import type { CliContext } from '../options.js';
 import { withHarness } from '../open.js';
 import { colors, printJson, table } from '../output.js';
 

@@ -14,7 +14,7 @@ import { resolveAgent, saveAgentState } from '../agents.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { collect, parseFloatOption, parseIntOption, type CliContext } from '../main.js';
+import { collect, parseFloatOption, parseIntOption, type CliContext } from '../options.js';
 import { withHarness } from '../open.js';
 import { describeFill, ensurePool } from '../fill.js';
 import { parseSplit } from './generation.js';
@@ -59,7 +59,7 @@ export function registerTrainingCommands(program: Command, ctx: CliContext): voi
     .option('--seed <n>', 'seed for sampling, episodes and the agent', parseIntOption('--seed'), 0)
     .option('--eval-every <n>', 'run the regression set every N episodes (0: never)', parseIntOption('--eval-every', 0), 500)
     .option('--concurrency <n>', 'episodes in flight per round', parseIntOption('--concurrency', 1), 8)
-    .option('--domain <name>', 'train on this domain; repeatable (default: retail)', collect, [])
+    .option('--domain <name>', 'train on this domain; repeatable (default: the domains that declare defaults.train)', collect, [])
     .option('--per-level <n>', 'tasks generated per template and level when the pool lacks them', parseIntOption('--per-level', 1), 60)
     .option('--group-size <k>', 'GRPO-style groups: k episodes per task with one seed', parseIntOption('--group-size', 1), 1)
     .option('--skip-zero-variance', 'skip groups that all pass or all fail (DAPO dynamic sampling)')
@@ -180,7 +180,7 @@ export function registerTrainingCommands(program: Command, ctx: CliContext): voi
     .option('--fixed-per-slice <n>', 'static arm: tasks per slice in the fixed set', parseIntOption('--fixed-per-slice', 1), 20)
     .option('--eval-limit <n>', 'at most N held-out and N regression tasks per checkpoint', parseIntOption('--eval-limit', 1), 200)
     .option('--per-level <n>', 'generated tasks per template and level', parseIntOption('--per-level', 1), 60)
-    .option('--domain <name>', 'domain (default: retail)', collect, [])
+    .option('--domain <name>', 'domain (default: the domains that declare defaults.train)', collect, [])
     .option('--agent <name>', 'the agent trained in every arm', 'learner')
     .action(async (opts: { episodes: number; evalEvery: number; seed: number; strategy: string[]; fixedPerSlice: number; evalLimit: number; perLevel: number; domain: string[]; agent: string }) => {
       const globals = ctx.globals();
@@ -303,5 +303,5 @@ export function registerTrainingCommands(program: Command, ctx: CliContext): voi
 }
 
 function createAgentByName(name: string, seed: number) {
-  return createAgent(name, { seed });
+  return createAgent(name, { seed, domains: builtinDomains() });
 }

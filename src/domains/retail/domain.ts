@@ -7,6 +7,7 @@ import { RETAIL_REGRESSION_SET } from './regression.js';
 import { retailTemplates } from './templates/index.js';
 import { taskWorld } from './templates/worlds.js';
 import { createRetailUser } from './user.js';
+import { createRetailRuleBasedAgent, type RetailRuleBasedOptions } from './rule-based.js';
 import { createRetailState, exportRetailState, forkRetailState, hashRetailState, type RetailState } from './state.js';
 import { retailTools } from './tools.js';
 import type { RetailWorld } from './world.js';
@@ -120,7 +121,10 @@ export function createRetailDomain(options: CreateRetailDomainOptions = {}): Ret
           acceptance: retailAcceptanceChecks,
           createUser: createRetailUser,
           regressionSet: RETAIL_REGRESSION_SET,
+          // The main built-in world: `envharness train` trains here unless told otherwise.
+          defaults: { train: true },
         }),
+    baselines: { 'rule-based': (o) => createRetailRuleBasedAgent(o as RetailRuleBasedOptions) },
   });
   return Object.assign(domain, { addWorld, resolveWorld });
 }

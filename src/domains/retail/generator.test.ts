@@ -4,7 +4,7 @@ import { generateRetailWorld, normalizeWorldParams } from './generator.js';
 import { pyRound2 } from './py.js';
 import type { RetailOrder } from './schema.js';
 import { createRetailState, digestRetailExport, getOrder, getUser } from './state.js';
-import { NO_CONTEXT } from './tau-bench.js';
+import { NO_CONTEXT } from './tau-bench/actions.js';
 import { retailTools } from './tools.js';
 import { validateRetailData } from './world.js';
 

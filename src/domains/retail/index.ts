@@ -45,7 +45,11 @@ export {
   type GenerateRetailWorldOptions,
 } from './generator.js';
 export { loadTauBenchTasks, loadTauBenchWorld } from './load.js';
-export { applyTauBenchActions, NO_CONTEXT, RESPOND_ACTION, toolsByName, type TauBenchAction, type TauBenchTask } from './tau-bench.js';
+export * from './tau-bench/index.js';
+export { createBuiltinRetail } from './builtin.js';
+export { createRetailRuleBasedAgent, type RetailRuleBasedOptions } from './rule-based.js';
+export { detectIntents, RetailDialogue, type RetailIntentKind, type RetailRequest } from './dialogue.js';
+export { applyTauBenchActions, NO_CONTEXT, RESPOND_ACTION, toolsByName, type TauBenchAction, type TauBenchTask } from './tau-bench/actions.js';
 export { RETAIL_TOOL_NAMES, retailTools } from './tools.js';
 export { evaluateExpression, type CalculateResult } from './calculate.js';
 export { pyFloatRepr, pyRound2 } from './py.js';

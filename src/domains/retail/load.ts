@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { EnvHarnessError } from '../../core/index.js';
 import type { RetailData } from './schema.js';
-import type { TauBenchTask } from './tau-bench.js';
+import type { TauBenchTask } from './tau-bench/actions.js';
 import { createRetailWorld, type RetailWorld } from './world.js';
 
 /**

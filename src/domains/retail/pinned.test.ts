@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createOracleAgent } from '../../agents/oracle.js';
-import { createRuleBasedAgent } from '../../agents/rule-based.js';
+import { createRetailRuleBasedAgent } from './rule-based.js';
 import { digest, type Agent, type Task } from '../../core/index.js';
 import { instantiateTask } from '../../generation/index.js';
 import { createEpisode, createRuntimeCache } from '../../runtime/index.js';
@@ -80,7 +80,7 @@ describe('retail: pinned tasks and conversations', () => {
   it('has the customer say exactly the same things in a rule-based and an oracle conversation per template', async () => {
     const got: Record<string, string> = {};
     for (const template of retailTemplates) {
-      const rule = await conversation(instantiateTask(template, { level: 4, seed: 5, index: 0 }), createRuleBasedAgent(), 3);
+      const rule = await conversation(instantiateTask(template, { level: 4, seed: 5, index: 0 }), createRetailRuleBasedAgent(), 3);
       const oracle = await conversation(instantiateTask(template, { level: 5, seed: 5, index: 0 }), createOracleAgent(), 4);
       got[template.id] = digest([rule, oracle]);
     }

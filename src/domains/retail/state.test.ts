@@ -15,7 +15,7 @@ import {
   putRecord,
   type RetailState,
 } from './state.js';
-import { NO_CONTEXT } from './tau-bench.js';
+import { NO_CONTEXT } from './tau-bench/actions.js';
 import { retailTools } from './tools.js';
 import { createRetailWorld } from './world.js';
 

@@ -3,7 +3,7 @@ import type { JsonObject, ToolOutcome } from '../../core/index.js';
 import { itemOf, makeCatalogue, makeOrder, makeRetailWorld, makeUser } from './fixtures.js';
 import type { RetailOrder, RetailUser } from './schema.js';
 import { createRetailState, forkRetailState, getOrder, getUser, hashRetailState, listChanges, type RetailState } from './state.js';
-import { NO_CONTEXT } from './tau-bench.js';
+import { NO_CONTEXT } from './tau-bench/actions.js';
 import { retailTools } from './tools.js';
 import type { RetailWorld } from './world.js';
 

@@ -1,5 +1,5 @@
 /** A retail world: an immutable (deep-frozen) database plus the caches that make hashing it cheap. */
-import { EnvHarnessError, sha256, type JsonObject } from '../../core/index.js';
+import { EnvHarnessError, escapePointerToken, sha256, type JsonObject } from '../../core/index.js';
 import { canonicalJson, quote, sortKeys } from './canonical.js';
 import { RETAIL_TABLES, type RetailData, type RetailTable, type RetailVariant } from './schema.js';
 
@@ -96,7 +96,7 @@ export function validateRetailData(data: unknown, source = 'custom'): asserts da
     for (const [key, type] of Object.entries(spec)) {
       const field = record[key];
       const actual = Array.isArray(field) ? 'array' : field === null ? 'null' : typeof field;
-      if (actual !== type) fail(`${at}/${escape(key)}`, `expected ${type}, got ${field === undefined ? 'nothing' : actual}`);
+      if (actual !== type) fail(`${at}/${escapePointerToken(key)}`, `expected ${type}, got ${field === undefined ? 'nothing' : actual}`);
     }
     return record;
   };
@@ -107,13 +107,13 @@ export function validateRetailData(data: unknown, source = 'custom'): asserts da
   const tables = fields(data, '', { orders: 'object', products: 'object', users: 'object' });
   const users = obj(tables.users, '/users');
   for (const [id, value] of Object.entries(users)) {
-    const at = `/users/${escape(id)}`;
+    const at = `/users/${escapePointerToken(id)}`;
     const user = fields(value, at, { name: 'object', address: 'object', email: 'string', payment_methods: 'object', orders: 'array' });
     fields(user.name, `${at}/name`, { first_name: 'string', last_name: 'string' });
     fields(user.address, `${at}/address`, ADDRESS);
     strings(user.orders, `${at}/orders`);
     for (const [pid, pm] of Object.entries(obj(user.payment_methods, `${at}/payment_methods`))) {
-      const pat = `${at}/payment_methods/${escape(pid)}`;
+      const pat = `${at}/payment_methods/${escapePointerToken(pid)}`;
       const method = fields(pm, pat, { source: 'string', id: 'string' });
       if (method.source === 'gift_card') fields(pm, pat, { balance: 'number' });
       else if (method.source === 'credit_card') fields(pm, pat, { brand: 'string', last_four: 'string' });
@@ -121,15 +121,15 @@ export function validateRetailData(data: unknown, source = 'custom'): asserts da
     }
   }
   for (const [id, value] of Object.entries(obj(tables.products, '/products'))) {
-    const at = `/products/${escape(id)}`;
+    const at = `/products/${escapePointerToken(id)}`;
     const product = fields(value, at, { name: 'string', product_id: 'string', variants: 'object' });
     for (const [vid, variant] of Object.entries(obj(product.variants, `${at}/variants`))) {
-      const v = fields(variant, `${at}/variants/${escape(vid)}`, { item_id: 'string', options: 'object', available: 'boolean', price: 'number' });
-      stringValues(v.options, `${at}/variants/${escape(vid)}/options`, fail);
+      const v = fields(variant, `${at}/variants/${escapePointerToken(vid)}`, { item_id: 'string', options: 'object', available: 'boolean', price: 'number' });
+      stringValues(v.options, `${at}/variants/${escapePointerToken(vid)}/options`, fail);
     }
   }
   for (const [id, value] of Object.entries(obj(tables.orders, '/orders'))) {
-    const at = `/orders/${escape(id)}`;
+    const at = `/orders/${escapePointerToken(id)}`;
     const order = fields(value, at, {
       order_id: 'string', user_id: 'string', address: 'object', items: 'array', fulfillments: 'array', status: 'string', payment_history: 'array',
     });
@@ -155,13 +155,10 @@ export function validateRetailData(data: unknown, source = 'custom'): asserts da
 
 function stringValues(value: unknown, at: string, fail: (pointer: string, message: string) => never): void {
   for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
-    if (typeof v !== 'string') fail(`${at}/${escape(key)}`, 'expected a string');
+    if (typeof v !== 'string') fail(`${at}/${escapePointerToken(key)}`, 'expected a string');
   }
 }
 
-function escape(key: string): string {
-  return key.replace(/~/g, '~0').replace(/\//g, '~1');
-}
 
 /** Canonical JSON of one immutable record, memoised per world. */
 export function recordCanon(world: RetailWorld, record: object): string {
