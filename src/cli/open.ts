@@ -4,6 +4,7 @@ import { EnvHarnessError, type Domain, type RegisteredTemplate } from '../core/i
 import { loadDeclarativeTemplates } from '../generation/declarative.js';
 import { createHarness, type Harness } from '../harness/harness.js';
 import { builtinDomains } from '../builtins.js';
+import { createStatelessDomain } from '../domains/math/index.js';
 import type { GlobalOptions } from './options.js';
 
 /** Reads declarative template files (YAML, or JSON by extension) for `--templates`. */
@@ -27,10 +28,29 @@ export function loadTemplateFiles(files: readonly string[]): RegisteredTemplate<
  */
 export async function openHarness(globals: GlobalOptions, options: { domains?: readonly Domain<any>[] } = {}): Promise<Harness> {
   const templates = loadTemplateFiles(globals.templates);
-  const harness = await createHarness({ store: globals.store, domains: [...builtinDomains(), ...(options.domains ?? [])], templates });
+  const domains = [...builtinDomains(), ...(options.domains ?? [])];
+  const harness = await createHarness({ store: globals.store, domains: [...domains, ...declarativeDomains(templates, domains)], templates });
   // initialize() also lets each domain restore what its imported tasks need (Domain.restore).
   await harness.initialize();
   return harness;
+}
+
+/**
+ * A stateless domain for each domain named only by declarative question/answer templates (e.g.
+ * examples/templates/arithmetic.yaml's `arith`), so tasks made without code train and evaluate like any
+ * other. Tool-call templates need a registered domain with their tools, and get none.
+ */
+export function declarativeDomains(templates: readonly RegisteredTemplate<any>[], known: readonly Domain<any>[]): Domain<any>[] {
+  const names = new Set(known.map((d) => d.name));
+  const qa = (t: RegisteredTemplate<any>) => {
+    try {
+      return t.sourceText !== undefined && (JSON.parse(t.sourceText) as { kind?: string }).kind === 'question_answer';
+    } catch {
+      return false;
+    }
+  };
+  const wanted = [...new Set(templates.filter((t) => !names.has(t.domain)).map((t) => t.domain))];
+  return wanted.filter((name) => templates.filter((t) => t.domain === name).every(qa)).map((name) => createStatelessDomain(name));
 }
 
 /** Opens the harness, runs `fn`, and always closes it. */

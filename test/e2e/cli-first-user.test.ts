@@ -1,5 +1,5 @@
 /** What a first user hits on the CLI (issue 13 items 5 and 7): each case refuses with a typed error or works. */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -48,12 +48,14 @@ describe('first-user CLI cases', { timeout: 300_000 }, () => {
   });
 
   it('report --out to an unwritable path is a typed error naming the path, without a stack trace', async () => {
-    const target = '/proc/envharness-nope/report.html';
+    // Under a regular file: no directory can be made there (ENOTDIR).
+    writeFileSync(join(dir, 'a-file'), '');
+    const target = join(dir, 'a-file', 'report.html');
     const r = await run('report', '--out', target);
     expect(r.code).toBe(2);
     expect(r.err).toContain('CONFIG_INVALID');
     expect(r.err).toContain(target);
-    expect(r.err).not.toMatch(/\n\s+at /);
+    expect(r.err).not.toMatch(/\n\s+at .+:\d+:\d+/);
   });
 
   it('train starts a fresh learner unless --resume-agent, and runs compare warns when starting states differ', async () => {
@@ -88,6 +90,19 @@ describe('first-user CLI cases', { timeout: 300_000 }, () => {
     const r = await run('--json', 'review', '--approve', pending[0]!.taskId.slice(0, 10), '--reviewer', 'test');
     expect(r.code, r.err).toBe(0);
     expect(JSON.parse(r.out)).toMatchObject({ taskId: pending[0]!.taskId, status: 'approved' });
+  });
+
+  it('declarative templates (no code) train and evaluate from the CLI under their own domain', async () => {
+    const templates = ['--templates', 'examples/templates/arithmetic.yaml'];
+    const trained = await run(...templates, '--json', 'train', '--domain', 'arith', '--episodes', '20', '--eval-every', '0', '--per-level', '3', '--no-report', '--agent-state', join(dir, 'arith.json'));
+    expect(trained.code, trained.err).toBe(0);
+    expect(JSON.parse(trained.out).episodes).toBe(20);
+    const evaluated = await run(...templates, '--json', 'eval', '--domain', 'arith', '--split', 'dynamic', '--agent', 'oracle', '--limit', '3', '--agent-state', join(dir, 'none.json'));
+    expect(evaluated.code, evaluated.err).toBe(0);
+    const rows = JSON.parse(evaluated.out).rows as Array<{ slice: string; passK: number[] }>;
+    const slices = rows.filter((r) => r.slice !== '*'); // '*' is the total row
+    expect(slices.length).toBeGreaterThan(0);
+    expect(slices.every((r) => r.slice.startsWith('arith/') && r.passK[0] === 1), JSON.stringify(rows)).toBe(true);
   });
 
   it("train's fill message counts held-out tasks apart from the dynamic pool", () => {
