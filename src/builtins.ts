@@ -1,5 +1,7 @@
 /** The built-in domains, wired explicitly (importing a domain registers nothing): the one file that names them. */
 import type { Domain } from './core/index.js';
+import { apiWorkflows } from './domains/api-workflows/index.js';
+import { library } from './domains/library/index.js';
 import { math } from './domains/math/index.js';
 import { createBuiltinRetail, retail } from './domains/retail/index.js';
 
@@ -9,5 +11,5 @@ const retailView = createBuiltinRetail(retail);
 
 /** The domains `envharness` (CLI and `serve`) runs. */
 export function builtinDomains(): Domain<any>[] {
-  return [retailView, math];
+  return [retailView, math, apiWorkflows, library];
 }

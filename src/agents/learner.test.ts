@@ -105,8 +105,8 @@ describe('learner agent', () => {
   });
 
   it('rejects a malformed state with the pointer of the bad field', () => {
-    expect(() => createLearnerAgent({ state: { format: 'envharness-learner/1', episodes: 1, tables: { 'generic@1': { s: { n: 1, q: { finish: 'x' } } } } } })).toThrow(
-      /\/tables\/generic@1\/s\/q\/finish/,
+    expect(() => createLearnerAgent({ state: { format: 'envharness-learner/1', episodes: 1, tables: { 'generic@2': { s: { n: 1, q: { finish: 'x' } } } } } })).toThrow(
+      /\/tables\/generic@2\/s\/q\/finish/,
     );
     expect(() => createLearnerAgent({ state: [] })).toThrow(/expected an object/);
   });
@@ -115,7 +115,7 @@ describe('learner agent', () => {
     const learner = createLearnerAgent({ seed: 7, training: true });
     await runMany(inventory, tasks, learner, 30);
     const tables = (learner.getState() as { tables: Record<string, Record<string, unknown>> }).tables;
-    const keys = Object.keys(tables['generic@1']!);
+    const keys = Object.keys(tables['generic@2']!);
     expect(keys).toEqual([...keys].sort());
   });
 });

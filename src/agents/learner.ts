@@ -18,7 +18,6 @@ import {
   type Rng,
   type StepResult,
 } from '../core/index.js';
-import { retailSkills } from './retail-skills.js';
 import { genericSkills, type SkillSet, type SkillTracker } from './skill-set.js';
 
 /** The format tag of a saved learner state. */
@@ -57,7 +56,7 @@ export interface LearnerOptions {
   shaping?: Partial<Record<FeedbackCode, number>>;
   /** The learner finishes on its own after this many steps (default 40). */
   maxSteps?: number;
-  /** Skill sets, the first that handles the episode's domain is used (default: retail, then generic). */
+  /** Skill sets, the first that handles the episode's domain is used (default: the generic one, which handles every domain). */
   skills?: readonly SkillSet[];
   /** A saved state (`getState()`) to start from. */
   state?: JsonValue;
@@ -109,7 +108,7 @@ export function createLearnerAgent(options: LearnerOptions = {}): LearnerAgent {
   const k = options.explorationVisits ?? 20;
   const shaping = { ...(options.shaping ?? DEFAULT_LEARNER_SHAPING) };
   const maxSteps = options.maxSteps ?? 40;
-  const skills = options.skills ?? [retailSkills, genericSkills];
+  const skills = options.skills ?? [genericSkills];
   const tables = new Map<string, Map<string, Entry>>();
   for (const s of skills) tables.set(s.id, new Map());
   let episodes = 0;
@@ -163,7 +162,7 @@ export function createLearnerAgent(options: LearnerOptions = {}): LearnerAgent {
 
   const agent: LearnerAgent = {
     name: 'learner',
-    version: '1',
+    version: '2',
     config(): JsonValue {
       return {
         seed,

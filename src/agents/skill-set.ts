@@ -1,7 +1,8 @@
 /**
  * Skill sets: how the learner sees a domain. A skill set turns observations into a small abstract state
- * and offers slot-filled macros (e.g. "look up the order the user mentioned") as the learner's actions.
- * It holds no knowledge of any task's solution: slots are filled from what the agent has observed.
+ * and offers slot-filled macros (e.g. "call checkout_book with the member id the last lookup returned")
+ * as the learner's actions. It holds no knowledge of any task's solution: slots are filled from what the
+ * agent has observed.
  */
 import type { Action, JsonValue, Observation, StepResult, ToolSpec } from '../core/index.js';
 import { isFaultError } from './faults.js';
@@ -31,134 +32,322 @@ export interface SkillSet {
 
 type Schema = { type?: unknown; enum?: unknown; items?: unknown; properties?: unknown; required?: unknown };
 
-const GENERIC_WORDS = new Set(['get', 'set', 'list', 'find', 'all', 'the', 'and', 'for', 'with', 'item', 'items', 'details', 'info']);
+/**
+ * Where an argument's value comes from, one letter each (a macro's name lists one per required argument):
+ * `o` a tool output's field of the same name (the most relevant object, then the most recent),
+ * `n` the value the user gave right after the argument's name ("my card is C-4821"),
+ * `i` the latest identifier the user said, `q` the latest quoted phrase, `d` the latest number,
+ * `e` the enum value the user mentioned, `t` true.
+ */
+type Source = 'o' | 'n' | 'i' | 'q' | 'd' | 'e' | 't';
+const SOURCES: readonly Source[] = ['o', 'n', 'i', 'q', 'd', 'e', 't'];
+
+/** A value seen in a tool's output: its field name, the tool, and the words of the object holding it. */
+interface Seen {
+  key: string;
+  value: JsonValue;
+  words: readonly string[];
+  order: number;
+}
+
+const GENERIC_WORDS = new Set(['get', 'set', 'list', 'find', 'all', 'the', 'and', 'for', 'with', 'item', 'items', 'details', 'info', 'by']);
 const IDENT = /[A-Za-z0-9#][A-Za-z0-9_@.#-]*[A-Za-z0-9]/g;
+const WORDS = /[a-z0-9]+/g;
+const MAX_SEEN = 2000;
 
 /**
- * The generic skill set: one macro per tool (arguments from the identifiers and numbers the user
- * mentioned), plus tell the last result, ask for confirmation, close, retry after a fault, finish.
- * State: which tools have succeeded (in order), how the last step went, whether confirmation was asked, whether the
- * last result was told.
+ * The generic skill set: it learns any domain from the declared tool schemas, the observations, the tool
+ * outputs it has seen and the user's messages, with no domain code. Macros: one per tool and way of filling
+ * its required arguments (see `Source`), ask the user for an argument no one has given, tell the last
+ * result, ask for confirmation, close, retry after a fault, finish, and finish with an answer built from
+ * the question (a number it saw, the signed sum of its numbers, or how often one quoted string occurs in
+ * another). State: the tool-name words the user said (or, with no tools, the question's first two words),
+ * the tools that succeeded in order, how the last step went (error code or fault), the non-empty fields of
+ * each tool's latest output, and whether confirmation was asked and the result told.
  */
 export const genericSkills: SkillSet = {
-  id: 'generic@1',
+  id: 'generic@2',
   handles: () => true,
   start: (reset) => new GenericTracker(reset),
 };
 
 class GenericTracker implements SkillTracker {
   private readonly tools: readonly ToolSpec[];
-  private readonly entities: string[] = [];
-  private readonly numbers: number[] = [];
+  private readonly cue: string;
   private userText = '';
-  private readonly succeeded = new Set<string>();
-  private last: 'start' | 'ok' | 'error' | 'fault' | 'said' = 'start';
+  private userWords = new Set<string>();
+  private readonly seen: Seen[] = [];
+  /** Non-empty top-level fields of each tool's latest successful output. */
+  private readonly facts = new Map<string, string[]>();
+  private readonly succeeded: string[] = [];
+  private last = 'start';
   private lastOutput: JsonValue | undefined;
   private lastCall: Action | undefined;
+  private readonly asks = new Map<string, number>();
   private asked = false;
   private told = false;
-
-  /** Words of tool names that the user's opening contains, e.g. "add": what the request is about. */
-  private readonly cue: string;
+  /** Calls that succeeded, and calls that failed since the last successful write (canonical JSON): not offered again. */
+  private readonly done = new Set<string>();
+  private readonly failed = new Set<string>();
+  private calls = 0;
+  private cache: Map<string, Action> | undefined;
+  /** The refused write just proposed to the user, if the last step proposed one. */
+  private proposed: Action | undefined;
+  /** Required arguments that a tool output can fill now (part of the state). */
+  private slots = new Set<string>();
 
   constructor(reset: Observation) {
     this.tools = [...(reset.tools ?? [])].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     this.hear(reset.text ?? '');
-    const said = new Set(this.userText.match(/[a-z]+/g) ?? []);
-    const words = new Set<string>();
-    for (const tool of this.tools) for (const w of tool.name.split('_')) if (w.length >= 3 && !GENERIC_WORDS.has(w) && said.has(w)) words.add(w);
-    this.cue = [...words].sort().join('+');
+    const said = this.userWords;
+    if (this.tools.length === 0) {
+      this.cue = (reset.text ?? '').toLowerCase().match(/[a-z]+/g)?.slice(0, 2).join('_') ?? '';
+    } else {
+      const words = new Set<string>();
+      for (const tool of this.tools) for (const w of tool.name.split('_')) if (w.length >= 3 && !GENERIC_WORDS.has(w) && said.has(w)) words.add(w);
+      this.cue = [...words].sort().join('+');
+    }
   }
 
   state(): string {
-    // Tools in the order they first succeeded: "checked, then added" and "added, then checked" differ.
-    return `${this.cue}|${[...this.succeeded].join('>')}|${this.last}|${this.asked ? 1 : 0}${this.told ? 1 : 0}`;
+    this.macros();
+    const facts = [...new Set([...this.facts.values()].flat())].sort().join(',');
+    // Not which tools ran (reads that led nowhere would multiply the states), but what they made possible:
+    // the arguments now fillable from outputs, and the writes done.
+    const writes = this.succeeded.filter((t) => this.tools.find((x) => x.name === t)?.effect === 'write').sort();
+    return `${this.cue}|${writes.join('+')}|${[...this.slots].sort().join('+')}|${this.last}|${facts}|${this.asked ? 1 : 0}${this.told ? 1 : 0}`;
   }
 
   options(): readonly string[] {
-    const out: string[] = [];
-    for (const tool of this.tools) if (this.fill(tool) !== undefined) out.push(`call:${tool.name}`);
-    if (this.lastOutput !== undefined) out.push('tell');
-    out.push('confirm', 'close');
-    if (this.last === 'fault' && this.lastCall !== undefined) out.push('retry');
-    out.push('finish');
-    return out;
+    return [...this.macros().keys()];
   }
 
   expand(macro: string): Action {
-    if (macro.startsWith('call:')) {
-      const tool = this.tools.find((t) => `call:${t.name}` === macro);
-      const args = tool === undefined ? undefined : this.fill(tool);
-      if (tool !== undefined && args !== undefined) return { type: 'tool', tool: tool.name, args };
-    }
-    switch (macro) {
-      case 'tell':
-        return { type: 'message', text: `Here is what I found: ${flattenJson(this.lastOutput ?? null)}.` };
-      case 'confirm':
-        return { type: 'message', text: 'I am about to make this change. Do you confirm?' };
-      case 'close':
-        return { type: 'message', text: 'Is there anything else I can help you with?' };
-      case 'retry':
-        if (this.lastCall !== undefined) return this.lastCall;
-    }
-    return { type: 'finish' };
+    return this.macros().get(macro) ?? { type: 'finish' };
   }
 
-  observe(_macro: string, action: Action, result: StepResult): void {
+  observe(macro: string, action: Action, result: StepResult): void {
+    this.cache = undefined;
+    // Right after proposing a refused write, the choice is to make it (`do`) or not.
+    this.proposed = macro === 'confirm' ? this.refusedWrite() : undefined;
+    if (macro.startsWith('ask:')) this.asks.set(macro.slice(4), (this.asks.get(macro.slice(4)) ?? 0) + 1);
     const obs = result.observation;
     if (action.type === 'tool') {
       this.lastCall = action;
+      const key = JSON.stringify(action);
       if (obs.error === undefined) {
-        this.succeeded.add(action.tool);
+        this.done.add(key);
+        if (this.tools.find((t) => t.name === action.tool)?.effect === 'write') this.failed.clear();
+        if (!this.succeeded.includes(action.tool)) this.succeeded.push(action.tool);
         this.lastOutput = obs.output;
+        this.remember(action.tool, obs.output ?? null);
         this.last = 'ok';
         this.told = false;
         this.asked = false;
       } else {
-        this.last = isFaultError(obs) ? 'fault' : 'error';
+        this.last = isFaultError(obs) ? 'fault' : `e:${obs.error.code}`;
+        if (!isFaultError(obs)) this.failed.add(key);
+        // A refused write may need a (new) confirmation that names it.
+        if (this.tools.find((t) => t.name === action.tool)?.effect === 'write') this.asked = false;
       }
     } else if (action.type === 'message') {
       this.last = 'said';
+      // What the user says can lift a refusal (a confirmation, a missing detail): refused calls may be tried again.
+      this.failed.clear();
       if (action.text.startsWith('Here is')) this.told = true;
       if (action.text.includes('confirm')) this.asked = true;
       this.hear(obs.text ?? '');
     }
   }
 
+  /** Every macro that can be filled now, by name, in a stable order (duplicates of an earlier action dropped). */
+  private macros(): Map<string, Action> {
+    if (this.cache !== undefined) return this.cache;
+    const out = new Map<string, Action>();
+    if (this.proposed !== undefined) {
+      out.set('do', this.proposed);
+      out.set('close', { type: 'message', text: 'Is there anything else I can help you with?' });
+      out.set('finish', { type: 'finish' });
+      this.cache = out;
+      return out;
+    }
+    const concrete = new Set<string>();
+    const missing = new Set<string>();
+    this.slots = new Set();
+    let writable = false;
+    for (const tool of this.tools) {
+      const props = (tool.parameters['properties'] ?? {}) as Record<string, Schema>;
+      const required = Array.isArray(tool.parameters['required']) ? (tool.parameters['required'] as string[]) : [];
+      let combos: Array<{ name: string; args: Record<string, JsonValue> }> = [{ name: '', args: {} }];
+      const unsure: string[] = [];
+      for (const arg of required) {
+        let options = SOURCES.flatMap((s) => {
+          const v = this.fill(arg, props[arg] ?? {}, s);
+          return v === undefined ? [] : [{ s, v }];
+        });
+        if (options.some((o) => o.s === 'o')) this.slots.add(arg);
+        // A value read from an output or given by name beats a guess among the user's loose words.
+        // (A number the user said stays on offer next to one read from an output: "add 5 units" vs the stock it returned.)
+        const sure = options.filter((o) => o.s === 'n' || o.s === 'o' || o.s === 'e' || o.s === 't');
+        if (sure.length > 0) options = options.filter((o) => sure.includes(o) || o.s === 'd');
+        else unsure.push(arg);
+        combos = combos.flatMap((c) => options.map((o) => ({ name: c.name + o.s, args: { ...c.args, [arg]: o.v } })));
+        if (combos.length > 16) combos = combos.slice(0, 16);
+      }
+      // Ask for an argument only when it is the one thing a call lacks; guess at most one argument from loose words.
+      if (unsure.length === 1) missing.add(unsure[0]!);
+      if (unsure.length > 1) continue;
+      for (const c of combos) {
+        const action: Action = { type: 'tool', tool: tool.name, args: c.args };
+        const key = JSON.stringify(action);
+        if (concrete.has(key) || this.done.has(key) || this.failed.has(key)) continue;
+        concrete.add(key);
+        if (tool.effect === 'write') writable = true;
+        out.set(c.name === '' ? `call:${tool.name}` : `call:${tool.name}:${c.name}`, action);
+      }
+    }
+    for (const arg of [...missing].sort()) {
+      if ((this.asks.get(arg) ?? 0) < 2) out.set(`ask:${arg}`, { type: 'message', text: `Could you tell me your ${arg.replace(/_/g, ' ')}?` });
+    }
+    if (this.lastOutput !== undefined && !this.told) out.set('tell', { type: 'message', text: `Here is what I found: ${flattenJson(this.lastOutput)}.` });
+    if (writable && !this.asked) out.set('confirm', { type: 'message', text: `${this.proposal()}Do you confirm?` });
+    out.set('close', { type: 'message', text: 'Is there anything else I can help you with?' });
+    if (this.last === 'fault' && this.lastCall !== undefined) out.set('retry', this.lastCall);
+    // Answers only where there is nothing to change: a world with write tools is graded on its state.
+    if (!this.tools.some((t) => t.effect === 'write')) for (const [name, answer] of this.answers()) out.set(`answer:${name}`, { type: 'finish', answer });
+    out.set('finish', { type: 'finish' });
+    this.cache = out;
+    return out;
+  }
+
+  /** The refused write the confirmation is about, in words ("I can cancel pending order with order id #W1, reason no longer needed. "), or a generic line. */
+  private refusedWrite(): (Action & { type: 'tool' }) | undefined {
+    const call = this.lastCall;
+    if (call?.type !== 'tool' || !this.last.startsWith('e:') || this.tools.find((t) => t.name === call.tool)?.effect !== 'write') return undefined;
+    return call;
+  }
+
+  private proposal(): string {
+    const call = this.refusedWrite();
+    if (call === undefined) return 'I am about to make this change. ';
+    const args = Object.entries(call.args).map(([k, v]) => `${k.replace(/_/g, ' ')} ${Array.isArray(v) ? v.join(', ') : String(v)}`);
+    return `I can ${call.tool.replace(/_/g, ' ')} with ${args.join(', ')}. Shall I go ahead? `;
+  }
+
+  /** Answers built from what was said: the last number, the signed sum of the numbers, how often one quoted string occurs in another. */
+  private answers(): Array<[string, string]> {
+    const out: Array<[string, string]> = [];
+    const terms = [...this.userText.matchAll(/(?:([+-])\s+)?((?<![\w.-])-?\d+(?:\.\d+)?)(?![\w.-])/g)].map((m) => (m[1] === '-' ? -1 : 1) * Number(m[2]));
+    if (terms.length > 0) out.push(['last', String(terms[terms.length - 1])]);
+    if (terms.length >= 2) out.push(['sum', String(terms.reduce((a, b) => a + b, 0))]);
+    const quoted = [...this.userText.matchAll(/"([^"]+)"/g)].map((m) => m[1]!);
+    if (quoted.length >= 2) {
+      const sorted = [...quoted].sort((a, b) => a.length - b.length);
+      const needle = sorted[0]!;
+      const hay = sorted[sorted.length - 1]!;
+      out.push(['count', String(hay.split(needle).length - 1)]);
+    }
+    return out;
+  }
+
   private hear(text: string): void {
-    this.userText += ` ${text.toLowerCase()}`;
-    for (const token of text.split(/\s+/)) {
-      const bare = token.replace(/[.,!?;:]+$/, '');
-      if (/^[0-9]{1,9}$/.test(bare)) this.numbers.push(Number(bare));
-    }
-    for (const w of text.match(IDENT) ?? []) if (/[0-9@_#-]/.test(w) && !/^[0-9]+$/.test(w)) this.entities.push(w);
+    if (this.userText.length < 20_000) this.userText += ` ${text}`;
+    for (const w of text.toLowerCase().match(WORDS) ?? []) this.userWords.add(w);
   }
 
-  /** Arguments for a tool from what the user said, or undefined when a required one cannot be filled. */
-  private fill(tool: ToolSpec): Record<string, JsonValue> | undefined {
-    const props = (tool.parameters['properties'] ?? {}) as Record<string, Schema>;
-    const required = Array.isArray(tool.parameters['required']) ? (tool.parameters['required'] as string[]) : [];
-    const args: Record<string, JsonValue> = {};
-    for (const name of required) {
-      const value = this.slot(props[name] ?? {});
-      if (value === undefined) return undefined;
-      args[name] = value;
-    }
-    return args;
+  /** Records the fields of a tool's output (values to copy later, and the non-empty ones as state facts). */
+  private remember(tool: string, output: JsonValue): void {
+    const order = this.calls++;
+    const facts: string[] = [];
+    if (output !== null && typeof output === 'object' && !Array.isArray(output)) {
+      for (const key of Object.keys(output).sort()) {
+        const v = output[key]!;
+        if (v === true || (typeof v === 'number' && v !== 0) || (Array.isArray(v) && v.length > 0)) facts.push(key);
+        else if (typeof v === 'string' && /^[a-z]{2,12}$/.test(v)) facts.push(`${key}=${v}`);
+      }
+    } else if (Array.isArray(output)) facts.push(output.length === 0 ? `${tool}:0` : output.length === 1 ? `${tool}:1` : `${tool}:n`);
+    this.facts.set(tool, facts);
+    // A bare value is named by what the tool's name says it returns: find_user_id_by_email → "user_id".
+    const named = tool.replace(/_by_.*$/, '').replace(/^[a-z]+_(?=[a-z])/, '');
+    const walk = (value: JsonValue, key: string, holder: readonly string[]): void => {
+      if (this.seen.length >= MAX_SEEN) return;
+      if (Array.isArray(value)) for (const v of value) walk(v, key, holder);
+      else if (value !== null && typeof value === 'object') {
+        const words = Object.values(value).flatMap((v) => (typeof v === 'string' ? v.toLowerCase().match(WORDS) ?? [] : []));
+        for (const k of Object.keys(value)) walk(value[k]!, k, words);
+      } else this.seen.push({ key, value, words: holder, order });
+    };
+    walk(output, named, []);
   }
 
-  private slot(schema: Schema): JsonValue | undefined {
+  /** A value for `arg` from one source, or undefined. */
+  private fill(arg: string, schema: Schema, source: Source): JsonValue | undefined {
+    const type = schema.type;
     if (Array.isArray(schema.enum) && schema.enum.length > 0) {
-      const values = schema.enum as JsonValue[];
-      return values.find((v) => typeof v === 'string' && this.userText.includes(v.toLowerCase())) ?? values[0];
+      if (source !== 'e') return undefined;
+      const text = this.userText.toLowerCase();
+      let best: JsonValue | undefined;
+      let at = -1;
+      for (const v of schema.enum as JsonValue[]) {
+        const i = typeof v === 'string' ? text.lastIndexOf(v.toLowerCase()) : -1;
+        if (i > at) [best, at] = [v, i];
+      }
+      return best;
     }
-    if (schema.type === 'string') return this.entities[this.entities.length - 1];
-    if (schema.type === 'integer' || schema.type === 'number') return this.numbers[this.numbers.length - 1];
-    if (schema.type === 'boolean') return true;
-    if (schema.type === 'array') {
-      const item = this.slot((schema.items ?? {}) as Schema);
+    if (type === 'array') {
+      const item = this.fill(arg.replace(/s$/, ''), (schema.items ?? {}) as Schema, source);
       return item === undefined ? undefined : [item];
     }
-    return undefined;
+    if (type === 'boolean') return source === 't' ? true : undefined;
+    const numeric = type === 'integer' || type === 'number';
+    if (type !== 'string' && !numeric) return undefined;
+    const fits = (v: JsonValue): boolean => (numeric ? typeof v === 'number' && (type === 'number' || Number.isInteger(v)) : typeof v === 'string');
+    switch (source) {
+      case 'o':
+        return this.fromOutputs(arg, fits);
+      case 'n':
+        return this.named(arg, numeric);
+      case 'i':
+        if (numeric) return undefined;
+        return [...(this.userText.match(IDENT) ?? [])].reverse().find((w) => /[0-9@_#-]/.test(w) && !/^[0-9]+$/.test(w));
+      case 'q':
+        if (numeric) return undefined;
+        return [...this.userText.matchAll(/"([^"]+)"/g)].map((m) => m[1]!).pop();
+      case 'd': {
+        if (!numeric) return undefined;
+        // A number on its own, not part of an identifier ("lever-4") or a date.
+        const n = this.userText.match(/(?<![\w.-])[0-9]{1,9}(?![\w-]|\.\d)/g)?.pop();
+        return n === undefined ? undefined : Number(n);
+      }
+      default:
+        return undefined;
+    }
+  }
+
+  /** The output value whose field matches `arg`, from the object most like what the user said, then the most recent. */
+  private fromOutputs(arg: string, fits: (v: JsonValue) => boolean): JsonValue | undefined {
+    const stem = arg.replace(/_ids?$/, '');
+    const matches = (key: string): boolean => key === arg || key === `${stem}s` || key === `${arg}s`;
+    let best: Seen | undefined;
+    let score = -1;
+    for (const s of this.seen) {
+      if (!matches(s.key) || !fits(s.value)) continue;
+      const relevance = s.words.length === 0 ? 0 : s.words.filter((w) => this.userWords.has(w)).length / s.words.length;
+      if (relevance > score || (relevance === score && s.order > best!.order)) [best, score] = [s, relevance];
+    }
+    return best?.value;
+  }
+
+  /** The value the user gave right after naming the argument ("card is C-4821", "zip code 19122"). */
+  private named(arg: string, numeric: boolean): JsonValue | undefined {
+    const name = arg.replace(/_ids?$/, '').split('_').filter((w) => w.length > 0).join('[ _]+');
+    if (name.length === 0) return undefined;
+    const value = numeric ? '(-?[0-9]+(?:\\.[0-9]+)?)' : '("[^"]+"|[A-Za-z0-9#][A-Za-z0-9_@.#-]*[A-Za-z0-9])';
+    const re = new RegExp(`\\b${name}\\b(?:\\s+(?:is|was|number|code|id|of|:))*\\s*:?\\s+${value}`, 'gi');
+    let found: string | undefined;
+    for (const m of this.userText.matchAll(re)) found = m[1];
+    if (found === undefined) return undefined;
+    if (numeric) return Number(found);
+    return found.startsWith('"') ? found.slice(1, -1) : found;
   }
 }

@@ -52,7 +52,12 @@ export function flattenJson(value: JsonValue, limit = 400): string {
       for (const k of Object.keys(v)) walk(v[k]!, k);
     }
   };
-  walk(value, undefined);
+  // Top-level scalars first ("status pending"), so that a long nested record does not push them past the limit.
+  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+    const keys = Object.keys(value);
+    const scalar = keys.filter((k) => value[k] === null || typeof value[k] !== 'object');
+    for (const k of [...scalar, ...keys.filter((k) => !scalar.includes(k))]) walk(value[k]!, k);
+  } else walk(value, undefined);
   const text = parts.join(', ');
   return text.length > limit ? `${text.slice(0, limit)}…` : text;
 }

@@ -132,6 +132,13 @@ export interface Domain<S = unknown> {
     formats: readonly string[];
     export(request: EpisodeStateRequest): Promise<{ text: string; summary: Record<string, string> }>;
   };
+  /**
+   * Feedback the domain adds after each valid action (e.g. faults its own services injected and the
+   * agent's recovery from them), after the runtime's own. Must be deterministic in the episode so far.
+   */
+  feedback?(ctx: { action: Action; trace: readonly TraceEntry[]; state: S; task: Task }): Feedback[];
+  /** Domain-specific fields of the episode's outcome, put in the last step's `info.report`. */
+  report?(ctx: PolicyContext<S> & { referenceState: S }): JsonObject;
 }
 
 /** Per-domain defaults read by shared code. */

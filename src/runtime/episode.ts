@@ -365,6 +365,9 @@ class EpisodeRun<S> implements Episode {
     if (producers !== undefined && out.action !== undefined) {
       for (const produce of producers) feedback.push(...produce({ action: out.action, trace: this.trace }));
     }
+    if (this.domain.feedback !== undefined && out.action !== undefined) {
+      feedback.push(...this.domain.feedback({ action: out.action, trace: this.trace, state: this.state, task: this.task }));
+    }
 
     if (this.hashDirty) this.rehash();
     const info: StepInfo = { step, outcome: 0, shaping: 0, stateHash: this.hash };
@@ -381,6 +384,9 @@ class EpisodeRun<S> implements Episode {
       }
       info.endReason = endReason!;
       info.excludeFromStats = exclude;
+      if (this.domain.report !== undefined) {
+        info.report = this.domain.report({ state: this.state, trace: this.trace, task: this.task, referenceState: this.prepared.referenceState });
+      }
       const userRecord = this.user?.record?.();
       if (userRecord !== undefined) info.user = userRecord;
     }

@@ -1,7 +1,7 @@
 /** The domain conformance suite: every domain runs `describeDomain(domain)` in its own test file. */
 import { describe, expect, it } from 'vitest';
 import { canonicalize, createRng } from '../../src/core/index.js';
-import type { Action, Domain, RegisteredTemplate, Task } from '../../src/core/index.js';
+import type { Action, Agent, Domain, RegisteredTemplate, Task } from '../../src/core/index.js';
 import {
   createEpisode,
   createMemoryRecorder,
@@ -11,6 +11,9 @@ import {
   verifyReplay,
 } from '../../src/runtime/index.js';
 import { instantiateTask } from '../../src/generation/index.js';
+import { checkDeterminism, checkFailingCallsChangeNothing, checkLevelsDiffer } from './domain-checks.js';
+
+export { checkDeterminism, checkFailingCallsChangeNothing, checkLevelsDiffer, type CheckOptions } from './domain-checks.js';
 
 export interface DescribeDomainOptions {
   /** Generation seeds tried for every template and level (default 1, 2, 3). */
@@ -21,13 +24,19 @@ export interface DescribeDomainOptions {
   randomMustFail?: boolean;
   /** Episode seeds used for record-and-replay per task (default 0 and 7). */
   episodeSeeds?: readonly number[];
+  /** Scripted baselines (observation contract only) whose success per level must not rise (default: the domain's `baselines`). */
+  baselines?: readonly Agent[];
+  /** Tasks per level when comparing adjacent levels (default 16). */
+  levelSamples?: number;
 }
 
 /**
  * Registers the conformance tests of a domain: tools are well declared; forks and hashes behave;
  * every template generates at every level for several seeds; the same seed gives a deep-equal task;
  * the reference solution terminates with outcome 1; the empty (and a random) trajectory fails;
- * recorded episodes replay to identical per-step observations, rewards and state hashes.
+ * recorded episodes replay to identical per-step observations, rewards and state hashes; fuzzed tool calls
+ * that fail change nothing; adjacent levels really differ and baselines do not do better at higher levels;
+ * tools, build and user are deterministic (`domain-checks.ts`, which tests can call directly).
  * @example
  * describeDomain(createInventoryDomain());
  */
@@ -95,6 +104,23 @@ export function describeDomain(domain: Domain<any>, options: DescribeDomainOptio
           });
         }
       }
+    });
+
+    // The domain's own baselines (`Domain.baselines`) unless the caller names others.
+    const declared = (domain as { baselines?: Readonly<Record<string, () => Agent>> }).baselines ?? {};
+    const baselines = options.baselines ?? Object.keys(declared).sort().map((name) => declared[name]!());
+    const checks = { seeds, instantiate: build, cache, levelSamples: options.levelSamples, baselines };
+
+    it('leaves the state unchanged on every failing call (tools fuzzed with schema-sampled arguments on reference and random-play states)', () => {
+      expect(checkFailingCallsChangeNothing(domain, checks)).toEqual([]);
+    });
+
+    it('has levels that really differ, and baselines do not do better at higher levels', () => {
+      expect(checkLevelsDiffer(domain, checks)).toEqual([]);
+    });
+
+    it('is deterministic in tools, build and user', () => {
+      expect(checkDeterminism(domain, checks)).toEqual([]);
     });
 
     for (const template of domain.templates as readonly RegisteredTemplate<any>[]) {

@@ -1,7 +1,7 @@
 /**
- * Understanding a retail conversation, shared by the rule-based agent and the learner: keyword/regex
+ * Understanding a retail conversation, used by the rule-based agent (the generic learner has no retail code): keyword/regex
  * intents and facts from the customer's words, records from the tools' outputs, and the slot-filled
- * actions (ask, look up, propose, act, tell, refuse) both agents choose from. It reads observations only.
+ * actions (ask, look up, propose, act, tell, refuse) the bot chooses from. It reads observations only.
  */
 import type { Action, JsonObject, JsonValue, Observation } from '../../core/index.js';
 import { isFaultError } from '../../agents/faults.js';

@@ -74,7 +74,7 @@ async function learningCurve(): Promise<void> {
     const u = await successOf(learner, unseen, 100_000);
     const h = await successOf(learner, heldout, 200_000);
     learner.setTraining(true);
-    const states = Object.keys(((learner.getState() as { tables: Record<string, object> }).tables['retail@1'] ?? {}) as object).length;
+    const states = Object.values((learner.getState() as { tables: Record<string, object> }).tables).reduce((n, t) => n + Object.keys(t).length, 0);
     console.log(`| ${n} | ${window.length === 0 ? '–' : pct(mean(window))} | ${pct(u)} | ${pct(h)} | ${states} |`);
   };
   await evaluate(0, []);
