@@ -1,10 +1,9 @@
 /** Opens the harness the CLI works on: the store from --store, built-in domains, declarative template files. */
 import { readFileSync } from 'node:fs';
-import { EnvHarnessError, type Domain, type RegisteredTemplate } from '../core/index.js';
+import { defineDomain, EnvHarnessError, type Domain, type RegisteredTemplate } from '../core/index.js';
 import { loadDeclarativeTemplates } from '../generation/declarative.js';
 import { createHarness, type Harness } from '../harness/harness.js';
 import { builtinDomains } from '../builtins.js';
-import { createStatelessDomain } from '../domains/math/index.js';
 import type { GlobalOptions } from './options.js';
 
 /** Reads declarative template files (YAML, or JSON by extension) for `--templates`. */
@@ -50,7 +49,19 @@ export function declarativeDomains(templates: readonly RegisteredTemplate<any>[]
     }
   };
   const wanted = [...new Set(templates.filter((t) => !names.has(t.domain)).map((t) => t.domain))];
-  return wanted.filter((name) => templates.filter((t) => t.domain === name).every(qa)).map((name) => createStatelessDomain(name));
+  return wanted.filter((name) => templates.filter((t) => t.domain === name).every(qa)).map((name) =>
+    defineDomain<null>({
+      name,
+      version: 1,
+      description: `declarative question/answer domain ${name}`,
+      createState: () => null,
+      fork: () => null,
+      hashState: () => 'stateless',
+      exportState: () => null,
+      tools: [],
+      templates: [],
+    }),
+  );
 }
 
 /** Opens the harness, runs `fn`, and always closes it. */
