@@ -65,6 +65,10 @@ export const COMMAND_MODULES: ReadonlyArray<{ commands: Readonly<Record<string, 
     commands: { mcp: "serve one episode over MCP on stdio: the task's tools plus reset, status, message and finish" },
     load: async () => (await import('./commands/mcp.js')).registerMcpCommands,
   },
+  {
+    commands: { worker: 'generate pool refills queued by serve replicas (needs --store postgres://…); runs until SIGINT/SIGTERM' },
+    load: async () => (await import('./commands/worker.js')).registerWorkerCommands,
+  },
 ];
 
 /** Global options that take a value (skipped when looking for the command name in argv). */

@@ -182,6 +182,25 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 4,
+    description: 'pool refill as queue jobs: one ordered chain of refill links per (split, slice, level)',
+    // A link is one refill job: its request and its base (the batch ids it deduplicates against) are fixed
+    // when it is created, so its batch depends only on the link. batch_id is set when its batch is stored.
+    sql: `
+      CREATE TABLE refill_links (
+        split    text NOT NULL,
+        slice    text NOT NULL,
+        level    integer NOT NULL,
+        seq      integer NOT NULL,
+        request  text NOT NULL,
+        base     text NOT NULL,
+        job_id   text,
+        batch_id text,
+        PRIMARY KEY (split, slice, level, seq)
+      );
+    `,
+  },
 ];
 
 /** The schema version this code writes: the last migration's. */
