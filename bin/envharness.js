@@ -1,7 +1,33 @@
 #!/usr/bin/env node
-// Runs the TypeScript CLI through tsx's loader, so the package needs no build step.
-import { register } from 'tsx/esm/api';
+// Runs the compiled CLI (dist/, built on install by `prepare`), or the TypeScript sources through tsx when
+// dist/ is missing or older than any source file: a test or an edited checkout never runs stale JavaScript.
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 
-register();
-const { main } = await import('../src/cli/main.ts');
+const root = fileURLToPath(new URL('..', import.meta.url));
+const stamp = `${root}dist/.built`;
+
+/** The newest modification time under dir (a few milliseconds for the whole src/ tree). */
+function newest(dir) {
+  let latest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = `${dir}/${entry.name}`;
+    const t = entry.isDirectory() ? newest(path) : statSync(path).mtimeMs;
+    if (t > latest) latest = t;
+  }
+  return latest;
+}
+
+// A TypeScript module on the command line (serve --domain-module x.ts) imports the sources' modules: run
+// the CLI from the same sources, so both share one copy of every module.
+const tsArgument = process.argv.slice(2).some((a) => /\.[cm]?ts$/.test(a));
+const built = !tsArgument && existsSync(stamp) && (!existsSync(`${root}src`) || newest(`${root}src`) <= statSync(stamp).mtimeMs);
+let main;
+if (built) {
+  ({ main } = await import('../dist/cli/main.js'));
+} else {
+  const { register } = await import('tsx/esm/api');
+  register();
+  ({ main } = await import('../src/cli/main.ts'));
+}
 process.exitCode = await main(process.argv);

@@ -2,7 +2,8 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { writeFileAtomic } from '../harness/atomic-file.js';
 import { dirname } from 'node:path';
-import { createAgent, EnvHarnessError, type Agent, type JsonValue } from '../index.js';
+import { EnvHarnessError, type Agent, type JsonValue } from '../core/index.js';
+import { createAgent } from '../agents/index.js';
 import { builtinDomains } from '../builtins.js';
 
 export interface AgentFlags {

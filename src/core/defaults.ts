@@ -5,6 +5,8 @@ export const GENERATOR_VERSION = 'envharness-generator/1';
 
 export const DEFAULT_STORE_FILE = '.envharness/envharness.db';
 export const DEFAULT_LOCKFILE = 'envharness.lock.json';
+/** Store meta key: true while the regression split is frozen (every writer to the split checks it). */
+export const REGRESSION_FROZEN_META = 'split.regression.frozen';
 
 export const DEFAULT_BUDGET: Required<Pick<Budget, 'steps' | 'consecutiveErrors'>> = {
   steps: 30,

@@ -3,8 +3,9 @@ import { digest } from './digest.js';
 import type { Domain, Tool } from './domain.js';
 import { EnvHarnessError } from './errors.js';
 import { formatTemplateId } from './ids.js';
-import type { JsonObject } from './json.js';
-import type { RegisteredTemplate, Task, Template } from './template.js';
+import type { JsonObject, JsonValue } from './json.js';
+import { createRng } from './rng.js';
+import type { RegisteredTemplate, Template } from './template.js';
 
 /**
  * Declares a template. Checks the declaration's shape and computes its id and source digest.
@@ -27,9 +28,17 @@ export function defineTemplate<P>(template: Template<P>): RegisteredTemplate<P> 
   return { ...template, id, sourceDigest: templateSourceDigest(template) };
 }
 
+/** Probe tasks per level that a template's content fingerprint is computed from. */
+export const TEMPLATE_PROBES_PER_LEVEL = 4;
+
 /**
- * The digest of what makes a template produce what it produces: its declaration and the source
- * text of its functions. Changing any of them without bumping the version shows up as a new digest.
+ * The digest of what a template produces, independent of how its code was compiled: its declaration
+ * (domain, name, version, task type, levels, declarative source) and its content: the author's
+ * `contentDigest` (retail: a digest of its source files) or else a fingerprint, the params and full
+ * spec (with the reference solution) it generates for fixed probe seeds at every level. A change to
+ * anything the output depends on (samplers, intents, builders, the reference solver, data they close
+ * over) changes the digest, even without a version bump; recompiling the same code with another
+ * toolchain (tsx, tsc, a bundler) does not. docs/generation.md, "Template digests".
  */
 export function templateSourceDigest(template: Template<unknown>): string {
   return digest({
@@ -38,11 +47,37 @@ export function templateSourceDigest(template: Template<unknown>): string {
     version: template.version,
     taskType: template.taskType,
     levels: template.levels,
-    source: template.sourceText ?? [template.sample, template.build, template.solve, template.validate]
-      .map((fn) => (fn === undefined ? '' : fn.toString())),
+    ...(template.sourceText !== undefined ? { source: template.sourceText } : {}),
+    ...(template.contentDigest !== undefined ? { content: template.contentDigest } : { probes: templateProbes(template) }),
   });
 }
 
+/** The fingerprint's probe outputs: per level, per probe index, the sampled params and built spec (or the error). */
+function templateProbes(template: Template<unknown>): JsonValue[] {
+  const out: JsonValue[] = [];
+  template.levels.forEach((levelSpec, i) => {
+    const level = i + 1;
+    for (let index = 0; index < TEMPLATE_PROBES_PER_LEVEL; index++) {
+      // A stream of its own: never one that generation uses ([seed, template id, index]).
+      const rng = createRng(['template-probe', template.domain, template.name, template.version, level, index]);
+      try {
+        const sampled = template.sample(rng, level, levelSpec);
+        const parsed = template.params.safeParse(sampled);
+        if (!parsed.success) {
+          out.push({ level, index, invalid: parsed.error.issues.map((issue) => issue.message) });
+          continue;
+        }
+        const ctx = { rng, level, levelSpec };
+        const built = template.build(parsed.data, ctx);
+        const solution = template.solve(parsed.data, built, ctx);
+        out.push({ level, index, params: parsed.data as JsonValue, spec: { ...built, solution } as unknown as JsonValue });
+      } catch (error) {
+        out.push({ level, index, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });
+      }
+    }
+  });
+  return out;
+}
 
 /** Declares a tool (helps type inference of `args`). */
 export function defineTool<S, A extends JsonObject>(tool: Tool<S, A>): Tool<S, A> {

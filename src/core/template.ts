@@ -100,6 +100,12 @@ export interface Template<P = JsonValue> {
   validate?(task: Task): string[];
   /** Extra text folded into the source digest (declarative templates put their definition here). */
   sourceText?: string;
+  /**
+   * A digest of everything this template's output depends on, computed by its author (retail: over
+   * its domain's source files). When absent, the digest probes the template's output on fixed seeds
+   * instead (docs/generation.md, "Template digests").
+   */
+  contentDigest?: string;
   /** Labels that keep a template out of training (e.g. held-out phrasing). */
   heldout?: boolean;
 }

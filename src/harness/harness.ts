@@ -3,6 +3,7 @@ import {
   createRng,
   digest,
   EnvHarnessError,
+  REGRESSION_FROZEN_META,
   type Agent,
   type BatchRequest,
   type Domain,
@@ -103,7 +104,9 @@ export interface PoolStats {
 }
 
 const META_INIT = 'harness.init';
-const META_FROZEN = 'split.regression.frozen';
+/** Tasks per template and level that a default fill generates (`train --per-level`, `serve --fill-per-level`). */
+export const DEFAULT_FILL_PER_LEVEL = 60;
+const META_FROZEN = REGRESSION_FROZEN_META;
 /** The last non-empty crash repair (`Store.recover`), for `doctor`. */
 export const META_RECOVERY = 'store.recovery';
 
@@ -125,7 +128,6 @@ export class Harness {
   private curriculumState: JsonValue = null;
   private curriculum: Curriculum | undefined;
   private recorder: StoreRecorder | undefined;
-  private runCounter = 0;
 
   constructor(store: Store, domains: readonly Domain<any>[], templates: readonly RegisteredTemplate<any>[], clock: Clock) {
     this.store = store;
@@ -163,17 +165,20 @@ export class Harness {
   }
 
   /**
-   * Generates each domain's shipped regression set into a store that lacks it, and checks it against
-   * the digest the domain ships: the frozen set is the same everywhere, or initialisation stops.
+   * Generates each domain's shipped regression set into a store that lacks it, checks it against the
+   * digest the domain ships (the set is the same everywhere, or initialisation stops), and freezes the
+   * split: the shipped set is hash-locked from the moment it exists. The check runs at installation
+   * only; afterwards the store's own lock governs (`split verify`, `doctor`), so a deliberate change
+   * (`split unfreeze`, generate, `split freeze`) never leaves a store that later commands refuse.
    */
   private async installRegressionSets(): Promise<void> {
+    let installed = false;
     for (const domain of this.domains.values()) {
       const recipe = domain.regressionSet;
       if (!recipe) continue;
       const present = (await this.store.listTaskIndex({ split: 'regression' })).filter((e) => e.domain === domain.name);
-      if (present.length === 0) {
-        for (const request of recipe.batches) await this.generate({ ...request, split: 'regression' });
-      }
+      if (present.length > 0) continue;
+      for (const request of recipe.batches) await this.generateBatchInto({ ...request, split: 'regression' }, {});
       const ids = (await this.store.listTaskIndex({ split: 'regression', status: 'active' }))
         .filter((e) => e.domain === domain.name)
         .map((e) => e.id)
@@ -181,22 +186,32 @@ export class Harness {
       if (digest(ids) !== recipe.digest) {
         throw new EnvHarnessError(
           'LOCKFILE_MISMATCH',
-          `the ${domain.name} regression set in this store (${ids.length} tasks, digest ${digest(ids).slice(0, 12)}) is not the one the domain ships (digest ${recipe.digest.slice(0, 12)}); use a fresh store, or restore one made with this version`,
+          `the ${domain.name} regression set generated here (${ids.length} tasks, digest ${digest(ids).slice(0, 12)}) is not the one the domain ships (digest ${recipe.digest.slice(0, 12)}): generation is not reproducing on this machine; report it with \`envharness doctor\``,
           { details: { domain: domain.name } },
         );
       }
+      installed = true;
     }
+    if (installed) await this.freezeRegression();
   }
 
   /** Generates a batch through the gates and stores it (accepted tasks enter the pool of its split). */
   async generate(request: BatchRequest, options: GenerateOptions = {}): Promise<GeneratedBatch> {
-    if (request.split === 'regression' && (await this.store.getMeta(META_FROZEN)) === true) {
-      throw new EnvHarnessError(
-        'SPLIT_FROZEN',
-        'the regression split is frozen (envharness.lock.json); generate into dynamic or heldout, or unfreeze deliberately with `envharness split unfreeze`',
-        { details: { pointer: '/split' } },
-      );
-    }
+    if (request.split === 'regression') await this.refuseFrozen('/split');
+    return this.generateBatchInto(request, options);
+  }
+
+  /** SPLIT_FROZEN when the regression split is frozen: writes to it are refused and change nothing. */
+  private async refuseFrozen(pointer: string): Promise<void> {
+    if ((await this.store.getMeta(META_FROZEN)) !== true) return;
+    throw new EnvHarnessError(
+      'SPLIT_FROZEN',
+      'the regression split is frozen (the shipped set is hash-locked when installed); generate into dynamic or heldout, or unfreeze deliberately with `envharness split unfreeze` and re-freeze with `envharness split freeze`',
+      { details: { pointer } },
+    );
+  }
+
+  private async generateBatchInto(request: BatchRequest, options: GenerateOptions): Promise<GeneratedBatch> {
     for (const t of request.templates) this.registry.get(t.id);
     const regression = await this.indexSplit('regression');
     const pool =
@@ -274,6 +289,44 @@ export class Harness {
     this.pool.add(await this.store.listTaskIndex({ status: 'active' }));
   }
 
+  /**
+   * The domains a default fill (and `train` without `--domain`) covers: those with templates that
+   * declare `defaults.train`, else every domain with templates.
+   */
+  defaultDomains(): string[] {
+    const withTemplates = [...this.domains.values()].filter((d) => this.registry.list().some((t) => t.domain === d.name));
+    const preferred = withTemplates.filter((d) => d.defaults?.train === true);
+    return (preferred.length > 0 ? preferred : withTemplates).map((d) => d.name);
+  }
+
+  /**
+   * Generates `perLevel` tasks per level for every template of `domains` whose split lacks them:
+   * training templates into `dynamic`, held-out templates into `heldout` (never trained on). Every entry
+   * point calls this on a fresh store (train, serve at start-up, the first draw from an empty pool), so a
+   * new store gives a working episode with the built-in defaults. Returns what was added per split.
+   */
+  async fillPools(options: { domains?: readonly string[]; perLevel?: number; seed?: number; onProgress?: (done: number, total: number) => void } = {}): Promise<{ dynamic: number; heldout: number }> {
+    const domains = options.domains ?? this.defaultDomains();
+    const perLevel = options.perLevel ?? DEFAULT_FILL_PER_LEVEL;
+    const index = await this.store.listTaskIndex({ status: 'active' });
+    const have = new Set(index.filter((e) => e.split !== 'regression').map((e) => `${e.split} ${e.template}`));
+    const missing = this.registry.list().filter((t) => domains.includes(t.domain) && !have.has(`${t.heldout ? 'heldout' : 'dynamic'} ${t.id}`));
+    const added = { dynamic: 0, heldout: 0 };
+    const total = missing.reduce((sum, t) => sum + t.levels.length * perLevel, 0);
+    let done = 0;
+    for (const t of missing) {
+      const levels = t.levels.map((_, i) => i + 1);
+      const split = t.heldout ? 'heldout' : 'dynamic';
+      const batch = await this.generate(
+        { templates: [{ id: t.id }], levels, count: levels.length * perLevel, seed: options.seed ?? this.seed, split },
+        { onProgress: (d) => options.onProgress?.(done + d, total) },
+      );
+      done += levels.length * perLevel;
+      added[split] += batch.manifest.accepted;
+    }
+    return added;
+  }
+
   /** Pool counts by split, slice and level. */
   async poolStats(): Promise<PoolStats> {
     const all = await this.store.listTaskIndex();
@@ -304,28 +357,48 @@ export class Harness {
    * Draws a task from the dynamic pool: of `taskType` at `level` when given, otherwise uniformly over
    * the slices and levels that have tasks (the curriculum replaces this default).
    */
-  async generateTask(options: { taskType?: string; level?: number; domain?: string; split?: Split } = {}): Promise<StoredTask> {
+  async generateTask(options: { taskType?: string; level?: number; domain?: string; split?: Split; seed?: number } = {}): Promise<StoredTask> {
     const split = options.split ?? 'dynamic';
+    if (split !== 'regression' && !this.hasSlice(split, options)) {
+      // A fresh store: the first draw fills the pools of the domains it may draw from (built-in defaults).
+      const candidates = options.domain !== undefined ? [options.domain] : this.defaultDomains();
+      const empty = candidates.filter((d) => this.domains.has(d) && !this.hasSlice(split, { domain: d }));
+      if (empty.length > 0) await this.fillPools({ domains: empty });
+    }
+    // A seeded draw is a function of the seed and the pool (and the curriculum's state): the same seed
+    // gives the same task (Gymnasium's reset(seed=...)), and the harness's own sampler does not move.
+    const rng = options.seed === undefined ? this.sampler : createRng([options.seed, 'task']);
+    const advance = async () => {
+      if (options.seed === undefined) await this.store.setMeta('rng.sampler', [...this.sampler.getState()]);
+    };
     if (this.curriculum && split === 'dynamic' && options.taskType === undefined && options.level === undefined && options.domain === undefined) {
-      const draw = this.curriculum.draw(this.sampler);
-      const id = draw.replay && draw.taskId ? draw.taskId : this.pool.draw(this.sampler, draw.slice, draw.level, 'dynamic').id;
-      await this.store.setMeta('rng.sampler', [...this.sampler.getState()]);
+      const draw = this.curriculum.draw(rng);
+      const id = draw.replay && draw.taskId ? draw.taskId : this.pool.draw(rng, draw.slice, draw.level, 'dynamic').id;
+      await advance();
       return this.getTask(id);
     }
-    const slices = this.pool.slices(split).filter((s) => {
-      const [domain, type] = s.split('/');
-      return (options.domain === undefined || domain === options.domain) && (options.taskType === undefined || type === options.taskType);
-    });
+    const slices = this.matchingSlices(split, options);
     if (slices.length === 0) {
       throw new EnvHarnessError('POOL_EMPTY', `no active ${split} tasks${options.taskType ? ` of type ${options.taskType}` : ''}; run \`envharness pool fill\` or \`envharness generate\``);
     }
-    const slice = slices[this.sampler.int(0, slices.length - 1)]!;
-    const level = options.level ?? this.sampler.pick(this.pool.levels(slice, split));
-    const { id } = this.pool.draw(this.sampler, slice, level, split);
-    await this.store.setMeta('rng.sampler', [...this.sampler.getState()]);
+    const slice = slices[rng.int(0, slices.length - 1)]!;
+    const level = options.level ?? rng.pick(this.pool.levels(slice, split));
+    const { id } = this.pool.draw(rng, slice, level, split);
+    await advance();
     const task = await this.store.getTask(id);
     if (task === undefined) throw new EnvHarnessError('TASK_NOT_FOUND', `task ${id} is in the pool index but not in the store`);
     return task;
+  }
+
+  private matchingSlices(split: Split, options: { taskType?: string; domain?: string }): string[] {
+    return this.pool.slices(split).filter((s) => {
+      const [domain, type] = s.split('/');
+      return (options.domain === undefined || domain === options.domain) && (options.taskType === undefined || type === options.taskType);
+    });
+  }
+
+  private hasSlice(split: Split, options: { taskType?: string; domain?: string }): boolean {
+    return this.matchingSlices(split, options).length > 0;
   }
 
   async getTask(id: string): Promise<StoredTask> {
@@ -491,7 +564,7 @@ export class Harness {
           this.curriculum = curriculum;
           return this.snapshot({ label });
         },
-        newRunId: (seed, agent) => this.newRunId('train', seed, agent),
+        newRunId: () => this.newRunId('train'),
         rng: this.sampler,
         ...(this.curriculum ? { curriculum: this.curriculum } : {}),
         buildSnapshot: async (curriculum, label) => {
@@ -517,7 +590,7 @@ export class Harness {
     if (options.domains) tasks = tasks.filter((t) => options.domains!.includes(t.domain));
     if (options.limit) tasks = tasks.slice(0, options.limit);
     if (tasks.length === 0) throw new EnvHarnessError('POOL_EMPTY', `no active ${split} tasks to evaluate on`);
-    const runId = this.newRunId('eval', 0, options.agent.name);
+    const runId = await this.newRunId('eval');
     const createdAt = this.clock();
     const start = await this.snapshot({ label: `eval ${split}` });
     const config = options.agent.config();
@@ -551,10 +624,19 @@ export class Harness {
     return { runId, rows, outcomes };
   }
 
-  private newRunId(kind: string, seed: number, agent: string): string {
-    // Unique per harness and time; run ids are labels, not part of any replayed computation.
-    return `${kind}-${digest([this.clock(), seed, agent, this.runCounter++, this.store.location]).slice(0, 12)}`;
+  /**
+   * `<kind>-<n>`: a per-store counter, so run ids depend on the store's content only (never the clock)
+   * and read in the order the runs were made.
+   */
+  private async newRunId(kind: string): Promise<string> {
+    const taken = new Set([...(await this.store.listRuns()).map((r) => r.id), ...this.reservedRunIds]);
+    let n = [...taken].filter((id) => id.startsWith(`${kind}-`)).length + 1;
+    while (taken.has(`${kind}-${n}`)) n++;
+    // Reserved until the process ends: two runs started together in one harness never share an id.
+    this.reservedRunIds.add(`${kind}-${n}`);
+    return `${kind}-${n}`;
   }
+  private readonly reservedRunIds = new Set<string>();
 
   // ---- review -------------------------------------------------------------------------------
 
@@ -563,6 +645,9 @@ export class Harness {
   }
 
   async decideReview(taskId: string, decision: 'approved' | 'rejected', reviewer: string, note = ''): Promise<ReviewItem> {
+    // Approving a pending regression task would change the frozen split's membership.
+    const entry = (await this.store.listTaskIndex({ split: 'regression' })).find((e) => e.id === taskId);
+    if (entry !== undefined) await this.refuseFrozen('/taskId');
     const full: ReviewDecision = { taskId, decision, reviewer, note, at: this.clock() };
     const item = await this.store.decideReview(full);
     await this.reloadPool();
@@ -796,6 +881,12 @@ export async function openStore(location = 'sqlite:.envharness/envharness.db'): 
     // Loaded only when asked for, so SQLite users never load the PostgreSQL driver.
     const { createPostgresStore } = await import('../storage/postgres/index.js');
     return createPostgresStore(location);
+  }
+  // A scheme this build does not know is refused, never taken as a file name (`mysql://...` would
+  // make a SQLite file named `mysql:`). One letter before the colon is a Windows drive, not a scheme.
+  const scheme = /^([a-zA-Z][a-zA-Z0-9+.-]+):/.exec(location)?.[1];
+  if (scheme !== undefined && scheme !== 'sqlite' && location !== ':memory:') {
+    throw new EnvHarnessError('CONFIG_INVALID', `unknown store scheme "${scheme}:" in ${location.split('@').pop()}; use sqlite:<path>, a file path, :memory:, or postgres://user@host:port/db`, { details: { pointer: '/store' } });
   }
   const path = location.startsWith('sqlite:') ? location.slice('sqlite:'.length) : location;
   if (path === '') throw new EnvHarnessError('CONFIG_INVALID', 'store location is empty; use sqlite:<path> or :memory:');

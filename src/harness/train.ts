@@ -103,7 +103,7 @@ export interface TrainDeps {
   buildSnapshot?(curriculum: Curriculum, label: string): Promise<Snapshot>;
   /** The process running the loop, recorded on the run (so a crash can be told from a live run). */
   owner?: { host: string; pid: number };
-  newRunId(seed: number, agent: string): string;
+  newRunId(seed: number, agent: string): Promise<string>;
   /** The sampler the loop draws with (the harness's, so a restored snapshot continues the sequence). */
   rng: Rng;
   /** A curriculum to continue (the harness's active one), instead of starting a new one. */
@@ -134,7 +134,7 @@ export async function trainLoop(deps: TrainDeps, options: TrainOptions): Promise
   const agentConfig = options.agent.config();
   const agentInfo = { name: options.agent.name, version: options.agent.version, configDigest: digest(agentConfig) };
   const start = await deps.snapshot(curriculum, 'train start');
-  const runId = deps.newRunId(seed, agentInfo.name);
+  const runId = await deps.newRunId(seed, agentInfo.name);
   const createdAt = deps.clock();
   const run: RunRecord = {
     id: runId,
@@ -149,6 +149,8 @@ export async function trainLoop(deps: TrainDeps, options: TrainOptions): Promise
       group: options.group ?? null,
       curriculum: curriculum.config as unknown as JsonValue,
       agentConfig,
+      // What the agent started from (null: no state): runs compare warns when two runs' differ.
+      agentStart: options.agent.getState ? digest(options.agent.getState()) : null,
       ...(options.label ? { label: options.label } : {}),
     },
     snapshotStart: start.id,

@@ -1,7 +1,7 @@
 /** Writes a run's HTML report to a file: what `envharness report` and the end of `envharness train` call. */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { Store } from '../core/index.js';
+import { EnvHarnessError, type Store } from '../core/index.js';
 import { buildReport, type ReportData } from './report-data.js';
 import { renderReportHtml } from './report-html.js';
 
@@ -26,8 +26,14 @@ export async function writeRunReport(
 ): Promise<{ path: string; bytes: number; data: ReportData }> {
   const data = await buildReport(storeOf(source), { ...(runId === undefined ? {} : { runId }), ...options });
   const html = renderReportHtml(data);
-  mkdirSync(dirname(outPath), { recursive: true });
-  writeFileSync(outPath, html);
+  try {
+    mkdirSync(dirname(outPath), { recursive: true });
+    writeFileSync(outPath, html);
+  } catch (error) {
+    // An unwritable path is the caller's input, not an internal failure.
+    const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    throw new EnvHarnessError('CONFIG_INVALID', `cannot write the report to ${outPath} (${code}); choose a writable path with --out`, { cause: error, details: { pointer: '/out', path: outPath } });
+  }
   return { path: outPath, bytes: Buffer.byteLength(html), data };
 }
 

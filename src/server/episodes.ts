@@ -314,8 +314,12 @@ export class EpisodeRegistry {
     try {
       const options = body.options ?? {};
       let task = ep.task;
+      const resample = options.resample ?? ep.resample;
       if (options.taskId !== undefined) task = await this.draw({ taskId: options.taskId }, '/options/taskId');
-      else if (ep.attempt > 0 && (options.resample ?? ep.resample)) task = await this.draw(ep.source);
+      // Gymnasium's reset(seed=s): the same seed gives the same episode, so a resampling env draws its
+      // task from the seed (the first reset too); without a seed, later resets draw anew.
+      else if (resample && body.seed !== undefined) task = await this.draw(ep.source, undefined, body.seed);
+      else if (ep.attempt > 0 && resample) task = await this.draw(ep.source);
       const previous = ep.episode;
       if (previous !== undefined && previous.status === 'running') await previous.close();
       const attempt = ep.attempt + 1;
@@ -598,7 +602,7 @@ export class EpisodeRegistry {
     if (ep.busy) throw new EnvHarnessError('EPISODE_BUSY', `episode ${ep.id} is applying another request; retry after its response (with the same Idempotency-Key, retries are safe)`);
   }
 
-  private async draw(source: EpisodeSource, pointer?: string): Promise<StoredTask> {
+  private async draw(source: EpisodeSource, pointer?: string, seed?: number): Promise<StoredTask> {
     let task: StoredTask;
     try {
       task = source.taskId !== undefined
@@ -608,6 +612,7 @@ export class EpisodeRegistry {
             ...(source.taskType !== undefined ? { taskType: source.taskType } : {}),
             ...(source.level !== undefined ? { level: source.level } : {}),
             ...(source.split !== undefined ? { split: source.split } : {}),
+            ...(seed !== undefined ? { seed } : {}),
           });
     } catch (error) {
       if (pointer !== undefined && isEnvHarnessError(error, 'TASK_NOT_FOUND')) throw fail('TASK_NOT_FOUND', error.message, pointer);

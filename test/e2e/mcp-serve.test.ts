@@ -36,7 +36,7 @@ describe('envharness serve mounts MCP at /v1/mcp', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'envharness-mcp-serve-'));
     const { path } = await prepareStore(dir);
-    const { child, port } = await spawnServe(path, TOKEN, ['--mcp-task-type', 'restock', '--mcp-level', '1', '--mcp-seed', '3']);
+    const { child, port } = await spawnServe(path, TOKEN, ['--no-fill', '--mcp-task-type', 'restock', '--mcp-level', '1', '--mcp-seed', '3']);
     served = { child, url: `http://127.0.0.1:${port}` };
   }, 60_000);
 
@@ -77,32 +77,30 @@ describe('envharness serve mounts MCP at /v1/mcp', () => {
   });
 });
 
-describe('envharness serve with MCP on a fresh store (empty pool)', () => {
+describe('envharness serve with MCP on a fresh store', () => {
   let dir = '';
   let served: Served;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'envharness-mcp-fresh-'));
+    // No pool prepared: serve fills the built-in domains' pools at start-up (issue 13: it did not).
     const { child, port } = await spawnServe(join(dir, 'fresh.db'), TOKEN);
     served = { child, url: `http://127.0.0.1:${port}` };
-  }, 60_000);
+  }, 180_000);
 
   afterAll(async () => {
     if (served) await stopServe(served.child);
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('still initializes and lists the control tools; status says why no episode runs', async () => {
-    const health = await fetch(`${served.url}/v1/health`, { headers: { authorization: `Bearer ${TOKEN}` } });
-    expect(health.status).toBe(200);
+  it('gives a working episode of the built-in retail domain with the defaults', async () => {
     const client = await connect(served.url, TOKEN);
     try {
-      const names = (await client.listTools()).tools.map((t) => t.name).sort();
-      expect(names).toEqual(['finish', 'message', 'reset', 'status']);
       const status = await call(client, 'status');
-      expect(status.isError).toBe(true);
-      expect(status.data.error.code).toMatch(/^[A-Z_]+$/);
-      expect(status.data.error.message).toMatch(/pool|task/i);
+      expect(status.isError, status.text).toBe(false);
+      expect(status.data).toMatchObject({ task: { domain: 'retail' }, status: 'running', steps: 0 });
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      expect(names).toEqual(expect.arrayContaining(['get_order_details', 'message', 'finish', 'reset', 'status']));
     } finally {
       await client.close();
     }

@@ -2,14 +2,13 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import type { Io } from '../../src/cli/output.js';
 import { createSqliteStore } from '../../src/storage/sqlite/index.js';
+import { skipWithoutTauBenchData, TAU_BENCH_DATA_DIR } from '../support/tau-bench-data.js';
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const dataDir = process.env.TAU_BENCH_DATA ?? path.resolve(repoRoot, '../shared/data/tau-bench-retail');
+const dataDir = TAU_BENCH_DATA_DIR;
 
 function capture(): Io & { stdout: string[]; stderr: string[] } {
   const stdout: string[] = [];
@@ -17,7 +16,7 @@ function capture(): Io & { stdout: string[]; stderr: string[] } {
   return { out: (s) => stdout.push(s), err: (s) => stderr.push(s), isTTY: false, stdout, stderr };
 }
 
-describe('envharness import tau-bench, tau-bench eval and episode state', { timeout: 120_000 }, () => {
+describe.skipIf(skipWithoutTauBenchData())('envharness import tau-bench, tau-bench eval and episode state', { timeout: 120_000 }, () => {
   let dir: string;
   let store: string;
   const run = async (...args: string[]) => {

@@ -14,7 +14,7 @@ import {
   type TauBenchImport,
 } from '../../src/domains/retail/tau-bench/index.js';
 import { createEpisode, createMemoryRecorder, createRuntimeCache, type RuntimeCache } from '../../src/runtime/index.js';
-import { TAU_BENCH_DATA_DIR, TAU_BENCH_TOOL_NAMES, type TauBenchGold } from '../support/tau-bench-data.js';
+import { skipWithoutTauBenchData, TAU_BENCH_DATA_DIR, TAU_BENCH_TOOL_NAMES, type TauBenchGold } from '../support/tau-bench-data.js';
 
 const dataDir = TAU_BENCH_DATA_DIR;
 const TOOL_NAMES = TAU_BENCH_TOOL_NAMES;
@@ -29,7 +29,7 @@ interface Replayed {
 }
 
 // Whole-set replays: give them room when the machine is shared.
-describe("tau-bench retail imported into EnvHarness (gold digests from tau-bench's own tools)", { timeout: 180_000 }, () => {
+describe.skipIf(skipWithoutTauBenchData())("tau-bench retail imported into EnvHarness (gold digests from tau-bench's own tools)", { timeout: 180_000 }, () => {
   let imported: TauBenchImport;
   let domain: RetailDomain;
   let cache: RuntimeCache<RetailState>;

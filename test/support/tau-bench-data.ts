@@ -1,4 +1,5 @@
 /** Where tau-bench's retail data is for tests, and what its reference says (shared by the retail and interop suites). */
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -6,6 +7,22 @@ const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../
 
 /** `TAU_BENCH_DATA`, or `shared/data/tau-bench-retail` beside the clone (where CI puts it). */
 export const TAU_BENCH_DATA_DIR = process.env.TAU_BENCH_DATA ?? path.resolve(repoRoot, '../shared/data/tau-bench-retail');
+
+/** How to get the data, for the skip message and the failure CI prints. */
+export const TAU_BENCH_DATA_HINT =
+  `tau-bench retail data not found at ${TAU_BENCH_DATA_DIR}: put the project's shared/ folder beside the clone (shared/data/tau-bench-retail) or set TAU_BENCH_DATA to a folder holding users.json, orders.json, products.json, tasks_train.json, tasks_dev.json and gold_final_states.json (tau-bench's retail data, https://github.com/sierra-research/tau-bench)`;
+
+/**
+ * True when the suites that replay tau-bench's data must skip: the data is absent and the run does
+ * not require it. CI sets ENVHARNESS_REQUIRE_DATA=1 (in .ci/run), so there a missing folder fails the
+ * run instead of skipping it.
+ */
+export function skipWithoutTauBenchData(): boolean {
+  if (existsSync(TAU_BENCH_DATA_DIR)) return false;
+  if (process.env.ENVHARNESS_REQUIRE_DATA === '1') throw new Error(`${TAU_BENCH_DATA_HINT} (ENVHARNESS_REQUIRE_DATA=1 forbids skipping)`);
+  console.warn(`skipping: ${TAU_BENCH_DATA_HINT}`);
+  return true;
+}
 
 /** tau-bench's 16 retail tools, written out independently of the implementation under test. */
 export const TAU_BENCH_TOOL_NAMES = [

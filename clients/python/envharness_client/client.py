@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 import itertools
 import json
 import os
+import random
 import socket
 import ssl
 import threading
@@ -150,6 +152,159 @@ def message(text: str) -> JSON:
 def finish(answer: Optional[str] = None) -> JSON:
     """Ends the episode (with an answer, for question/answer tasks)."""
     return {"type": "finish"} if answer is None else {"type": "finish", "answer": answer}
+
+
+# ---- Gymnasium's contract, without requiring gymnasium or numpy ------------------------------------
+#
+# When gymnasium is installed, Env is a ``gymnasium.Env`` and its spaces are ``gymnasium.spaces.Space``
+# subclasses, so ``gymnasium.utils.env_checker.check_env`` accepts it; without it, the same attributes
+# and behaviour are there (tests/test_gymnasium_*.py check each rule of Gymnasium's checkers).
+try:  # pragma: no cover - depends on the installation
+    import gymnasium as _gym  # type: ignore[import-not-found]
+
+    _EnvBase: Any = _gym.Env
+    _SpaceBase: Any = _gym.spaces.Space
+except ImportError:  # the client itself needs only the standard library
+    _EnvBase = object
+    _SpaceBase = object
+
+OBSERVATION_KINDS = ("reset", "tool", "message", "finish")
+ACTION_TYPES = ("tool", "message", "finish")
+_MAX_SPACE_DEPTH = 64
+
+
+def _is_json(value: Any, depth: int = 0) -> bool:
+    if depth > _MAX_SPACE_DEPTH:
+        return False
+    if value is None or isinstance(value, (str, bool, int)):
+        return True
+    if isinstance(value, float):
+        return value == value and value not in (float("inf"), float("-inf"))
+    if isinstance(value, list):
+        return all(_is_json(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _is_json(v, depth + 1) for k, v in value.items())
+    return False
+
+
+class _BitGenerator:
+    """The part of numpy's BitGenerator that Gymnasium's checker reads: ``state``."""
+
+    __slots__ = ("_random",)
+
+    def __init__(self, rng: random.Random) -> None:
+        self._random = rng
+
+    @property
+    def state(self) -> Any:
+        return self._random.getstate()
+
+
+class SeededRandom:
+    """The env's random number generator (``env.np_random``): seeded by ``reset(seed=...)``.
+
+    A stand-in for ``numpy.random.Generator`` with the parts Gymnasium uses (``integers``, ``random``,
+    ``bit_generator.state``); the same seed gives the same state, so resets without a seed after a
+    seeded one draw the same sequence of server seeds.
+    """
+
+    def __init__(self, seed: Optional[int] = None) -> None:
+        self._random = random.Random(seed if seed is not None else int.from_bytes(os.urandom(16), "big"))
+        self.bit_generator = _BitGenerator(self._random)
+
+    def integers(self, low: int, high: Optional[int] = None) -> int:
+        """An int in ``[low, high)`` (``[0, low)`` when ``high`` is None), as numpy's ``integers``."""
+        if high is None:
+            low, high = 0, low
+        return self._random.randrange(low, high)
+
+    def random(self) -> float:
+        return self._random.random()
+
+    def choice(self, items: Sequence[Any]) -> Any:
+        return items[self._random.randrange(len(items))]
+
+    def __deepcopy__(self, memo: Dict[int, Any]) -> "SeededRandom":
+        clone = SeededRandom.__new__(SeededRandom)
+        clone._random = random.Random()
+        clone._random.setstate(self._random.getstate())
+        clone.bit_generator = _BitGenerator(clone._random)
+        return clone
+
+
+class ObservationSpace(_SpaceBase):
+    """Observations: JSON objects with a ``kind`` of reset, tool, message or finish (docs/http.md)."""
+
+    def __init__(self, seed: Optional[int] = None) -> None:
+        self.shape = None
+        self.dtype = None
+        self._rng = SeededRandom(seed)
+
+    def seed(self, seed: Optional[int] = None) -> List[int]:
+        self._rng = SeededRandom(seed)
+        return [] if seed is None else [seed]
+
+    def contains(self, x: Any) -> bool:
+        if not isinstance(x, dict) or x.get("kind") not in OBSERVATION_KINDS or not _is_json(x):
+            return False
+        if "text" in x and not isinstance(x["text"], str):
+            return False
+        if "error" in x and not (isinstance(x["error"], dict) and isinstance(x["error"].get("code"), str)):
+            return False
+        return True
+
+    def __contains__(self, x: Any) -> bool:
+        return self.contains(x)
+
+    def sample(self, mask: Any = None, probability: Any = None) -> JSON:
+        kind = self._rng.choice(OBSERVATION_KINDS)
+        return {"kind": kind, "text": f"sample {self._rng.integers(1 << 30)}"}
+
+    @property
+    def is_np_flattenable(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return "ObservationSpace(kinds=reset|tool|message|finish)"
+
+
+class ActionSpace(_SpaceBase):
+    """Actions: ``tool(name, **args)`` of the episode's tools, ``message(text)`` or ``finish(answer)``."""
+
+    def __init__(self, tools: Sequence[str] = (), seed: Optional[int] = None) -> None:
+        self.shape = None
+        self.dtype = None
+        self.tools: List[str] = list(tools)
+        self._rng = SeededRandom(seed)
+
+    def seed(self, seed: Optional[int] = None) -> List[int]:
+        self._rng = SeededRandom(seed)
+        return [] if seed is None else [seed]
+
+    def contains(self, x: Any) -> bool:
+        if not isinstance(x, dict) or x.get("type") not in ACTION_TYPES or not _is_json(x):
+            return False
+        if x["type"] == "tool":
+            return isinstance(x.get("tool"), str) and (not self.tools or x["tool"] in self.tools) and isinstance(x.get("args", {}), dict)
+        if x["type"] == "message":
+            return isinstance(x.get("text"), str)
+        return x.get("answer") is None or isinstance(x.get("answer"), str)
+
+    def __contains__(self, x: Any) -> bool:
+        return self.contains(x)
+
+    def sample(self, mask: Any = None, probability: Any = None) -> JSON:
+        """A valid action from the space's own generator: a tool call without arguments, or a message."""
+        if self.tools and self._rng.random() < 0.5:
+            return tool(self._rng.choice(self.tools))
+        return message(f"hello {self._rng.integers(1 << 16)}")
+
+    @property
+    def is_np_flattenable(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return f"ActionSpace(tools={self.tools!r})"
 
 
 class Client:
@@ -315,7 +470,7 @@ class Client:
     def make(self, domain: Optional[str] = None, task_type: Optional[str] = None, level: Optional[int] = None,
              task_id: Optional[str] = None, split: Optional[str] = None, seed: Optional[int] = None,
              run_id: Optional[str] = None, agent: Optional[str] = None, dynamics: Optional[JSON] = None,
-             resample: Optional[bool] = None) -> "Env":
+             resample: Optional[bool] = None, render_mode: Optional[str] = None) -> "Env":
         """Creates an episode and returns its ``Env``.
 
         With ``task_id`` every reset runs that task. Otherwise each reset draws a task of ``domain`` /
@@ -325,10 +480,13 @@ class Client:
         body = _drop_none(taskId=task_id, domain=domain, taskType=task_type, level=level, split=split, seed=seed,
                           runId=run_id, agent=agent, dynamics=dynamics, resample=resample)
         created = self.request("POST", "/v1/episodes", body)
-        env = Env(self, created["episode"], created["token"])
+        env = Env(self, created["episode"], created["token"], render_mode=render_mode)
+        if seed is not None:
+            env._np_random, env._np_random_seed = SeededRandom(seed), seed
         if "observation" in created:
             env._started(created["info"])
             env.pending = (created["observation"], created["info"])
+            env._observed(created["observation"])
         return env
 
     def step_many(self, pairs: Iterable[Tuple["Env", JSON]], raise_on_error: bool = True) -> List[Union[StepTuple, EnvHarnessError]]:
@@ -417,13 +575,29 @@ class Client:
                                                                           domains=list(domains) if domains else None)})
 
 
-class Env:
-    """One server episode, Gymnasium-style: ``reset`` then ``step`` until ``terminated`` or ``truncated``.
+class Env(_EnvBase):
+    """One server episode, a Gymnasium environment: ``reset`` then ``step`` until ``terminated`` or ``truncated``.
 
     ``reset`` starts a new attempt (a new task when the env samples); ``close`` ends it on the server.
+    Gymnasium's contract holds: ``reset(seed=s)`` gives the same task and observation every time (the
+    server draws the task from the seed), a step from it with the same action gives the same result,
+    and ``reset()`` without a seed draws its seed from ``np_random`` (seeded by the last ``reset(seed=...)``,
+    or from the OS at first). ``observation_space``/``action_space`` declare JSON observations and
+    actions; ``render()`` (mode ``"ansi"``) returns the last observation as text.
     """
 
-    def __init__(self, client: Client, episode: JSON, token: str) -> None:
+    metadata: Dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}
+    spec = None
+
+    def __init__(self, client: Client, episode: JSON, token: str, render_mode: Optional[str] = None) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        self.render_mode = render_mode
+        self.observation_space = ObservationSpace()
+        self.action_space = ActionSpace()
+        self._np_random: Optional[SeededRandom] = None
+        self._np_random_seed: Optional[int] = None
+        self._last_observation: Optional[JSON] = None
         self.client = client
         self.id: str = episode["id"]
         self.token = _check_header("Authorization", token)
@@ -441,11 +615,61 @@ class Env:
 
     def reset(self, seed: Optional[int] = None, options: Optional[JSON] = None) -> Tuple[JSON, JSON]:
         """Starts a new attempt; returns ``(observation, info)``. ``options``: ``{taskId?, resample?}``."""
-        body = _drop_none(seed=seed, options=options)
+        if seed is not None:
+            self._np_random, self._np_random_seed = SeededRandom(seed), seed
+            server_seed = seed
+        else:
+            # A seed from the env's generator: reproducible after a seeded reset, fresh otherwise.
+            server_seed = self.np_random.integers(0, 2**31 - 1)
+        body = _drop_none(seed=server_seed, options=options)
         answer = self.client.request("POST", f"/v1/episodes/{self.id}/reset", body, token=self.token)
         self._started(answer["info"])
         self.pending = None
+        self._observed(answer["observation"])
         return answer["observation"], answer["info"]
+
+    @property
+    def np_random(self) -> SeededRandom:
+        """The env's generator (Gymnasium's ``np_random``), created from OS entropy if no seed was given."""
+        if self._np_random is None:
+            self._np_random, self._np_random_seed = SeededRandom(), -1
+        return self._np_random
+
+    @np_random.setter
+    def np_random(self, value: SeededRandom) -> None:
+        self._np_random, self._np_random_seed = value, -1
+
+    @property
+    def np_random_seed(self) -> int:
+        """The seed of the last ``reset(seed=...)``; -1 when the generator was not seeded by one."""
+        if self._np_random_seed is None:
+            self.np_random
+        return int(self._np_random_seed)  # type: ignore[arg-type]
+
+    @property
+    def unwrapped(self) -> "Env":
+        return self
+
+    def render(self) -> Optional[str]:
+        """With ``render_mode="ansi"``: the last observation as text (None before the first reset)."""
+        if self.render_mode is None or self._last_observation is None:
+            return None
+        obs = self._last_observation
+        lines = [f"[{obs.get('kind')}] {obs.get('text', '')}".rstrip()]
+        if "output" in obs:
+            lines.append(json.dumps(obs["output"], sort_keys=True, ensure_ascii=False))
+        if "error" in obs:
+            lines.append(f"error {obs['error'].get('code')}: {obs['error'].get('message', '')}")
+        return "\n".join(lines)
+
+    def _observed(self, observation: JSON) -> None:
+        self._last_observation = observation
+        tools = observation.get("tools")
+        if observation.get("kind") == "reset" and isinstance(tools, list):
+            names = [t.get("name") for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)]
+            seed = self._np_random_seed if self._np_random_seed is not None and self._np_random_seed >= 0 else None
+            if names != self.action_space.tools:
+                self.action_space = ActionSpace(names, seed)
 
     def step(self, action: JSON) -> StepTuple:
         """Applies one action; returns ``(observation, reward, terminated, truncated, info)``.
@@ -470,7 +694,7 @@ class Env:
         return self._outcome
 
     def close(self) -> None:
-        """Closes the episode on the server (a running attempt is recorded as closed)."""
+        """Closes the episode on the server (a running attempt is recorded as closed); closing again does nothing."""
         if self.closed:
             return
         self.client.request("DELETE", f"/v1/episodes/{self.id}", token=self.token)
@@ -512,6 +736,7 @@ class Env:
                 "taskId": self.task["id"],
                 "excluded": bool(info.get("excludeFromStats", False)),
             }
+        self._last_observation = result["observation"]
         return result["observation"], float(result["reward"]), terminated, truncated, info
 
 

@@ -19,15 +19,16 @@ REPO = Path(os.environ.get("ENVHARNESS_REPO", Path(__file__).resolve().parents[3
 class ServeProcess:
     """``node bin/envharness.js serve --port 0`` on a fresh store; ``url`` and ``token`` once it listens."""
 
-    def __init__(self, extra_args: Optional[List[str]] = None, timeout: float = 90.0) -> None:
+    def __init__(self, extra_args: Optional[List[str]] = None, timeout: float = 90.0, test_domains: bool = True) -> None:
+        """``test_domains=False`` serves only the built-in domains, exactly as the README's first command."""
         self.dir = tempfile.mkdtemp(prefix="envharness-py-")
         self.token = "py-" + secrets.token_urlsafe(24)
         self.output: List[str] = []
         args = [
             os.environ.get("ENVHARNESS_NODE", "node"), str(REPO / "bin" / "envharness.js"),
             "--store", f"sqlite:{os.path.join(self.dir, 'envharness.db')}",
-            "serve", "--port", "0", "--domain-module", str(REPO / "src" / "server" / "testing" / "domains.ts"),
-        ] + (extra_args or [])
+            "serve", "--port", "0",
+        ] + (["--no-fill", "--domain-module", str(REPO / "src" / "server" / "testing" / "domains.ts")] if test_domains else []) + (extra_args or [])
         env = dict(os.environ, ENVHARNESS_TOKEN=self.token, NO_COLOR="1")
         self.proc = subprocess.Popen(args, cwd=str(REPO), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.url = ""

@@ -3,15 +3,17 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { BUILTIN_TEMPLATES_MODULE } from '../../builtins.js';
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
-import { DEFAULT_LOCKFILE, EnvHarnessError, SPLITS, type GateName, type Split } from '../../index.js';
+import { DEFAULT_LOCKFILE, EnvHarnessError, SPLITS, type GateName, type Split } from '../../core/index.js';
 import { formatLockfile } from '../../harness/lockfile.js';
+import type { Harness } from '../../harness/harness.js';
 import { EXIT_CODES } from '../exit-codes.js';
 import { collect, parseFloatOption, parseIntOption, type CliContext } from '../options.js';
 import { withHarness } from '../open.js';
 import { colors, printJson, progress, table } from '../output.js';
 
-function parseSplit(value: string): Split {
-  if (!(SPLITS as readonly string[]).includes(value)) throw new EnvHarnessError('PARAMS_INVALID', `--split must be one of ${SPLITS.join(', ')}, got "${value}"`);
+/** A split name; anything else is PARAMS_INVALID naming the valid ones (never a silent empty pool). */
+export function parseSplit(value: string): Split {
+  if (!(SPLITS as readonly string[]).includes(value)) throw new EnvHarnessError('PARAMS_INVALID', `--split must be one of ${SPLITS.join(', ')}, got "${value}"`, { details: { pointer: '/split' } });
   return value as Split;
 }
 
@@ -22,6 +24,9 @@ export function parseLevels(values: string[]): number[] {
     for (const part of value.split(',')) {
       const range = /^(\d+)-(\d+)$/.exec(part.trim());
       if (range) {
+        if (Number(range[1]) > Number(range[2])) {
+          throw new EnvHarnessError('PARAMS_INVALID', `--level range "${part.trim()}" is empty: write the lower level first (${range[2]}-${range[1]})`, { details: { pointer: '/level' } });
+        }
         for (let l = Number(range[1]); l <= Number(range[2]); l++) out.push(l);
       } else if (/^\d+$/.test(part.trim())) out.push(Number(part));
       else throw new EnvHarnessError('PARAMS_INVALID', `--level takes N, N-M or N,M,...; got "${value}"`, { details: { pointer: '/level' } });
@@ -199,7 +204,7 @@ export function registerGenerationCommands(program: Command, ctx: CliContext): v
           return globals.json ? printJson(ctx.io, audit) : ctx.io.out(table(audit.map((a) => ({ ...a, taskId: a.taskId.slice(0, 12) }))));
         }
         if (opts.approve || opts.reject) {
-          const item = await h.decideReview((opts.approve ?? opts.reject)!, opts.approve ? 'approved' : 'rejected', reviewer, opts.note);
+          const item = await h.decideReview(await pendingTaskId(h, (opts.approve ?? opts.reject)!), opts.approve ? 'approved' : 'rejected', reviewer, opts.note);
           return globals.json ? printJson(ctx.io, item) : ctx.io.out(`${item.taskId.slice(0, 12)} ${item.status}`);
         }
         const pending = await h.pendingReviews();
@@ -274,4 +279,17 @@ export function registerGenerationCommands(program: Command, ctx: CliContext): v
         ctx.io.out('regression split unfrozen; re-run `envharness split freeze` after changing it');
       });
     });
+}
+
+/** A pending review's task id from an id or unambiguous prefix (as runs and snapshots accept). */
+async function pendingTaskId(h: Harness, idOrPrefix: string): Promise<string> {
+  const pending = await h.pendingReviews();
+  if (pending.some((p) => p.taskId === idOrPrefix)) return idOrPrefix;
+  const matches = pending.filter((p) => p.taskId.startsWith(idOrPrefix));
+  if (matches.length === 1) return matches[0]!.taskId;
+  throw new EnvHarnessError(
+    'REVIEW_NOT_FOUND',
+    matches.length === 0 ? `no pending review for task ${idOrPrefix}; see \`envharness review --list\`` : `task prefix ${idOrPrefix} is ambiguous (${matches.length} pending reviews match); give more characters`,
+    { details: { pointer: '/approve' } },
+  );
 }

@@ -2,19 +2,14 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Command } from 'commander';
-import {
-  BUILTIN_AGENT_NAMES,
-  createAgent,
-  createHarness,
-  EnvHarnessError,
-  type Domain,
-} from '../../index.js';
-import { builtinDomains } from '../../builtins.js';
+import { BUILTIN_AGENT_NAMES, createAgent, EnvHarnessError, type Domain } from '../../index.js';
+import { DEFAULT_FILL_PER_LEVEL } from '../../harness/harness.js';
 // The server, MCP and SQLite are subpath exports, not part of the root entry.
 import { createServer, SERVER_DEFAULTS } from '../../server/index.js';
 import { createMcpHttpHandler, mcpRoutes, type McpHttpHandler } from '../../mcp/index.js';
 import { collect, parseIntOption, type CliContext } from '../options.js';
-import { loadTemplateFiles } from '../open.js';
+import { openHarness } from '../open.js';
+import { describeFill, ensurePool } from '../fill.js';
 import { colors } from '../output.js';
 
 interface ServeOptions {
@@ -27,6 +22,9 @@ interface ServeOptions {
   allowHost: string[];
   /** false with --no-mcp. */
   mcp: boolean;
+  /** false with --no-fill. */
+  fill: boolean;
+  fillPerLevel: number;
   mcpTaskType?: string;
   mcpLevel?: number;
   mcpSeed?: number;
@@ -48,6 +46,8 @@ export function registerServeCommands(program: Command, ctx: CliContext): void {
     .option('--domain-module <file>', 'an ES module exporting `domains` (Domain[]) to serve besides the built-in ones; repeatable', collect, [])
     .option('--allow-host <name>', 'a further Host/Origin name to accept (e.g. behind a reverse proxy); repeatable', collect, [])
     .option('--no-mcp', 'do not serve MCP (Streamable HTTP) at /v1/mcp')
+    .option('--no-fill', "do not fill the built-in domains' empty pools at start-up (the first draw still fills them)")
+    .option('--fill-per-level <n>', 'tasks per template and level when filling a pool at start-up', parseIntOption('--fill-per-level', 1), DEFAULT_FILL_PER_LEVEL)
     .option('--mcp-task-type <type>', 'task type of the MCP episode (default: any task of the dynamic pool)')
     .option('--mcp-level <n>', 'level of the MCP episode', parseIntOption('--mcp-level', 1))
     .option('--mcp-seed <n>', 'seed of the MCP episode (default 0)', parseIntOption('--mcp-seed', 0))
@@ -58,14 +58,20 @@ export function registerServeCommands(program: Command, ctx: CliContext): void {
       const globals = ctx.globals();
       // Env vars are read here, once; an empty ENVHARNESS_TOKEN counts as absent.
       const token = opts.token ?? (process.env.ENVHARNESS_TOKEN || undefined);
-      const domains = [...builtinDomains(), ...(await loadDomainModules(opts.domainModule))];
-      const harness = await createHarness({ store: globals.store, domains, templates: loadTemplateFiles(globals.templates) });
+      // Opened like every other command's harness (imported tau-bench worlds included).
+      const harness = await openHarness(globals, { domains: await loadDomainModules(opts.domainModule) });
+      const domains = [...harness.domains.values()];
       let server: ReturnType<typeof createServer>;
       // MCP over Streamable HTTP at /v1/mcp (server token only): one shared episode session, started on
-      // the first MCP request (so a fresh store with an empty pool still serves the rest of the API).
+      // the first MCP request.
       let mcp: McpHttpHandler | undefined;
       try {
-        await harness.initialize();
+        // A fresh store gets the built-in domains' pools before the first client asks for an episode
+        // (the first draw would fill them too, but then inside a client's request).
+        if (opts.fill) {
+          const filled = describeFill(await ensurePool(harness, ctx.io, harness.defaultDomains(), opts.fillPerLevel, 0, !globals.json));
+          if (filled !== undefined && !globals.json) ctx.io.err(filled);
+        }
         if (opts.mcp) {
           mcp = createMcpHttpHandler({
             harness,

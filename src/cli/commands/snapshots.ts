@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { EnvHarnessError } from '../../index.js';
+import { EnvHarnessError } from '../../core/index.js';
 import type { CliContext } from '../options.js';
 import { withHarness } from '../open.js';
 import { colors, printJson, table } from '../output.js';

@@ -1,8 +1,12 @@
 /** CLI: envharness train, eval, runs, experiment. */
 import type { Command } from 'commander';
-import { EnvHarnessError, type Harness, type StrategyName, type TrainSummary } from '../../index.js';
-import { createAgent, createHarness, runStaticVsAdaptive } from '../../index.js';
-import { writeRunReport } from '../../report/index.js';
+import { EnvHarnessError } from '../../core/index.js';
+import type { StrategyName } from '../../curriculum/index.js';
+import { createAgent } from '../../agents/index.js';
+import { createHarness, type Harness } from '../../harness/harness.js';
+import { runStaticVsAdaptive } from '../../harness/experiment.js';
+import { resolveRun } from '../../report/run-timeline.js';
+import type { TrainSummary } from '../../harness/train.js';
 import { builtinDomains } from '../../builtins.js';
 // Read while commands are registered, before src/index.ts has finished evaluating: from its own module.
 import { DEFAULT_TRAIN_STRATEGY } from '../../harness/train.js';
@@ -12,6 +16,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { collect, parseFloatOption, parseIntOption, type CliContext } from '../options.js';
 import { withHarness } from '../open.js';
+import { describeFill, ensurePool } from '../fill.js';
+import { parseSplit } from './generation.js';
 import { colors, printJson, progress, table, type Io } from '../output.js';
 
 const STRATEGIES = ['uniform', 'threshold', 'learning-progress', 'prioritized-replay', 'learnability'];
@@ -23,41 +29,13 @@ export function parseStrategy(value: string): StrategyName {
   return value as StrategyName;
 }
 
-/** The domains to train on: the given ones, else those that declare `defaults.train` and have templates, else every domain with templates. */
+/** The domains to train on: the given ones, or the harness's defaults (retail when it has templates). */
 export function chooseDomains(h: Harness, given: string[]): string[] {
   if (given.length > 0) {
-    for (const d of given) if (!h.domains.has(d)) throw new EnvHarnessError('DOMAIN_NOT_FOUND', `no domain ${d}; known: ${[...h.domains.keys()].join(', ')}`);
+    for (const d of given) if (!h.domains.has(d)) throw new EnvHarnessError('DOMAIN_NOT_FOUND', `no domain ${d}; known: ${[...h.domains.keys()].join(', ')}`, { details: { pointer: '/domain' } });
     return given;
   }
-  const withTemplates = [...h.domains.values()].filter((d) => d.templates.length > 0);
-  const preferred = withTemplates.filter((d) => d.defaults?.train === true);
-  return (preferred.length > 0 ? preferred : withTemplates).map((d) => d.name);
-}
-
-/**
- * Generates tasks for every template of the domains whose pool lacks them: training templates into
- * `dynamic`, held-out templates into `heldout` (never trained on).
- */
-export async function ensurePool(h: Harness, io: Io, domains: string[], perLevel: number, seed: number, show: boolean): Promise<number> {
-  const index = await h.store.listTaskIndex({ status: 'active' });
-  const have = new Set(index.filter((e) => e.split !== 'regression').map((e) => `${e.split} ${e.template}`));
-  const missing = h.registry.list().filter((t) => domains.includes(t.domain) && !have.has(`${t.heldout ? 'heldout' : 'dynamic'} ${t.id}`));
-  if (missing.length === 0) return 0;
-  const total = missing.reduce((s, t) => s + t.levels.length * perLevel, 0);
-  const bar = progress(io, 'generating tasks', show);
-  let done = 0;
-  let accepted = 0;
-  for (const t of missing) {
-    const levels = t.levels.map((_, i) => i + 1);
-    const batch = await h.generate(
-      { templates: [{ id: t.id }], levels, count: levels.length * perLevel, seed, split: t.heldout ? 'heldout' : 'dynamic' },
-      { onProgress: (d) => bar.update(done + d, total) },
-    );
-    done += levels.length * perLevel;
-    accepted += batch.manifest.accepted;
-  }
-  bar.stop();
-  return accepted;
+  return h.defaultDomains();
 }
 
 function sliceRows(summary: TrainSummary) {
@@ -87,8 +65,8 @@ export function registerTrainingCommands(program: Command, ctx: CliContext): voi
     .option('--skip-zero-variance', 'skip groups that all pass or all fail (DAPO dynamic sampling)')
     .option('--delta <x>', 'regression guard: hold levels when the score drops more than this below the best', parseFloatOption('--delta', 0, 1), 0.1)
     .option('--rollback', 'regression guard: also roll the curriculum back to the last good state')
-    .option('--agent-state <file>', 'learner state to continue from and save to', '.envharness/agents/learner.json')
-    .option('--fresh-agent', 'start the learner from scratch (ignore the saved state)')
+    .option('--agent-state <file>', 'where the learner state is saved (and read from with --resume-agent)', '.envharness/agents/learner.json')
+    .option('--resume-agent', 'continue the learner from --agent-state instead of starting it fresh')
     .option('--report <file>', 'where to write the HTML report (default .envharness/reports/<run>.html)')
     .option('--no-report', 'do not write the HTML report')
     .option('--base-url <url>', 'OpenAI-compatible endpoint for --agent openai')
@@ -96,17 +74,17 @@ export function registerTrainingCommands(program: Command, ctx: CliContext): voi
     .action(async (opts: {
       agent: string; episodes: number; strategy: string; seed: number; evalEvery: number; concurrency: number; domain: string[];
       perLevel: number; groupSize: number; skipZeroVariance?: boolean; delta: number; rollback?: boolean; agentState: string;
-      freshAgent?: boolean; report: string | boolean; baseUrl?: string; model?: string;
+      resumeAgent?: boolean; report: string | boolean; baseUrl?: string; model?: string;
     }) => {
       const globals = ctx.globals();
       const strategy = parseStrategy(opts.strategy);
       await withHarness(globals, async (h) => {
         const domains = chooseDomains(h, opts.domain);
         const show = !globals.json;
-        const generated = await ensurePool(h, ctx.io, domains, opts.perLevel, opts.seed, show);
-        if (generated > 0 && show) ctx.io.err(`generated ${generated} tasks into the dynamic pool`);
+        const filled = describeFill(await ensurePool(h, ctx.io, domains, opts.perLevel, opts.seed, show));
+        if (filled !== undefined && show) ctx.io.err(filled);
         const agent = await resolveAgent(
-          { agent: opts.agent, seed: opts.seed, ...(opts.freshAgent ? {} : { agentState: opts.agentState }), baseUrl: opts.baseUrl, model: opts.model },
+          { agent: opts.agent, seed: opts.seed, ...(opts.resumeAgent ? { agentState: opts.agentState } : {}), baseUrl: opts.baseUrl, model: opts.model },
           process.env,
         );
         const bar = progress(ctx.io, `training ${agent.name} (${strategy})`, show);
@@ -138,6 +116,8 @@ export function registerTrainingCommands(program: Command, ctx: CliContext): voi
         let reportPath: string | undefined;
         if (opts.report !== false) {
           reportPath = typeof opts.report === 'string' ? opts.report : `.envharness/reports/${summary.runId}.html`;
+          // The report writer (and its chart bundle) loads only when a report is written.
+          const { writeRunReport } = await import('../../report/write-report.js');
           reportPath = (await writeRunReport(h, summary.runId, reportPath)).path;
         }
         if (globals.json) return printJson(ctx.io, { ...summary, ...(reportPath ? { report: reportPath } : {}), ...(saved ? { agentState: saved } : {}) });
@@ -155,8 +135,8 @@ export function registerTrainingCommands(program: Command, ctx: CliContext): voi
     .command('eval')
     .description('evaluate an agent on a split with the curriculum frozen: pass^1..pass^k per slice')
     .option('--agent <name>', 'learner | rule-based | random | oracle | openai', 'learner')
-    .option('--split <split>', 'regression | dynamic | heldout', 'regression')
-    .option('--k <n>', 'trials per task', parseIntOption('--k', 1), 1)
+    .option('--split <split>', 'regression | dynamic | heldout', parseSplit, 'regression')
+    .option('-k, --k <n>', 'trials per task (as tau-bench eval -k)', parseIntOption('--k', 1), 1)
     .option('--limit <n>', 'at most this many tasks', parseIntOption('--limit', 1))
     .option('--domain <name>', 'only this domain; repeatable', collect, [])
     .option('--seed <n>', 'agent seed', parseIntOption('--seed'), 0)
@@ -283,9 +263,7 @@ export function registerTrainingCommands(program: Command, ctx: CliContext): voi
   });
   runs.command('show <id>').action(async (id: string) => {
     await withHarness(ctx.globals(), async (h) => {
-      const run = await h.store.getRun(id);
-      if (!run) throw new EnvHarnessError('RUN_NOT_FOUND', `no run ${id}; see \`envharness runs list\``);
-      printJson(ctx.io, run);
+      printJson(ctx.io, await resolveRun(h.store, id));
     });
   });
   runs
@@ -293,9 +271,8 @@ export function registerTrainingCommands(program: Command, ctx: CliContext): voi
     .description('two runs side by side; warns loudly when their environment versions differ')
     .action(async (a: string, b: string) => {
       await withHarness(ctx.globals(), async (h) => {
-        const [ra, rb] = await Promise.all([h.store.getRun(a), h.store.getRun(b)]);
-        if (!ra) throw new EnvHarnessError('RUN_NOT_FOUND', `no run ${a}`);
-        if (!rb) throw new EnvHarnessError('RUN_NOT_FOUND', `no run ${b}`);
+        // Ids or unambiguous prefixes, as every verb that takes a run accepts.
+        const [ra, rb] = await Promise.all([resolveRun(h.store, a), resolveRun(h.store, b)]);
         const [sa, sb] = await Promise.all([h.store.getSnapshot(ra.snapshotStart), h.store.getSnapshot(rb.snapshotStart)]);
         const envA = sa ? JSON.stringify(sa.templates) : ra.snapshotStart;
         const envB = sb ? JSON.stringify(sb.templates) : rb.snapshotStart;
@@ -311,9 +288,14 @@ export function registerTrainingCommands(program: Command, ctx: CliContext): voi
           'last regression': summary(r).evals?.at(-1)?.score.toFixed(3) ?? '',
           environment: r.snapshotStart.slice(0, 12),
         }));
-        if (ctx.globals().json) return printJson(ctx.io, { sameEnvironment: sameEnv, runs: rows });
+        const startOf = (r: typeof ra) => ((r.config ?? {}) as { agentStart?: string | null }).agentStart ?? null;
+        const sameStart = startOf(ra) === startOf(rb);
+        if (ctx.globals().json) return printJson(ctx.io, { sameEnvironment: sameEnv, sameAgentStart: sameStart, runs: rows });
         if (!sameEnv) {
           ctx.io.err(colors.red(colors.bold('WARNING: these runs used different environment versions (template sets or digests differ); their numbers are not comparable.')));
+        }
+        if (!sameStart) {
+          ctx.io.err(colors.red(colors.bold(`WARNING: the agents started from different states (${startOf(ra)?.slice(0, 12) ?? 'fresh'} vs ${startOf(rb)?.slice(0, 12) ?? 'fresh'}; e.g. one continued a saved learner with --resume-agent); their numbers are not comparable.`)));
         }
         ctx.io.out(table(rows));
       });

@@ -7,13 +7,13 @@ import { loadTauBenchTasks, loadTauBenchWorld } from '../load.js';
 import { digestRetailExport, exportRetailState, hashRetailState, type RetailState } from '../state.js';
 import { applyTauBenchActions, type TauBenchTask } from './actions.js';
 import type { RetailWorld } from '../world.js';
-import { TAU_BENCH_DATA_DIR, TAU_BENCH_TOOL_NAMES, type TauBenchGold } from '../../../../test/support/tau-bench-data.js';
+import { skipWithoutTauBenchData, TAU_BENCH_DATA_DIR, TAU_BENCH_TOOL_NAMES, type TauBenchGold } from '../../../../test/support/tau-bench-data.js';
 
 const dataDir = TAU_BENCH_DATA_DIR;
 const TOOL_NAMES = TAU_BENCH_TOOL_NAMES;
 type Gold = TauBenchGold;
 
-describe("tau-bench retail compatibility (gold digests from tau-bench's own tools)", () => {
+describe.skipIf(skipWithoutTauBenchData())("tau-bench retail compatibility (gold digests from tau-bench's own tools)", () => {
   let world: RetailWorld;
   let retail: RetailDomain;
   let gold: Gold;

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import {
   EnvHarnessError,
+  REGRESSION_FROZEN_META,
   SPLITS,
   type CommandContext,
   type Domain,
@@ -108,6 +109,15 @@ export function tauBenchCommands(base: RetailDomain): DomainCommand[] {
         if (stored.size > 0) {
           // Tasks another batch already holds are exact duplicates, recorded in this batch's log.
           imported = importTauBench({ dir, existingIds: stored, ...(files ? { tasks: files } : {}) });
+        }
+        // A set bound for a frozen regression split is refused before anything is written.
+        const intoRegression = imported.sets.filter((s) => s.batch.manifest.split === 'regression' && !saved.has(s.batch.manifest.id));
+        if (intoRegression.length > 0 && (await store.getMeta(REGRESSION_FROZEN_META)) === true) {
+          throw new EnvHarnessError(
+            'SPLIT_FROZEN',
+            `the regression split of ${store.location} is frozen, so ${intoRegression.map((s) => s.set).join(', ')} cannot be imported into it; import into heldout (\`--tasks tasks_dev.json:heldout\`), or \`envharness split unfreeze\` first and \`envharness split freeze\` after`,
+            { details: { pointer: '/tasks' } },
+          );
         }
         const rows: Array<Record<string, string | number>> = [];
         for (const set of imported.sets) {

@@ -32,6 +32,7 @@ import {
 } from './intents.js';
 import { referenceSolution as solveGoal, retailSpec as specOf } from './reference.js';
 import { pickCandidate, type Customer, type WorldIndex } from './worlds.js';
+import { retailSourceDigest } from '../source-digest.js';
 
 /** A retail task's parameters: the world seed and the user's whole goal. */
 export const retailParamsSchema = z.strictObject({ world: z.number().int(), goal: retailGoalSchema });
@@ -62,6 +63,9 @@ const ATTEMPTS = 64;
  */
 const VERSION = 2;
 
+/** Read once per process (a few milliseconds): see source-digest.ts. */
+const RETAIL_SOURCE_DIGEST = retailSourceDigest();
+
 /** `retail/<name>@2` from a sampler; build and solve are shared by every retail template. */
 function retailTemplate(definition: {
   name: string;
@@ -82,7 +86,8 @@ function retailTemplate(definition: {
     levels: options.levels,
     params: retailParamsSchema,
     ...(options.heldout === true ? { heldout: true } : {}),
-    // The source text of these three is hashed into every task's `origin.templateDigest`: keep it as it is.
+    // Everything these three depend on lives in the retail folder: its source digest is the content digest.
+    ...(RETAIL_SOURCE_DIGEST !== undefined ? { contentDigest: RETAIL_SOURCE_DIGEST } : {}),
     sample: (rng, level, spec) => options.sample(rng, level, spec, `${key}:${level}`),
     build: (params, ctx) => retailSpec(params.goal, worldState(params.world), ctx.level, tagsOf(options.taskType, params.goal)),
     solve: (params) => referenceSolution(params.goal),

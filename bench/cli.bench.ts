@@ -1,0 +1,58 @@
+/** Whole-process CPU of the shipped CLI (bin/envharness.js on the compiled dist/): --help, a one-task eval, a fresh-store generate. */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fmt, median, type BenchSection } from './lib.js';
+
+const RUNS = 5;
+const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+
+// A wrapper process that runs the CLI and reports the CPU of its waited-for children from the kernel
+// (cutime + cstime, fields 16 and 17 of /proc/self/stat): the CLI's whole process, threads included.
+const WRAPPER = `
+const { spawnSync } = require('node:child_process');
+const run = spawnSync(process.execPath, ['bin/envharness.js', ...process.argv.slice(1)], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+if (run.status !== 0) { process.stderr.write(String(run.stderr)); process.exit(run.status ?? 1); }
+const fields = require('node:fs').readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
+process.stdout.write(String(Number(fields[13]) + Number(fields[14])));
+`;
+
+/** CPU seconds (user + system) of one `envharness ...` process. */
+function cpuSeconds(args: string[]): number {
+  const run = spawnSync(process.execPath, ['-e', WRAPPER, '--', ...args], { encoding: 'utf8' });
+  if (run.status !== 0) throw new Error(`envharness ${args.join(' ')} failed (${run.status}): ${run.stderr}`);
+  return Number(run.stdout) / TICKS_PER_SECOND;
+}
+
+export async function run(): Promise<BenchSection[]> {
+  // What users run: the compiled CLI, rebuilt from the current sources first.
+  execFileSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
+  const dir = mkdtempSync(join(tmpdir(), 'envharness-bench-cli-'));
+  try {
+    const store = join(dir, 'existing.db');
+    cpuSeconds(['--store', store, 'pool', 'stats']); // the existing store: shipped regression set installed
+    const help: number[] = [];
+    const evals: number[] = [];
+    const generate: number[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      help.push(cpuSeconds(['--help']));
+      evals.push(cpuSeconds(['--store', store, 'eval', '--agent', 'oracle', '--limit', '1', '--agent-state', join(dir, 'none.json')]));
+      generate.push(cpuSeconds(['--store', join(dir, `fresh-${i}.db`), 'generate', '--template', 'retail/cancel', '--count', '10']));
+    }
+    return [
+      {
+        title: 'CLI: whole-process CPU',
+        description: `User + system CPU seconds of one \`node bin/envharness.js ...\` process on the compiled dist/ (the kernel's accounting of the waited-for child), median of ${RUNS}. Targets: --help <= 0.3 s, one-task eval <= 1 s. A fresh store includes installing the shipped regression set.`,
+        rows: [
+          { command: 'envharness --help', 'CPU s': fmt(median(help)), target: '<= 0.3' },
+          { command: 'envharness eval --agent oracle --limit 1 (existing store)', 'CPU s': fmt(median(evals)), target: '<= 1' },
+          { command: 'envharness generate --template retail/cancel --count 10 (fresh store)', 'CPU s': fmt(median(generate)), target: '' },
+        ],
+        notes: [`1-minute load average at the end: ${loadavg()[0]!.toFixed(1)} on ${availableParallelism()} cores.`],
+      },
+    ];
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
