@@ -81,3 +81,30 @@ export function fmt(value: number, digits = 3): string {
   if (value >= 1e3) return `${(value / 1e3).toPrecision(digits)}k`;
   return value.toPrecision(digits);
 }
+
+/**
+ * Peer figures this bench cannot measure in the same run (tau-bench and reasoning-gym need checkouts and
+ * Python packages CI cannot fetch). Each carries where, when and on what workload it was taken, so that a
+ * ratio against it is printed as a ratio against another run.
+ */
+export const PEER_RUNS = {
+  source: 'research/perf-anchors.md §2 (the project\'s research note, measured on this machine kind before this session; median of 5 runs)',
+  tauBench: {
+    episodesPerSec: 4.6,
+    episodes: 'tau-bench retail in-process, scripted user, its 115 test tasks: reset + 578 gold tool calls + reward',
+    goldStepsPerSec: 14_000,
+    goldSteps: "tau-bench's gold tool calls of its 115 test tasks (reads and writes)",
+    readStepsPerSec: 45_000,
+    readSteps: 'tau-bench get_order/user/product_details',
+  },
+  reasoningGym: {
+    medianItemsPerSec: 22_600,
+    chainSumItemsPerSec: 62_000,
+    workload: 'reasoning-gym `ds[i]` item generation, default configs, fixed seed, dataset already built (98 runnable generators; chain_sum 62k/s)',
+  },
+} as const;
+
+/** A ratio against a peer figure from another run, marked as such. */
+export function ratioVsOtherRun(ours: number, peer: number): string {
+  return `${fmt(ours / peer)}x (vs another run)`;
+}

@@ -1,6 +1,6 @@
 /** `npm run bench`: runs every bench/*.bench.ts and writes BENCHMARKS.md (medians, with the machine's core count). */
 import { readdirSync, writeFileSync } from 'node:fs';
-import { availableParallelism, cpus, totalmem } from 'node:os';
+import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { BenchSection } from './lib.js';
@@ -14,6 +14,8 @@ const files = readdirSync(here)
   .sort();
 
 const sections: BenchSection[] = [];
+const loadBefore = loadavg();
+const started = Date.now();
 for (const file of files) {
   process.stderr.write(`bench: ${file}\n`);
   const mod = (await import(pathToFileURL(join(here, file)).href)) as { run: () => Promise<BenchSection[]> };
@@ -27,6 +29,10 @@ const lines: string[] = [
   `Written by \`npm run bench\`. Machine: ${availableParallelism()} cores (${cpu}), ` +
     `${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}. Figures are medians of several runs; ` +
     'peers were measured on the same machine kind (see the research notes), so compare ratios, not absolutes.',
+  '',
+  `Load average (1/5/15 min) when the run started: ${loadBefore.map((x) => x.toFixed(2)).join(' / ')}; when it ended: ` +
+    `${loadavg().map((x) => x.toFixed(2)).join(' / ')}; the run took ${((Date.now() - started) / 60_000).toFixed(1)} min. With a load above the core count, ` +
+    'wall-clock figures are lower bounds: read the CPU-time columns and the same-run ratios.',
   '',
 ];
 for (const section of sections) {

@@ -13,3 +13,12 @@ const retailView = createBuiltinRetail(retail);
 export function builtinDomains(): Domain<any>[] {
   return [retailView, math, apiWorkflows, library];
 }
+
+/**
+ * Every template of the built-in domains, for generation worker threads (`templateModules`): a worker
+ * imports this module to get the same templates the CLI's registry holds.
+ */
+export const templates = builtinDomains().flatMap((d) => d.templates);
+
+/** This module's URL, for `generate({ workers, templateModules: [BUILTIN_TEMPLATES_MODULE] })`. */
+export const BUILTIN_TEMPLATES_MODULE = import.meta.url;

@@ -1,5 +1,6 @@
 /** Resolves `--agent NAME` to an agent: the built-ins, or an OpenAI-compatible endpoint. */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { writeFileAtomic } from '../harness/atomic-file.js';
 import { dirname } from 'node:path';
 import { createAgent, EnvHarnessError, type Agent, type JsonValue } from '../index.js';
 import { builtinDomains } from '../builtins.js';
@@ -35,6 +36,7 @@ export async function resolveAgent(flags: AgentFlags, env: NodeJS.ProcessEnv): P
 export function saveAgentState(agent: Agent, path: string | undefined): string | undefined {
   if (!path || !agent.getState) return undefined;
   mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(path, `${JSON.stringify(agent.getState())}\n`);
+  // Atomic: a crash mid-write must not leave a torn state file that the next run cannot read.
+  writeFileAtomic(path, `${JSON.stringify(agent.getState())}\n`);
   return path;
 }

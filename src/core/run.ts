@@ -8,7 +8,8 @@ export interface AgentInfo {
   configDigest: string;
 }
 
-export type RunStatus = 'running' | 'finished' | 'failed';
+/** `interrupted`: the process running it died (found by `Store.recover`); `train --resume` continues it. */
+export type RunStatus = 'running' | 'finished' | 'failed' | 'interrupted';
 
 export interface RunRecord {
   id: string;
@@ -21,6 +22,10 @@ export interface RunRecord {
   snapshotEnd?: string;
   status: RunStatus;
   summary?: JsonValue;
+  /** The process running it (so a later open can tell a live run from one whose process died). */
+  owner?: { host: string; pid: number };
+  /** Set when found `interrupted`: the last event it recorded (seq -1: none). */
+  interrupted?: { lastEventSeq: number; lastEventKind?: string; at: string };
   createdAt: string;
   updatedAt: string;
 }

@@ -1,6 +1,6 @@
 /** The storage contract. SQLite implements it now, PostgreSQL later; both run test/conformance/store.ts. */
 import type { Batch, BatchManifest, GateName, GenerationLogEntry } from './batch.js';
-import type { EpisodeRecord, Transition } from './episode.js';
+import type { EpisodeRecord, EpisodeStatus, Transition } from './episode.js';
 import type { JsonValue } from './json.js';
 import type { RunEvent, RunRecord } from './run.js';
 import type { Snapshot } from './snapshot.js';
@@ -59,6 +59,54 @@ export interface ReviewDecision {
   reviewer: string;
   note: string;
   at: string;
+}
+
+/**
+ * One write of `Store.applyWrites`, as plain data: the arguments of the single-call method it names.
+ * (A list of data rather than a callback, so that every store, local or remote, can apply it in one
+ * transaction.)
+ */
+export type StoreWrite =
+  | { op: 'saveBatch'; batch: Batch; review?: readonly string[] }
+  | { op: 'putTasks'; tasks: readonly StoredTask[] }
+  | { op: 'decideReview'; decision: ReviewDecision }
+  | { op: 'saveEpisode'; episode: EpisodeRecord }
+  | { op: 'saveSnapshot'; snapshot: Snapshot }
+  | { op: 'saveRun'; run: RunRecord }
+  | { op: 'appendRunEvents'; events: readonly RunEvent[] }
+  | { op: 'setMeta'; key: string; value: JsonValue };
+
+/** Everything a snapshot export holds of the pool, as one consistent view (see `Store.readPool`). */
+export interface PoolContent {
+  /** In save order. */
+  batches: BatchManifest[];
+  /** In batch order, then index order. */
+  log: GenerationLogEntry[];
+  /** Every task, any split or status, in seq order. */
+  tasks: StoredTask[];
+  /** Review items, in task seq order. */
+  reviews: ReviewItem[];
+  /** The review audit trail, in the order decided. */
+  audit: ReviewDecision[];
+}
+
+/** What `Store.recover` repaired. Empty lists when there was nothing to repair. */
+export interface RecoveryReport {
+  /** Episodes whose record lagged behind their stored transitions, and what the record said before. */
+  episodes: Array<{ id: string; steps: { from: number; to: number }; status: { from: EpisodeStatus; to: EpisodeStatus } }>;
+  /** Runs that were `running` with no live owner, now `interrupted`, with the seq of their last event (-1: none). */
+  runs: Array<{ id: string; lastEventSeq: number; lastEventKind?: string }>;
+}
+
+/** A storage failure that makes a store refuse writes until it clears (see `Store.fault`). */
+export interface StoreFault {
+  /** What failed: `checkpoint` (WAL into the database file, with its fsync), `write`, `sync`... */
+  operation: string;
+  /** The driver's code, e.g. SQLITE_IOERR_FSYNC or SQLITE_FULL. */
+  code: string;
+  message: string;
+  /** ISO time of the first failure of this episode of trouble. */
+  since: string;
 }
 
 export interface LogFilter {
@@ -126,4 +174,43 @@ export interface Store {
 
   getMeta(key: string): Promise<JsonValue | undefined>;
   setMeta(key: string, value: JsonValue): Promise<void>;
+
+  /**
+   * Applies `writes` in order in ONE transaction: either every write commits, or (when any of them
+   * throws) none does and the store is exactly as before; the error of the first failing write
+   * propagates with its code and details, plus `details.write` = its index in the list. Each write has exactly the
+   * checks and effects of the single-call method it names (`saveBatch` refuses a review id outside the
+   * batch, `decideReview` throws REVIEW_NOT_FOUND, a duplicate event is STORE_CONFLICT, ...), and later
+   * writes see the effects of earlier ones (a `decideReview` may decide a task saved by an earlier
+   * `saveBatch` of the same list). An empty list writes nothing. Used for every multi-step write:
+   * snapshot import, split freeze, run finalisation.
+   */
+  applyWrites(writes: readonly StoreWrite[]): Promise<void>;
+
+  /**
+   * Reads every batch, log entry, task, review item and audit line from ONE read transaction, so the
+   * parts agree with each other even while another connection or process writes (snapshot export).
+   */
+  readPool(): Promise<PoolContent>;
+
+  /**
+   * Repairs what a crash can leave behind, in one transaction, and says what it changed (called when a
+   * harness opens the store; safe to call any time, and again: a second call finds nothing).
+   * - An episode whose `steps` is below its number of stored transitions gets `steps` = that number,
+   *   `reward` = the sum of their rewards and `updatedAt` = now; when its last transition terminated or
+   *   truncated it, `status` follows (`terminated`/`truncated`) with `outcome`, `endReason` and
+   *   `excludeFromStats` from that transition's info. Nothing else of the record changes, and
+   *   an episode whose record is ahead of or equal to its transitions is left alone.
+   * - A `running` run for which `isLive(run)` is false becomes `interrupted`, with `interrupted` set to
+   *   the seq and kind of its last event (-1 when it has none) and `updatedAt` = now.
+   */
+  recover(options: { isLive: (run: RunRecord) => boolean; now: string }): Promise<RecoveryReport>;
+
+  /**
+   * The storage failure the store is refusing writes for, or undefined when healthy. After an I/O error
+   * (a failed fsync, a full disk) the store never acknowledges another write until a probe of the same
+   * operation succeeds: every write meanwhile throws STORE_FAILED naming the fault, reads still work.
+   * Optional: a store without this never reports a fault (its writes fail or succeed on their own).
+   */
+  fault?(): StoreFault | undefined;
 }

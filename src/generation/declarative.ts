@@ -1,10 +1,21 @@
 /** Declarative templates: tasks from YAML or JSON data, with no user code (see docs/declarative-templates.md). */
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
-import { canonicalize, defineTemplate, EnvHarnessError, escapePointerToken, issuePointer } from '../core/index.js';
+import { canonicalize, defineTemplate, depthExceeds, EnvHarnessError, escapePointerToken, issuePointer } from '../core/index.js';
 import type { Action, Budget, JsonObject, JsonValue, LevelSpec, RegisteredTemplate, Rng, TaskSpec } from '../core/index.js';
 import { compileText, renderText, renderValue } from './expression.js';
 import type { CompiledText, ParamType } from './expression.js';
+
+/** Limits on a template document (docs/errors.md, "Input limits"). */
+export const TEMPLATE_DOCUMENT_LIMITS = {
+  maxBytes: 1024 * 1024,
+  /** The yaml parser needs ~0.3 ms per line of flow mappings (measured under load): 10k lines stay within seconds. */
+  maxLines: 10_000,
+  maxDepth: 64,
+  maxAliasCount: 100,
+  /** Levels of one template. */
+  maxLevels: 1000,
+} as const;
 
 /** One problem in a template document: the JSON pointer of the bad field and what to do about it. */
 export interface DeclarativeIssue {
@@ -75,7 +86,10 @@ const COMMON = {
   description: z.string().optional(),
   heldout: z.boolean().optional(),
   tags: z.array(z.string().min(1)).optional(),
-  levels: z.array(z.record(z.string(), z.unknown())).min(1, { error: 'declare at least one level' }),
+  levels: z
+    .array(z.record(z.string(), z.unknown()))
+    .min(1, { error: 'declare at least one level' })
+    .max(TEMPLATE_DOCUMENT_LIMITS.maxLevels, { error: `at most ${TEMPLATE_DOCUMENT_LIMITS.maxLevels} levels per template` }),
   instructions: z.string().trim().min(1, { error: 'instructions must not be empty' }),
 };
 const QUESTION_ANSWER = z.strictObject({
@@ -435,7 +449,24 @@ function buildTemplate(
   return { ...template, definition };
 }
 
+
 function parseText(text: string, format: 'yaml' | 'json'): unknown {
+  if (text.length > TEMPLATE_DOCUMENT_LIMITS.maxBytes) {
+    fail([{ pointer: '', message: `the document is larger than ${TEMPLATE_DOCUMENT_LIMITS.maxBytes} bytes; split it into several files` }]);
+  }
+  let lines = 1;
+  for (let i = text.indexOf('\n'); i !== -1 && lines <= TEMPLATE_DOCUMENT_LIMITS.maxLines; i = text.indexOf('\n', i + 1)) lines += 1;
+  if (lines > TEMPLATE_DOCUMENT_LIMITS.maxLines) {
+    fail([{ pointer: '', message: `the document has more than ${TEMPLATE_DOCUMENT_LIMITS.maxLines} lines; split it into several files` }]);
+  }
+  const value = parseUnlimited(text, format);
+  if (depthExceeds(value, TEMPLATE_DOCUMENT_LIMITS.maxDepth)) {
+    fail([{ pointer: '', message: `the document is nested deeper than ${TEMPLATE_DOCUMENT_LIMITS.maxDepth} levels` }]);
+  }
+  return value;
+}
+
+function parseUnlimited(text: string, format: 'yaml' | 'json'): unknown {
   if (format === 'json') {
     try {
       return JSON.parse(text) as unknown;
@@ -452,7 +483,12 @@ function parseText(text: string, format: 'yaml' | 'json'): unknown {
     const line = error.linePos?.[0];
     fail([{ pointer: '', message: `not valid YAML${line ? ` (line ${line.line}, column ${line.col})` : ''}: ${error.message.split('\n')[0]}` }]);
   }
-  return doc.toJS({ maxAliasCount: 100 }) as unknown;
+  try {
+    return doc.toJS({ maxAliasCount: TEMPLATE_DOCUMENT_LIMITS.maxAliasCount }) as unknown;
+  } catch (error) {
+    // yaml throws a ReferenceError for alias bombs ("billion laughs"): a bad file, not a crash.
+    fail([{ pointer: '', message: `YAML aliases expand too much (more than ${TEMPLATE_DOCUMENT_LIMITS.maxAliasCount} uses of one anchor): ${(error as Error).message}` }]);
+  }
 }
 
 function describeIssue(issue: z.core.$ZodIssue, input: unknown, at: string): DeclarativeIssue {

@@ -158,6 +158,9 @@ function tokenize(source: string): { ok: true; tokens: Token[] } | { ok: false; 
 
 type Typed = { expr: Expr; type: ParamType };
 
+/** Deepest parenthesis nesting an expression may have (docs/errors.md, "Input limits"). */
+export const MAX_EXPRESSION_DEPTH = 64;
+
 class ParseFailure extends Error {
   constructor(message: string, readonly offset: number) {
     super(message);
@@ -172,6 +175,14 @@ function parseExpression(
   if (!lexed.ok) return lexed;
   const tokens = lexed.tokens;
   if (tokens.length === 0) return { ok: false, message: 'empty placeholder; write a parameter name such as {a}', offset: 0 };
+  // The parser recurses per parenthesis: a bounded depth keeps a hostile template from overflowing the stack.
+  let depth = 0;
+  for (const t of tokens) {
+    if (t.type !== 'op') continue;
+    if (t.value === '(') depth += 1;
+    else if (t.value === ')') depth -= 1;
+    if (depth > MAX_EXPRESSION_DEPTH) return { ok: false, message: `parentheses nested deeper than ${MAX_EXPRESSION_DEPTH} levels`, offset: t.at };
+  }
   let pos = 0;
   const peek = (): Token | undefined => tokens[pos];
   const isOp = (value: string): boolean => {

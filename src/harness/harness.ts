@@ -10,6 +10,8 @@ import {
   type RegisteredTemplate,
   type ReviewDecision,
   type ReviewItem,
+  type RecoveryReport,
+  type RunRecord,
   type Rng,
   type RngState,
   type Snapshot,
@@ -48,6 +50,7 @@ import {
   type StoreRecorder,
 } from '../runtime/index.js';
 import type { Action, Feedback, JsonObject, Observation } from '../core/index.js';
+import { hostname } from 'node:os';
 import { systemClock, type Clock } from './clock.js';
 import { buildLockfile, checkLockfile, parseLockfile, type LockCheck, type Lockfile } from './lockfile.js';
 import { runEpisode, type EpisodeOutcome } from '../runtime/rollout.js';
@@ -101,6 +104,8 @@ export interface PoolStats {
 
 const META_INIT = 'harness.init';
 const META_FROZEN = 'split.regression.frozen';
+/** The last non-empty crash repair (`Store.recover`), for `doctor`. */
+export const META_RECOVERY = 'store.recovery';
 
 /**
  * The harness: every verb of EnvHarness hangs off it.
@@ -431,6 +436,9 @@ export class Harness {
   // ---- episodes, training, evaluation -------------------------------------------------------
 
   private storeRecorder(): StoreRecorder {
+    // A failed recorder stays failed for the episodes it recorded (their steps may be missing); episodes
+    // opened after the store recovered get a fresh one.
+    if (this.recorder?.failure !== undefined && this.store.fault?.() === undefined) this.recorder = undefined;
     this.recorder ??= createStoreRecorder(this.store, { maxBatch: 1024, maxDelayMs: 20 });
     return this.recorder;
   }
@@ -486,6 +494,11 @@ export class Harness {
         newRunId: (seed, agent) => this.newRunId('train', seed, agent),
         rng: this.sampler,
         ...(this.curriculum ? { curriculum: this.curriculum } : {}),
+        buildSnapshot: async (curriculum, label) => {
+          this.curriculum = curriculum;
+          return this.buildSnapshot({ label });
+        },
+        owner: runOwner(),
       },
       { ...options, seed: options.seed ?? this.seed },
     );
@@ -518,7 +531,7 @@ export class Harness {
       snapshotStart: start.id,
       createdAt,
     };
-    await this.store.saveRun({ ...base, status: 'running', updatedAt: createdAt });
+    await this.store.saveRun({ ...base, status: 'running', owner: runOwner(), updatedAt: createdAt });
     options.agent.setTraining?.(false);
     const outcomes: EpisodeOutcome[] = [];
     const total = tasks.length * k;
@@ -530,8 +543,11 @@ export class Harness {
     }
     await this.recorder?.flush();
     const rows = passKTable(outcomes.filter((o) => !o.excluded).map((o) => ({ taskId: o.taskId, slice: o.slice, success: o.outcome >= 1 })), k);
-    await this.store.appendRunEvents(outcomes.map((o, i) => ({ runId, seq: i, kind: 'episode', data: o as unknown as JsonValue })));
-    await this.store.saveRun({ ...base, status: 'finished', snapshotEnd: start.id, summary: { passK: rows as unknown as JsonValue }, updatedAt: this.clock() });
+    // The events and the finished record commit together: a run is never `finished` without its events.
+    await this.store.applyWrites([
+      { op: 'appendRunEvents', events: outcomes.map((o, i) => ({ runId, seq: i, kind: 'episode', data: o as unknown as JsonValue })) },
+      { op: 'saveRun', run: { ...base, status: 'finished', snapshotEnd: start.id, summary: { passK: rows as unknown as JsonValue }, updatedAt: this.clock() } },
+    ]);
     return { runId, rows, outcomes };
   }
 
@@ -558,8 +574,10 @@ export class Harness {
   /** Freezes the regression split: returns the lockfile to write and refuses later changes. */
   async freezeRegression(): Promise<Lockfile> {
     const lock = await buildLockfile(this.store);
-    await this.store.setMeta(META_FROZEN, true);
-    await this.store.setMeta('split.regression.lock', { digest: lock.digest, count: lock.count });
+    await this.store.applyWrites([
+      { op: 'setMeta', key: META_FROZEN, value: true },
+      { op: 'setMeta', key: 'split.regression.lock', value: { digest: lock.digest, count: lock.count } },
+    ]);
     return lock;
   }
 
@@ -585,6 +603,15 @@ export class Harness {
 
   /** The complete environment version now; its id is the digest of its body. */
   async snapshot(options: { label?: string } = {}): Promise<Snapshot> {
+    const snapshot = await this.buildSnapshot(options);
+    const existing = await this.store.getSnapshot(snapshot.id);
+    if (existing !== undefined) return existing;
+    await this.store.saveSnapshot(snapshot);
+    return snapshot;
+  }
+
+  /** The snapshot of the environment now, not saved (for callers that save it with other writes). */
+  async buildSnapshot(options: { label?: string } = {}): Promise<Snapshot> {
     if (this.curriculum) this.syncCurriculumState();
     const body = await buildSnapshotBody({
       store: this.store,
@@ -593,11 +620,7 @@ export class Harness {
       rng: { sampler: this.sampler.getState() },
       config: { seed: this.seed, config: this.config },
     });
-    const snapshot: Snapshot = { ...body, id: snapshotId(body), createdAt: this.clock(), ...(options.label ? { label: options.label } : {}) };
-    const existing = await this.store.getSnapshot(snapshot.id);
-    if (existing !== undefined) return existing;
-    await this.store.saveSnapshot(snapshot);
-    return snapshot;
+    return { ...body, id: snapshotId(body), createdAt: this.clock(), ...(options.label ? { label: options.label } : {}) };
   }
 
   async listSnapshots(): Promise<Snapshot[]> {
@@ -623,15 +646,7 @@ export class Harness {
    */
   async restore(idOrPrefix: string): Promise<Snapshot> {
     const snap = await this.getSnapshot(idOrPrefix);
-    const known = new Map(this.registry.list().map((t) => [t.id, t.sourceDigest]));
-    const missing = snap.templates.filter((t) => known.get(t.id) !== t.sourceDigest);
-    if (missing.length > 0) {
-      throw new EnvHarnessError(
-        'SNAPSHOT_MISMATCH',
-        `snapshot ${snap.id.slice(0, 12)} needs template versions this harness does not have: ${missing.map((t) => t.id).join(', ')}`,
-        { details: { templates: missing.map((t) => t.id) } },
-      );
-    }
+    this.checkTemplates(snap);
     const now = await buildSnapshotBody({ store: this.store, templates: [], curriculum: null, rng: {}, config: {} });
     const differing = (Object.keys(snap.pool) as Split[]).filter((s) => snap.pool[s].digest !== now.pool[s].digest);
     if (differing.length > 0) {
@@ -641,18 +656,48 @@ export class Harness {
         { details: { splits: differing } },
       );
     }
+    await this.adopt(snap);
+    return snap;
+  }
+
+  /** SNAPSHOT_MISMATCH unless every template version the snapshot names is registered. */
+  private checkTemplates(snap: Snapshot): void {
+    const known = new Map(this.registry.list().map((t) => [t.id, t.sourceDigest]));
+    const missing = snap.templates.filter((t) => known.get(t.id) !== t.sourceDigest);
+    if (missing.length > 0) {
+      throw new EnvHarnessError(
+        'SNAPSHOT_MISMATCH',
+        `snapshot ${snap.id.slice(0, 12)} needs template versions this harness does not have: ${missing.map((t) => t.id).join(', ')}`,
+        { details: { templates: missing.map((t) => t.id) } },
+      );
+    }
+  }
+
+  /** The sampler state a snapshot restores (what `rng.sampler` is set to). */
+  private samplerOf(snap: Snapshot): RngState {
+    const seed = (snap.config as { seed?: number }).seed ?? 0;
+    return createRng(snap.rng.sampler ?? [seed, 'sampler']).getState();
+  }
+
+  /**
+   * Takes over a snapshot's state in memory; its one write (`rng.sampler`) is skipped when the caller
+   * already wrote it in its own transaction (`written`).
+   */
+  private async adopt(snap: Snapshot, written = false): Promise<void> {
     const config = snap.config as { seed?: number; config?: JsonValue };
-    this.seed = config.seed ?? 0;
-    this.config = config.config ?? {};
-    this.sampler = createRng(snap.rng.sampler ?? [this.seed, 'sampler']);
-    this.curriculumState = snap.curriculum;
+    // Everything that can throw comes before the in-memory state changes.
     const saved = snap.curriculum as { strategy?: StrategyName; slices?: unknown; state?: JsonValue } | null;
-    this.curriculum = saved && saved.strategy && saved.state !== undefined
+    const curriculum = saved && saved.strategy && saved.state !== undefined
       ? createCurriculum({ strategy: saved.strategy, slices: saved.slices as ReturnType<Harness['dynamicSlices']>, state: saved.state })
       : undefined;
-    await this.store.setMeta('rng.sampler', [...this.sampler.getState()]);
+    const sampler = this.samplerOf(snap);
+    if (!written) await this.store.setMeta('rng.sampler', [...sampler]);
+    this.seed = config.seed ?? 0;
+    this.config = config.config ?? {};
+    this.sampler = createRng(sampler);
+    this.curriculumState = snap.curriculum;
+    this.curriculum = curriculum;
     await this.reloadPool();
-    return snap;
   }
 
   /** The snapshot and its pool as one JSONL file (text); the file's sha256 depends only on content. */
@@ -663,10 +708,13 @@ export class Harness {
 
   /** Imports an export file into this store and restores it. */
   async importSnapshot(text: string, source?: string): Promise<Snapshot> {
+    // Everything is checked before anything is written, and everything is written in one transaction:
+    // a refused or failed import leaves the store as it was.
     const parsed = parseExport(text, source);
-    const snapshot = await importExport(this.store, parsed);
-    await this.reloadPool();
-    return this.restore(snapshot.id);
+    this.checkTemplates(parsed.snapshot);
+    const snapshot = await importExport(this.store, parsed, [{ op: 'setMeta', key: 'rng.sampler', value: [...this.samplerOf(parsed.snapshot)] }]);
+    await this.adopt(snapshot, true);
+    return snapshot;
   }
 
   async diffSnapshots(a: string, b: string): Promise<SnapshotDiff> {
@@ -678,6 +726,28 @@ export class Harness {
     return digest(this.registry.list().map((t) => [t.id, t.sourceDigest]));
   }
 
+  /**
+   * What opening this store repaired (crash leftovers; see `Store.recover`). Also kept in the store's meta
+   * (`store.recovery`, the last non-empty report) for `doctor`.
+   */
+  recovery: RecoveryReport = { episodes: [], runs: [] };
+
+  /** Repairs what a crash left (lagging episode records, runs whose process died); createHarness calls it. */
+  async recoverStore(): Promise<RecoveryReport> {
+    const at = this.clock();
+    const report = await this.store.recover({ isLive: isRunLive, now: at });
+    this.recovery = report;
+    if (report.episodes.length > 0 || report.runs.length > 0) {
+      await this.store.setMeta(META_RECOVERY, {
+        at,
+        episodes: report.episodes.length,
+        episodeIds: report.episodes.slice(0, 20).map((e) => e.id),
+        runs: report.runs.map((r) => r.id),
+      });
+    }
+    return report;
+  }
+
   async close(): Promise<void> {
     await this.recorder?.close();
     await this.store.close();
@@ -687,7 +757,32 @@ export class Harness {
 /** Creates a harness with the given store and domains (defaults: the SQLite file, no domains). */
 export async function createHarness(options: HarnessOptions = {}): Promise<Harness> {
   const store = typeof options.store === 'object' ? options.store : await openStore(options.store);
-  return new Harness(store, options.domains ?? [], options.templates ?? [], options.clock ?? systemClock);
+  const harness = new Harness(store, options.domains ?? [], options.templates ?? [], options.clock ?? systemClock);
+  await harness.recoverStore();
+  return harness;
+}
+
+/** This process, as the owner recorded on the runs it starts. */
+export function runOwner(): { host: string; pid: number } {
+  return { host: hostname(), pid: process.pid };
+}
+
+/**
+ * Whether the process that owns a running run may still be running it: a run without an owner, or
+ * owned by a process of this host that no longer exists, is not live. (Runs of other hosts are left
+ * alone: their process cannot be checked from here.)
+ */
+export function isRunLive(run: RunRecord): boolean {
+  if (run.owner === undefined) return false;
+  if (run.owner.host !== hostname()) return true;
+  if (run.owner.pid === process.pid) return true;
+  try {
+    process.kill(run.owner.pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists, under another user.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /**

@@ -15,7 +15,12 @@ import {
   type Split,
   type Store,
   type StoredTask,
+  type StoreWrite,
+  type Task,
+  computeTaskId,
+  depthExceeds,
 } from '../core/index.js';
+import { checkTaskSchema } from '../generation/index.js';
 
 export const EXPORT_FORMAT = 'envharness.export/1';
 
@@ -71,30 +76,81 @@ function asObject(value: JsonValue): Record<string, JsonValue> {
   return value !== null && typeof value === 'object' && !Array.isArray(value) ? value : { value };
 }
 
+/** Limits on an export file (docs/errors.md): bigger or deeper input is IMPORT_INVALID before anything recursive runs. */
+export const EXPORT_LIMITS = {
+  /** Bytes of one line (one task, manifest or header). */
+  maxLineBytes: 16 * 1024 * 1024,
+  /** Nesting depth of any line's JSON (objects and arrays). */
+  maxDepth: 64,
+  /** Lines of a file. */
+  maxLines: 5_000_000,
+} as const;
+
 /**
  * Exports a snapshot and the pool it describes as JSON Lines, each line canonical JSON:
  * a header, the batches, their generation logs, the tasks (in seq order), the review audit, and a
  * trailer with the sha256 of all lines before it. The file's bytes depend only on the store's content.
+ * Everything is read in one read transaction (`Store.readPool`); a snapshot that records `poolMaxSeq`
+ * exports only the tasks (and their batches) stored by then, so tasks generated meanwhile never make
+ * two exports of one snapshot differ. If that content does not hash to the snapshot's pool (a review
+ * was decided since), the export is refused with SNAPSHOT_MISMATCH rather than written wrong.
  */
 export async function exportSnapshot(store: Store, snapshot: Snapshot): Promise<string> {
+  const content = await store.readPool();
+  const maxSeq = poolMaxSeqOf(snapshot);
+  const late = maxSeq === undefined ? new Set<string>() : lateBatches(content.tasks, maxSeq);
+  const tasks = content.tasks.filter((t) => !late.has(t.batchId));
+  const kept = new Set(tasks.map((t) => t.id));
+  const batches = content.batches.filter((b) => !late.has(b.id));
+  const pool = poolOf(tasks.filter((t) => t.status === 'active'));
+  const differing = SPLITS.filter((split) => pool[split].digest !== snapshot.pool[split].digest);
+  if (differing.length > 0) {
+    throw new EnvHarnessError(
+      'SNAPSHOT_MISMATCH',
+      `snapshot ${snapshot.id.slice(0, 12)}: the pool has changed since it was taken (splits: ${differing.join(', ')}); export a new snapshot (\`envharness snapshot export\` without an id)`,
+      { details: { splits: differing } },
+    );
+  }
   const lines: string[] = [];
   lines.push(canonicalize({ kind: 'header', format: EXPORT_FORMAT, snapshot }));
-  const batches = await store.listBatches();
   for (const manifest of batches) lines.push(canonicalize({ kind: 'batch', manifest }));
-  for (const manifest of batches) {
-    for (const entry of await store.listGenerationLog({ batchId: manifest.id })) lines.push(canonicalize({ kind: 'log', entry }));
-  }
-  const reviewIds = new Set((await store.listReviews()).map((r) => r.taskId));
-  let afterSeq = 0;
-  for (;;) {
-    const page = await store.listTasks({ afterSeq, limit: 5000 });
-    if (page.length === 0) break;
-    for (const task of page) lines.push(canonicalize({ kind: 'task', task: stripStatus(task), review: reviewIds.has(task.id) }));
-    afterSeq = page[page.length - 1]!.seq;
-  }
-  for (const decision of await store.listReviewAudit()) lines.push(canonicalize({ kind: 'review', decision }));
+  for (const entry of content.log) if (!late.has(entry.batchId)) lines.push(canonicalize({ kind: 'log', entry }));
+  const reviewIds = new Set(content.reviews.map((r) => r.taskId));
+  for (const task of tasks) lines.push(canonicalize({ kind: 'task', task: stripStatus(task), review: reviewIds.has(task.id) }));
+  for (const decision of content.audit) if (kept.has(decision.taskId)) lines.push(canonicalize({ kind: 'review', decision }));
   const body = lines.join('\n');
   return `${body}\n${canonicalize({ kind: 'trailer', lines: lines.length, sha256: sha256(body) })}\n`;
+}
+
+/**
+ * Batches saved after the snapshot: all their tasks come after its high-water seq (the highest seq of an
+ * active task then), and some are active. (A batch whose tasks all await review changes no pool digest.)
+ */
+function lateBatches(tasks: readonly StoredTask[], maxSeq: number): Set<string> {
+  const early = new Set<string>();
+  const active = new Set<string>();
+  for (const t of tasks) {
+    if (t.seq <= maxSeq) early.add(t.batchId);
+    else if (t.status === 'active') active.add(t.batchId);
+  }
+  return new Set([...active].filter((id) => !early.has(id)));
+}
+
+function poolMaxSeqOf(snapshot: Snapshot): number | undefined {
+  const config = snapshot.config as { poolMaxSeq?: unknown } | null;
+  return config !== null && typeof config === 'object' && Number.isSafeInteger(config.poolMaxSeq) ? (config.poolMaxSeq as number) : undefined;
+}
+
+/** Per split, the digest over the sorted ids and the count (what a snapshot's `pool` holds). */
+function poolOf(active: ReadonlyArray<{ id: string; split: Split }>): SnapshotBody['pool'] {
+  const bySplit: Record<Split, string[]> = { regression: [], dynamic: [], heldout: [] };
+  for (const t of active) bySplit[t.split].push(t.id);
+  const pool = {} as SnapshotBody['pool'];
+  for (const split of SPLITS) {
+    const ids = bySplit[split].sort();
+    pool[split] = { digest: digest(ids), count: ids.length };
+  }
+  return pool;
 }
 
 // Status is derived on import from the review trail, so the file states each fact once.
@@ -103,7 +159,7 @@ function stripStatus(task: StoredTask): Omit<StoredTask, 'status'> {
   return rest;
 }
 
-interface ParsedExport {
+export interface ParsedExport {
   snapshot: Snapshot;
   batches: BatchManifest[];
   log: GenerationLogEntry[];
@@ -111,63 +167,181 @@ interface ParsedExport {
   decisions: ReviewDecision[];
 }
 
-/** Parses and verifies an export file (trailer digest, snapshot id); throws IMPORT_INVALID or SNAPSHOT_MISMATCH. */
+/**
+ * Parses an export file and verifies that it is what it claims to be, so a changed file can never
+ * import under its original id: every task id is recomputed from the task's content and its shape
+ * validated, every batch's id and task digest recomputed from the manifest and its tasks, the pool
+ * digests recomputed from the tasks and the review trail, and the snapshot id from the snapshot.
+ * Throws IMPORT_INVALID for a malformed file (naming the line and field) and SNAPSHOT_MISMATCH for a
+ * well-formed one whose content does not hash to what it names (naming the first bad record).
+ */
 export function parseExport(text: string, source = 'snapshot file'): ParsedExport {
   const raw = text.endsWith('\n') ? text.slice(0, -1) : text;
   const all = raw.split('\n');
+  if (all.length > EXPORT_LIMITS.maxLines) {
+    throw new EnvHarnessError('IMPORT_INVALID', `${source}: ${all.length} lines is more than the limit of ${EXPORT_LIMITS.maxLines}`, { details: { line: EXPORT_LIMITS.maxLines + 1 } });
+  }
   const trailerLine = all.pop();
-  const parse = (line: string | undefined, n: number): Record<string, unknown> => {
-    try {
-      const v = JSON.parse(line ?? '') as unknown;
-      if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new Error('not an object');
-      return v as Record<string, unknown>;
-    } catch (error) {
-      throw new EnvHarnessError('IMPORT_INVALID', `${source}: line ${n} is not a JSON object`, { cause: error, details: { line: n } });
-    }
-  };
-  const trailer = parse(trailerLine, all.length + 1);
+  const trailer = parseLine(trailerLine, all.length + 1, source);
   if (trailer.kind !== 'trailer' || trailer.lines !== all.length) {
     throw new EnvHarnessError('IMPORT_INVALID', `${source}: missing or wrong trailer (is the file truncated?)`, { details: { line: all.length + 1 } });
   }
   if (sha256(all.join('\n')) !== trailer.sha256) {
-    throw new EnvHarnessError('SNAPSHOT_MISMATCH', `${source}: content does not match its sha256 trailer; the file was changed or corrupted`);
+    throw new EnvHarnessError('SNAPSHOT_MISMATCH', `${source}: content does not match its sha256 trailer; the file was changed or corrupted`, { details: { line: all.length + 1 } });
   }
-  const header = parse(all[0], 1);
+  const header = parseLine(all[0], 1, source);
   if (header.kind !== 'header' || header.format !== EXPORT_FORMAT) {
     throw new EnvHarnessError('IMPORT_INVALID', `${source}: expected a header line with format ${EXPORT_FORMAT}`, { details: { line: 1 } });
   }
-  const snapshot = header.snapshot as Snapshot;
+  const snapshot = checkSnapshotShape(header.snapshot, source);
   if (snapshotId(snapshotBody(snapshot)) !== snapshot.id) {
-    throw new EnvHarnessError('SNAPSHOT_MISMATCH', `${source}: snapshot ${String(snapshot.id).slice(0, 12)} does not hash to its id`);
+    throw new EnvHarnessError('SNAPSHOT_MISMATCH', `${source}: line 1: snapshot ${String(snapshot.id).slice(0, 12)} does not hash to its id`, { details: { line: 1, pointer: '/snapshot/id' } });
   }
   const out: ParsedExport = { snapshot, batches: [], log: [], tasks: [], decisions: [] };
+  const lineOfBatch = new Map<string, number>();
+  const lineOfTask = new Map<string, number>();
   for (let i = 1; i < all.length; i++) {
-    const line = parse(all[i], i + 1);
+    const n = i + 1;
+    const line = parseLine(all[i], n, source);
     switch (line.kind) {
-      case 'batch':
-        out.batches.push(line.manifest as BatchManifest);
+      case 'batch': {
+        const manifest = requireObject(line.manifest, source, n, '/manifest') as unknown as BatchManifest;
+        requireString(manifest.id, source, n, '/manifest/id');
+        requireString(manifest.digest, source, n, '/manifest/digest');
+        if (!SPLITS.includes(manifest.split)) invalid(source, n, '/manifest/split', `one of ${SPLITS.join(', ')}`);
+        const { id, ...body } = manifest;
+        if (digest(body as unknown as JsonValue) !== id) mismatch(source, n, '/manifest/id', `batch ${id.slice(0, 12)} does not hash to its id`);
+        if (lineOfBatch.has(id)) invalid(source, n, '/manifest/id', 'a batch id not seen before in the file');
+        lineOfBatch.set(id, n);
+        out.batches.push(manifest);
         break;
-      case 'log':
-        out.log.push(line.entry as GenerationLogEntry);
+      }
+      case 'log': {
+        const entry = requireObject(line.entry, source, n, '/entry') as unknown as GenerationLogEntry;
+        requireString(entry.batchId, source, n, '/entry/batchId');
+        if (!lineOfBatch.has(entry.batchId)) invalid(source, n, '/entry/batchId', 'the id of a batch listed above it');
+        out.log.push(entry);
         break;
-      case 'task':
-        out.tasks.push({ task: line.task as Omit<StoredTask, 'status'>, review: line.review === true });
+      }
+      case 'task': {
+        const task = requireObject(line.task, source, n, '/task') as unknown as Omit<StoredTask, 'status'>;
+        const { split, batchId, seq, ...plain } = task;
+        const verdict = checkTaskSchema(plain);
+        if (!verdict.ok) invalid(source, n, '/task', `a valid task (${verdict.reason ?? 'schema'})`);
+        if (!SPLITS.includes(split)) invalid(source, n, '/task/split', `one of ${SPLITS.join(', ')}`);
+        if (!Number.isSafeInteger(seq) || seq < 1) invalid(source, n, '/task/seq', 'a positive integer');
+        requireString(batchId, source, n, '/task/batchId');
+        if (!lineOfBatch.has(batchId)) invalid(source, n, '/task/batchId', 'the id of a batch listed above it');
+        const expected = computeTaskId(plain as Task);
+        if (expected !== task.id) mismatch(source, n, '/task/id', `task ${String(task.id).slice(0, 12)} does not hash to its id (its content hashes to ${expected.slice(0, 12)})`);
+        if (lineOfTask.has(task.id)) invalid(source, n, '/task/id', 'a task id not seen before in the file');
+        const previous = out.tasks[out.tasks.length - 1];
+        if (previous !== undefined && previous.task.seq >= seq) invalid(source, n, '/task/seq', 'tasks in increasing seq order');
+        lineOfTask.set(task.id, n);
+        out.tasks.push({ task, review: line.review === true });
         break;
-      case 'review':
-        out.decisions.push(line.decision as ReviewDecision);
+      }
+      case 'review': {
+        const decision = requireObject(line.decision, source, n, '/decision') as unknown as ReviewDecision;
+        requireString(decision.taskId, source, n, '/decision/taskId');
+        if (decision.decision !== 'approved' && decision.decision !== 'rejected') invalid(source, n, '/decision/decision', '"approved" or "rejected"');
+        for (const key of ['reviewer', 'note', 'at'] as const) requireString(decision[key], source, n, `/decision/${key}`);
+        const taskLine = lineOfTask.get(decision.taskId);
+        if (taskLine === undefined) invalid(source, n, '/decision/taskId', 'the id of a task listed above it');
+        out.decisions.push(decision);
         break;
+      }
       default:
-        throw new EnvHarnessError('IMPORT_INVALID', `${source}: line ${i + 1} has unknown kind ${JSON.stringify(line.kind)}`, { details: { line: i + 1 } });
+        throw new EnvHarnessError('IMPORT_INVALID', `${source}: line ${n} has unknown kind ${JSON.stringify(line.kind)}`, { details: { line: n, pointer: '/kind' } });
     }
+  }
+  // Each batch's manifest names its tasks: their number and the digest over their ids in generation order.
+  const byBatch = new Map<string, string[]>();
+  for (const { task } of out.tasks) {
+    const ids = byBatch.get(task.batchId) ?? [];
+    ids.push(task.id);
+    byBatch.set(task.batchId, ids);
+  }
+  for (const manifest of out.batches) {
+    const ids = byBatch.get(manifest.id) ?? [];
+    if (ids.length !== manifest.accepted || digest(ids) !== manifest.digest) {
+      mismatch(source, lineOfBatch.get(manifest.id)!, '/manifest/digest', `batch ${manifest.id.slice(0, 12)} names ${manifest.accepted} tasks with digest ${manifest.digest.slice(0, 12)}, but the file holds ${ids.length} with digest ${digest(ids).slice(0, 12)}`);
+    }
+  }
+  // The pool the snapshot names is the tasks' statuses after the review trail.
+  const status = new Map<string, 'active' | 'pending_review' | 'rejected'>();
+  for (const { task, review } of out.tasks) status.set(task.id, review ? 'pending_review' : 'active');
+  const reviewable = new Set(out.tasks.filter((t) => t.review).map((t) => t.task.id));
+  for (const d of out.decisions) {
+    if (reviewable.has(d.taskId)) status.set(d.taskId, d.decision === 'approved' ? 'active' : 'rejected');
+  }
+  const pool = poolOf(out.tasks.map((t) => t.task).filter((t) => status.get(t.id) === 'active'));
+  const differing = SPLITS.filter((split) => pool[split].digest !== snapshot.pool[split].digest || pool[split].count !== snapshot.pool[split].count);
+  if (differing.length > 0) {
+    mismatch(source, 1, `/snapshot/pool/${differing[0]}`, `the tasks in the file do not make the pool snapshot ${snapshot.id.slice(0, 12)} names (splits: ${differing.join(', ')})`);
   }
   return out;
 }
 
+function parseLine(line: string | undefined, n: number, source: string): Record<string, unknown> {
+  if (line !== undefined && line.length > EXPORT_LIMITS.maxLineBytes) {
+    throw new EnvHarnessError('IMPORT_INVALID', `${source}: line ${n} is longer than the limit of ${EXPORT_LIMITS.maxLineBytes} bytes`, { details: { line: n } });
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(line ?? '') as unknown;
+  } catch (error) {
+    throw new EnvHarnessError('IMPORT_INVALID', `${source}: line ${n} is not a JSON object`, { cause: error, details: { line: n } });
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new EnvHarnessError('IMPORT_INVALID', `${source}: line ${n} is not a JSON object`, { details: { line: n } });
+  }
+  if (depthExceeds(value, EXPORT_LIMITS.maxDepth)) {
+    throw new EnvHarnessError('IMPORT_INVALID', `${source}: line ${n} is nested deeper than the limit of ${EXPORT_LIMITS.maxDepth} levels`, { details: { line: n } });
+  }
+  return value as Record<string, unknown>;
+}
+
+function checkSnapshotShape(value: unknown, source: string): Snapshot {
+  const snapshot = requireObject(value, source, 1, '/snapshot') as unknown as Snapshot;
+  requireString(snapshot.id, source, 1, '/snapshot/id');
+  if (snapshot.format !== 'envharness.snapshot/1') invalid(source, 1, '/snapshot/format', '"envharness.snapshot/1"');
+  if (!Array.isArray(snapshot.templates) || !snapshot.templates.every((t) => t !== null && typeof t === 'object' && typeof t.id === 'string' && typeof t.sourceDigest === 'string')) {
+    invalid(source, 1, '/snapshot/templates', 'a list of { id, sourceDigest }');
+  }
+  const pool = requireObject(snapshot.pool, source, 1, '/snapshot/pool') as Record<string, unknown>;
+  for (const split of SPLITS) {
+    const p = requireObject(pool[split], source, 1, `/snapshot/pool/${split}`) as { digest?: unknown; count?: unknown };
+    requireString(p.digest, source, 1, `/snapshot/pool/${split}/digest`);
+    if (!Number.isSafeInteger(p.count)) invalid(source, 1, `/snapshot/pool/${split}/count`, 'an integer');
+  }
+  requireObject(snapshot.rng, source, 1, '/snapshot/rng');
+  return snapshot;
+}
+
+function requireObject(value: unknown, source: string, line: number, pointer: string): Record<string, unknown> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) invalid(source, line, pointer, 'an object');
+  return value as Record<string, unknown>;
+}
+
+function requireString(value: unknown, source: string, line: number, pointer: string): void {
+  if (typeof value !== 'string') invalid(source, line, pointer, 'a string');
+}
+
+function invalid(source: string, line: number, pointer: string, expected: string): never {
+  throw new EnvHarnessError('IMPORT_INVALID', `${source}: line ${line}: ${pointer} must be ${expected}`, { details: { line, pointer } });
+}
+
+function mismatch(source: string, line: number, pointer: string, what: string): never {
+  throw new EnvHarnessError('SNAPSHOT_MISMATCH', `${source}: line ${line}: ${what}; the file was changed after export`, { details: { line, pointer } });
+}
+
 /**
- * Imports an export into a store that does not hold its batches yet: batches in order (so tasks get
- * the same seq), then the review trail replayed (so statuses match), then the snapshot record.
+ * The writes that import an export into `store`, and the pool the store will hold afterwards: batches
+ * it lacks in file order (so tasks get the same seq), the review decisions about their tasks, and the
+ * snapshot record. Nothing is written here: `Store.applyWrites` applies the list in one transaction.
  */
-export async function importExport(store: Store, parsed: ParsedExport): Promise<Snapshot> {
+export async function planImport(store: Store, parsed: ParsedExport): Promise<{ writes: StoreWrite[]; pool: SnapshotBody['pool'] }> {
   const existing = new Set((await store.listBatches()).map((b) => b.id));
   const tasksByBatch = new Map<string, ParsedExport['tasks']>();
   for (const t of parsed.tasks) {
@@ -181,11 +355,21 @@ export async function importExport(store: Store, parsed: ParsedExport): Promise<
     list.push(e);
     logByBatch.set(e.batchId, list);
   }
+  // The pool afterwards: the store's tasks now, plus the new batches' tasks, after the new decisions.
+  const after = new Map<string, { split: Split; status: string }>();
+  for (const e of await store.listTaskIndex()) after.set(e.id, { split: e.split, status: e.status });
+  const writes: StoreWrite[] = [];
+  const imported = new Set<string>();
   for (const manifest of parsed.batches) {
     if (existing.has(manifest.id)) continue;
-    const tasks = (tasksByBatch.get(manifest.id) ?? []).sort((a, b) => a.task.seq - b.task.seq);
-    await store.saveBatch(
-      {
+    const tasks = tasksByBatch.get(manifest.id) ?? [];
+    for (const { task, review } of tasks) {
+      imported.add(task.id);
+      if (!after.has(task.id)) after.set(task.id, { split: manifest.split, status: review ? 'pending_review' : 'active' });
+    }
+    writes.push({
+      op: 'saveBatch',
+      batch: {
         manifest,
         tasks: tasks.map(({ task }) => {
           const { split: _s, batchId: _b, seq: _q, ...plain } = task;
@@ -193,12 +377,39 @@ export async function importExport(store: Store, parsed: ParsedExport): Promise<
         }),
         log: logByBatch.get(manifest.id) ?? [],
       },
-      { review: tasks.filter((t) => t.review).map((t) => t.task.id) },
+      review: tasks.filter((t) => t.review).map((t) => t.task.id),
+    });
+  }
+  // Decisions about tasks already stored were imported with them before (or are the store's own).
+  for (const decision of parsed.decisions) {
+    if (!imported.has(decision.taskId)) continue;
+    writes.push({ op: 'decideReview', decision });
+    const entry = after.get(decision.taskId);
+    if (entry) entry.status = decision.decision === 'approved' ? 'active' : 'rejected';
+  }
+  writes.push({ op: 'saveSnapshot', snapshot: parsed.snapshot });
+  const active = [...after].filter(([, e]) => e.status === 'active').map(([id, e]) => ({ id, split: e.split }));
+  return { writes, pool: poolOf(active) };
+}
+
+/**
+ * Imports an export into a store in one transaction (with `also`, more writes in the same one): if the
+ * store would not then hold the snapshot's pool (it holds other tasks), SNAPSHOT_MISMATCH and nothing is
+ * written; if any write fails, nothing is written either.
+ */
+export async function importExport(store: Store, parsed: ParsedExport, also: readonly StoreWrite[] = []): Promise<Snapshot> {
+  const { writes, pool } = await planImport(store, parsed);
+  const snap = parsed.snapshot;
+  const differing = SPLITS.filter((split) => pool[split].digest !== snap.pool[split].digest);
+  if (differing.length > 0) {
+    throw new EnvHarnessError(
+      'SNAPSHOT_MISMATCH',
+      `snapshot ${snap.id.slice(0, 12)} cannot be restored here: this store holds other tasks (splits: ${differing.join(', ')}); import it into a fresh store (--store)`,
+      { details: { splits: differing } },
     );
   }
-  for (const decision of parsed.decisions) await store.decideReview(decision);
-  await store.saveSnapshot(parsed.snapshot);
-  return parsed.snapshot;
+  await store.applyWrites([...writes, ...also]);
+  return snap;
 }
 
 export interface SnapshotDiff {

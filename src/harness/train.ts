@@ -8,6 +8,7 @@ import {
   type Rng,
   type RunEvent,
   type RunRecord,
+  type Snapshot,
   type Store,
   type StoredTask,
 } from '../core/index.js';
@@ -98,6 +99,10 @@ export interface TrainDeps {
   drawTask(rng: Rng, slice: string, level: number): string;
   regressionTasks(): Promise<StoredTask[]>;
   snapshot(curriculum: Curriculum, label: string): Promise<{ id: string }>;
+  /** The snapshot now, not saved: the run's end snapshot is saved with its finished record, in one transaction. */
+  buildSnapshot?(curriculum: Curriculum, label: string): Promise<Snapshot>;
+  /** The process running the loop, recorded on the run (so a crash can be told from a live run). */
+  owner?: { host: string; pid: number };
   newRunId(seed: number, agent: string): string;
   /** The sampler the loop draws with (the harness's, so a restored snapshot continues the sequence). */
   rng: Rng;
@@ -148,6 +153,7 @@ export async function trainLoop(deps: TrainDeps, options: TrainOptions): Promise
     },
     snapshotStart: start.id,
     status: 'running',
+    ...(deps.owner ? { owner: deps.owner } : {}),
     createdAt,
     updatedAt: createdAt,
   };
@@ -260,7 +266,8 @@ export async function trainLoop(deps: TrainDeps, options: TrainOptions): Promise
     throw error;
   }
   await recorder?.close();
-  const end = await deps.snapshot(curriculum, 'train end');
+  const endSnapshot = deps.buildSnapshot ? await deps.buildSnapshot(curriculum, 'train end') : undefined;
+  const end = endSnapshot ?? (await deps.snapshot(curriculum, 'train end'));
   const stats = curriculum.stats();
   const counted = all.filter((o) => !o.excluded);
   const summary: TrainSummary = {
@@ -292,7 +299,10 @@ export async function trainLoop(deps: TrainDeps, options: TrainOptions): Promise
     snapshotStart: start.id,
     snapshotEnd: end.id,
   };
-  await deps.store.saveRun({ ...run, status: 'finished', snapshotEnd: end.id, summary: summary as unknown as JsonValue, updatedAt: deps.clock() });
+  // The end snapshot and the finished record commit together: a finished run always names a stored end.
+  const finished: RunRecord = { ...run, status: 'finished', snapshotEnd: end.id, summary: summary as unknown as JsonValue, updatedAt: deps.clock() };
+  const saveEnd = endSnapshot !== undefined && (await deps.store.getSnapshot(endSnapshot.id)) === undefined;
+  await deps.store.applyWrites([...(saveEnd ? [{ op: 'saveSnapshot' as const, snapshot: endSnapshot }] : []), { op: 'saveRun', run: finished }]);
   return summary;
 }
 

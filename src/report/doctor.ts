@@ -9,7 +9,7 @@ import { batchView, type BatchView } from './report-data.js';
 import { readRunTimeline, resolveRun, runSlices, type EpisodeEvent, type RunTimeline } from './run-timeline.js';
 
 export type FindingSeverity = 'info' | 'warning' | 'error';
-export type DoctorStepName = 'generation-log' | 'sampling-weights' | 'difficulty-curve' | 'regression-set';
+export type DoctorStepName = 'generation-log' | 'sampling-weights' | 'difficulty-curve' | 'regression-set' | 'store-recovery';
 export type DoctorCheck =
   | 'duplicates'
   | 'missing-fields'
@@ -25,7 +25,9 @@ export type DoctorCheck =
   | 'regression-nondeterministic'
   | 'distribution-shift'
   | 'no-regression-set'
-  | 'no-regression-evals';
+  | 'no-regression-evals'
+  | 'run-interrupted'
+  | 'episodes-repaired';
 
 /** One thing the doctor found, with the numbers behind it. */
 export interface Finding {
@@ -126,6 +128,7 @@ const STEP_TITLES: Record<DoctorStepName, string> = {
   'sampling-weights': 'sampling weights',
   'difficulty-curve': 'difficulty curve',
   'regression-set': 'fixed regression set',
+  'store-recovery': 'crash recovery',
 };
 
 /**
@@ -148,11 +151,43 @@ export async function diagnose(store: Store, options: DoctorOptions = {}): Promi
     checkWeights(timeline, thresholds),
     checkDifficulty(timeline, thresholds),
     checkRegression(timeline, start, end, thresholds, options.regressionProbe),
+    await checkRecovery(store, run.id),
   ];
   const findings = steps.flatMap((s) => s.findings);
   const counts: Record<FindingSeverity, number> = { info: 0, warning: 0, error: 0 };
   for (const f of findings) counts[f.severity]++;
   return { format: 'envharness.doctor/1', runId: run.id, steps, findings, counts, hasErrors: counts.error > 0, thresholds };
+}
+
+/**
+ * What crashes left behind and opening the store repaired (`Store.recover`): runs whose process died
+ * (`interrupted`) and episode records brought in line with their transitions.
+ */
+async function checkRecovery(store: Store, runId: string): Promise<DoctorStep> {
+  const interrupted = (await store.listRuns()).filter((r) => r.status === 'interrupted');
+  const repaired = asRecord((await store.getMeta('store.recovery')) ?? null);
+  const findings: Finding[] = [];
+  for (const r of interrupted) {
+    const last = r.interrupted;
+    findings.push({
+      step: 'store-recovery',
+      check: 'run-interrupted',
+      severity: r.id === runId ? 'error' : 'warning',
+      message: `run ${r.id} was interrupted (its process died${last ? ` after event ${last.lastEventSeq}${last.lastEventKind ? ` (${last.lastEventKind})` : ''}` : ''}); its results are partial; run it again`,
+      evidence: { runId: r.id, kind: r.kind, lastEventSeq: last?.lastEventSeq ?? -1, ...(last?.lastEventKind ? { lastEventKind: last.lastEventKind } : {}), at: last?.at ?? r.updatedAt },
+    });
+  }
+  const episodes = asNumber(repaired?.episodes) ?? 0;
+  if (episodes > 0) {
+    findings.push({
+      step: 'store-recovery',
+      check: 'episodes-repaired',
+      severity: 'warning',
+      message: `${episodes} episode record(s) lagged behind their stored transitions after a crash and were repaired on open (at ${String(repaired?.at)})`,
+      evidence: { episodes, at: (repaired?.at ?? null) as JsonValue, episodeIds: (repaired?.episodeIds ?? []) as JsonValue },
+    });
+  }
+  return { step: 'store-recovery', title: STEP_TITLES['store-recovery'], checked: { interruptedRuns: interrupted.length, repairedEpisodes: episodes }, findings };
 }
 
 function resolveThresholds(timeline: RunTimeline, overrides: Partial<DoctorThresholds> = {}): DoctorThresholds {

@@ -2,7 +2,7 @@
 import { isEnvHarnessError, toEnvHarnessError } from '../core/index.js';
 import { fastRng } from '../core/index.js';
 import type { Action, Domain, FeedbackCode, GateVerdict, JsonValue, Rng, StepResult, Task, ToolSpec } from '../core/index.js';
-import { createEpisode } from './episode.js';
+import { createEpisode, normalizeOutput } from './episode.js';
 import { runtimeCacheFor } from './runtime-cache.js';
 import type { EpisodeOptions } from './episode.js';
 
@@ -14,6 +14,8 @@ export interface OracleGateOptions {
   cache?: EpisodeOptions['cache'];
   /** Seed of the episode the reference solution is played in (default 0). */
   seed?: number;
+  /** @internal false plays stateless questions too (tests compare both ways). */
+  shortcut?: boolean;
 }
 
 /**
@@ -28,6 +30,10 @@ export interface OracleGateOptions {
 export function createOracleGate(domain: Domain<any>, options: OracleGateOptions = {}): (task: Task) => GateVerdict {
   return (task) =>
     guard(task, () => {
+      // A stateless question's episode is its answer check: skip the episode when that check passes
+      // (a failing one still plays the episode, for the exact verdict and details).
+      const stateless = options.shortcut === false ? undefined : statelessAnswer(domain, task);
+      if (stateless !== undefined && stateless.solutionAnswers) return { ok: true };
       const episode = createEpisode(domain, task, { faults: false, cache: options.cache });
       episode.reset({ seed: options.seed ?? 0 });
       let last: StepResult | undefined;
@@ -58,6 +64,8 @@ export interface NonTrivialGateOptions {
   random?: boolean;
   /** Actions of the random trajectory before it finishes (default 8, capped by the step budget). */
   randomSteps?: number;
+  /** @internal false plays stateless questions too (tests compare both ways). */
+  shortcut?: boolean;
 }
 
 /**
@@ -68,6 +76,9 @@ export interface NonTrivialGateOptions {
 export function createNonTrivialGate(domain: Domain<any>, options: NonTrivialGateOptions = {}): (task: Task) => GateVerdict {
   return (task) =>
     guard(task, () => {
+      // In a stateless question only finish's answer can score: the empty and random trajectories
+      // (messages, then finish without an answer) score 0 without being played.
+      if (options.shortcut !== false && statelessAnswer(domain, task) !== undefined) return { ok: true };
       const empty = createEpisode(domain, task, { faults: false, cache: options.cache });
       empty.reset({ seed: 0 });
       const result = empty.step({ type: 'finish' });
@@ -177,6 +188,26 @@ function insertSorted(list: string[], word: string): void {
     else hi = mid;
   }
   list.splice(lo, 0, word);
+}
+
+/**
+ * When a task is a stateless question (no tools, user, policy rules or domain checks; no initial state;
+ * graded on the answer alone; solved by one `finish` with an answer) its episodes reduce to the answer
+ * check: returns whether the reference answer passes it, as the episode's grading would compute it.
+ * Undefined for every other task (those are played).
+ */
+function statelessAnswer(domain: Domain<any>, task: Task): { solutionAnswers: boolean } | undefined {
+  const spec = task.spec;
+  const acceptance = spec.acceptance;
+  if (domain.tools.length > 0 || domain.createUser !== undefined || (domain.policy?.rules.length ?? 0) > 0 || (domain.acceptance?.length ?? 0) > 0) return undefined;
+  if (spec.initialState !== null || acceptance.finalState || acceptance.answer === undefined) return undefined;
+  if ((acceptance.outputs?.length ?? 0) > 0 || (acceptance.ordering?.length ?? 0) > 0) return undefined;
+  if (spec.solution.length !== 1 || !((spec.budget.steps ?? 1) >= 1)) return undefined;
+  const only = spec.solution[0]!;
+  if (only.type !== 'finish') return undefined;
+  const normalize = domain.normalizeOutput ?? normalizeOutput;
+  const answer = only.answer;
+  return { solutionAnswers: answer !== undefined && normalize(answer).trim() === normalize(acceptance.answer).trim() };
 }
 
 function guard(task: Task, run: () => GateVerdict): GateVerdict {

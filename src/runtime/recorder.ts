@@ -84,6 +84,8 @@ export interface StoreRecorder extends Recorder {
   readonly pending: number;
   /** Commits the store has been asked for so far (for tests and benchmarks). */
   readonly commits: number;
+  /** The sticky failure, once a commit failed (every later flush rejects with it). */
+  readonly failure: EnvHarnessError | undefined;
   /** Flushes, then refuses further records. Does not close the store. */
   close(): Promise<void>;
 }
@@ -231,6 +233,9 @@ export function createStoreRecorder(
     },
     get commits() {
       return commits;
+    },
+    get failure() {
+      return failure;
     },
   };
 }

@@ -98,7 +98,7 @@ export function buildApp(options: AppOptions): OpenAPIHono<ServerEnv> {
   };
 
   app.onError((error, c) => {
-    if (error instanceof HttpProblem) return send(problemReply({ ...error.problem, instance: c.req.path }));
+    if (error instanceof HttpProblem) return send(problemReply({ ...error.problem, instance: c.req.path }, error.headers));
     return send(problemReply(problemOf(error, c.req.path)));
   });
   app.notFound((c) => send(problemReply(problem('ROUTE_NOT_FOUND', `no route ${c.req.method} ${c.req.path}; see /v1/openapi.json`, { instance: c.req.path }))));
@@ -142,10 +142,13 @@ export function buildApp(options: AppOptions): OpenAPIHono<ServerEnv> {
   // ---- health and the document ----------------------------------------------------------------
 
   route(
-    createRoute({ method: 'get', path: '/v1/health', summary: 'Server health', responses: { 200: { description: 'ok', content: jsonContent(S.HealthSchema) }, ...PROBLEM_RESPONSES } }),
+    createRoute({ method: 'get', path: '/v1/health', summary: 'Server health', responses: { 200: { description: 'ok', content: jsonContent(S.HealthSchema) }, 503: { description: 'degraded: a storage fault refuses writes until it clears (`fault` says which)', content: jsonContent(S.HealthSchema) }, ...PROBLEM_RESPONSES } }),
     (c) => {
       requireAdmin(c);
-      return json({ status: 'ok', version: options.version, episodes: episodes.size, store: harness.store.kind, uptimeMs: options.now() - startedAt });
+      // A storage fault (failed checkpoint/sync, full disk) refuses writes: health says so, with 503.
+      const fault = harness.store.fault?.();
+      const base = { version: options.version, episodes: episodes.size, store: harness.store.kind, uptimeMs: options.now() - startedAt };
+      return fault === undefined ? json({ status: 'ok', ...base }) : json({ status: 'degraded', ...base, fault }, 503);
     },
   );
   let document: string | undefined;

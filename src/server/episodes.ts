@@ -3,14 +3,18 @@
  * group-committed transitions (a step is answered only once its transition is durable), and the idle reaper.
  */
 import { hash, randomInt } from 'node:crypto';
-import { EnvHarnessError, isEnvHarnessError, type DynamicsOptions, type Episode, type Harness, type JsonObject, type Observation, type Split, type StepResult, type StoredTask } from '../index.js';
+import { canonicalize, depthExceeds, EnvHarnessError, isEnvHarnessError, type JsonValue, type DynamicsOptions, type Episode, type Harness, type JsonObject, type Observation, type Split, type StepResult, type StoredTask } from '../index.js';
 import { generateId, generateToken, hashToken, tokenMatches } from './auth.js';
 import { formatPointer, has, isObject, loneSurrogateKey, maySurrogate, parseJsonBody } from './body.js';
-import { fail, problem, problemOf, problemReply, type Problem, type Reply } from './errors.js';
+import { fail, HttpProblem, problem, problemOf, problemReply, type Problem, type Reply } from './errors.js';
 import { createEpisodeRecorder, replayInto, type SharedEpisodes } from './replicas.js';
 import type { CreateEpisodeBody, Dynamics, ResetBody } from './schemas.js';
 
-/** Idempotency keys remembered per episode (oldest forgotten first). */
+/**
+ * Idempotency keys whose replies are remembered per episode (the window; oldest forgotten first). A key
+ * older than the window is still known as used, for the episode's life: reusing it is 409
+ * IDEMPOTENCY_FORGOTTEN, never a second application.
+ */
 export const MAX_IDEMPOTENCY_KEYS = 256;
 const MAX_KEY_LENGTH = 256;
 const JSON_HEADERS = Object.freeze({ 'content-type': 'application/json' });
@@ -74,6 +78,8 @@ export class ServerEpisode {
   closed = false;
   lastUsed: number;
   readonly keys = new Map<string, IdempotencyEntry>();
+  /** Keys that fell out of the window: known as used, their replies forgotten. */
+  readonly forgottenKeys = new Set<string>();
   /** Replicas: the fencing epoch this replica holds the episode at (0 without replicas). */
   epoch = 0;
 
@@ -99,6 +105,8 @@ export interface EpisodeRegistryOptions {
   now: () => number;
   /** Largest number of items in one batched step. */
   maxBatch: number;
+  /** Open episodes at most; a create beyond is 429 TOO_MANY_REQUESTS with Retry-After (default: unlimited). */
+  maxOpenEpisodes?: number;
   /** Set when replicas share the store: episodes live there, and a replica takes over what it is asked for. */
   shared?: SharedEpisodes;
 }
@@ -109,10 +117,14 @@ interface StepEnvelope {
   expectedStep?: number;
 }
 
+/** What a listener hears: an attempt ended by a committed step, or the episode was closed. */
+export type EpisodeEvent = { kind: 'end'; result: StepResult } | { kind: 'close' };
+
 /** What a batched item turned into before the commit. */
 interface PendingItem {
   index: number;
   text?: string;
+  result?: StepResult;
   ep?: ServerEpisode;
   key?: string;
   fingerprint?: string;
@@ -132,7 +144,9 @@ export class EpisodeRegistry {
   private readonly now: () => number;
   readonly idleMs: number;
   readonly maxBatch: number;
+  readonly maxOpenEpisodes: number;
   private tickPromise: Promise<void> | undefined;
+  private readonly listeners: Array<(ep: ServerEpisode, event: EpisodeEvent) => void> = [];
   private readonly shared: SharedEpisodes | undefined;
   /** Takeovers in progress on this replica, by id and token. */
   private readonly loading = new Map<string, Promise<void>>();
@@ -143,6 +157,22 @@ export class EpisodeRegistry {
     this.now = options.now;
     this.idleMs = options.idleMs;
     this.maxBatch = options.maxBatch;
+    this.maxOpenEpisodes = options.maxOpenEpisodes ?? Infinity;
+  }
+
+  /** Calls `listener` after a committed step that ends an attempt, and when an episode is closed (GRPO groups). */
+  listen(listener: (ep: ServerEpisode, event: EpisodeEvent) => void): void {
+    this.listeners.push(listener);
+  }
+
+  private emit(ep: ServerEpisode, event: EpisodeEvent): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(ep, event);
+      } catch {
+        // A listener's bug must not turn a committed step (or a close) into a failure.
+      }
+    }
   }
 
   /** Open episodes. */
@@ -226,6 +256,13 @@ export class EpisodeRegistry {
 
   /** Creates an episode (drawing its first task); resets it at once when `seed` is given. */
   async create(body: CreateEpisodeBody): Promise<{ ep: ServerEpisode; token: string; reset?: { observation: Observation; info: ResetInfo } }> {
+    refuseWhileStoreFaulted(this.harness);
+    if (this.episodes.size >= this.maxOpenEpisodes) {
+      throw new HttpProblem(
+        problem('TOO_MANY_REQUESTS', `${this.episodes.size} episodes are open, the limit (limits.maxOpenEpisodes) is ${this.maxOpenEpisodes}; close some (DELETE /v1/episodes/{id}) or retry after idle ones are reaped`),
+        { 'retry-after': '1' },
+      );
+    }
     if (body.taskId !== undefined) {
       for (const key of ['domain', 'taskType', 'level', 'split'] as const) {
         if (body[key] !== undefined) throw fail('PARAMS_INVALID', `give either taskId or ${key} (sampling), not both`, `/${key}`);
@@ -317,7 +354,7 @@ export class EpisodeRegistry {
     if (key !== undefined) {
       const keyProblem = checkKey(key);
       if (keyProblem !== undefined) return problemReply({ ...keyProblem, ...(instance ? { instance } : {}) });
-      fingerprint = `s:${sha256(raw)}`;
+      fingerprint = `s:${bodyFingerprint(raw)}`;
       const prior = replayOf(ep, key, fingerprint, instance) ?? (await this.sharedReplay(ep, key, fingerprint, instance));
       if (prior !== undefined) return prior;
     }
@@ -340,6 +377,7 @@ export class EpisodeRegistry {
       if (key !== undefined) this.attachKey(ep, key, fingerprint, result, text);
       await this.commit([ep.episode!], [ep]);
       reply = { status: 200, body: text, headers: JSON_HEADERS as Record<string, string> };
+      if (result.terminated || result.truncated) this.emit(ep, { kind: 'end', result });
     } catch (error) {
       reply = problemReply(problemOf(error, instance));
     } finally {
@@ -392,7 +430,7 @@ export class EpisodeRegistry {
         out.ep = ep;
         if (rawKey !== undefined) {
           out.key = rawKey;
-          out.fingerprint = `b:${sha256(JSON.stringify([envelope.action, envelope.expectedStep ?? null]))}`;
+          out.fingerprint = `b:${sha256(canonicalize([envelope.action as unknown as JsonValue, envelope.expectedStep ?? null]))}`;
           const prior = replayOf(ep, rawKey, out.fingerprint) ?? (await this.sharedReplay(ep, rawKey, out.fingerprint));
           if (prior !== undefined) {
             texts[i] = prior.status === 200 ? prior.body : itemProblem(JSON.parse(prior.body) as Problem);
@@ -405,6 +443,7 @@ export class EpisodeRegistry {
         if (out.key !== undefined) rememberPending(ep, out.key, out.fingerprint!);
         const result = applyStep(ep, envelope, base);
         out.text = `{"ok":true,"result":${JSON.stringify(result)}}`;
+        out.result = result;
         if (out.key !== undefined) this.attachKey(ep, out.key, out.fingerprint!, result, out.text);
         touched.add(ep);
       } catch (error) {
@@ -427,6 +466,7 @@ export class EpisodeRegistry {
       const ep = item.ep;
       if (item.text !== undefined) texts[item.index] = ep !== undefined && failed.has(ep) ? itemProblem(failed.get(ep)!) : item.text;
       if (ep === undefined) continue;
+      if (item.result !== undefined && !failed.has(ep) && (item.result.terminated || item.result.truncated)) this.emit(ep, { kind: 'end', result: item.result });
       if (item.holds) {
         ep.busy = false;
         ep.lastUsed = this.now();
@@ -468,6 +508,7 @@ export class EpisodeRegistry {
       ep.busy = false;
       ep.closed = true;
       this.episodes.delete(ep.id);
+      this.emit(ep, { kind: 'close' });
     }
     return { ...this.view(ep), status: 'closed' };
   }
@@ -553,6 +594,7 @@ export class EpisodeRegistry {
   /** Busy, broken and closed episodes refuse new work. */
   private guard(ep: ServerEpisode): void {
     if (ep.broken !== undefined) throw ep.broken;
+    refuseWhileStoreFaulted(this.harness);
     if (ep.busy) throw new EnvHarnessError('EPISODE_BUSY', `episode ${ep.id} is applying another request; retry after its response (with the same Idempotency-Key, retries are safe)`);
   }
 
@@ -650,8 +692,17 @@ function resetInfo(ep: ServerEpisode, episode: Episode, task: StoredTask, seed: 
 /** The stored reply for a key, a 422 for a reused key, a 409 while the first is in flight; undefined for a new key. */
 function replayOf(ep: ServerEpisode, key: string, fingerprint: string, instance?: string): Reply | undefined {
   const prior = ep.keys.get(key);
-  if (prior === undefined) return undefined;
   const extra = instance === undefined ? {} : { instance };
+  if (prior === undefined) {
+    if (!ep.forgottenKeys.has(key)) return undefined;
+    return problemReply(
+      problem(
+        'IDEMPOTENCY_FORGOTTEN',
+        `Idempotency-Key ${truncate(key)} was used on this episode more than ${MAX_IDEMPOTENCY_KEYS} keyed requests ago: its reply is no longer remembered, and the request is not applied again; read the episode (GET /v1/episodes/{id}?transitions=true) to see what happened`,
+        extra,
+      ),
+    );
+  }
   if (prior.fingerprint !== fingerprint) {
     return problemReply(problem('IDEMPOTENCY_CONFLICT', `Idempotency-Key ${truncate(key)} was already used with a different request body; use a new key for a new request`, extra));
   }
@@ -676,7 +727,11 @@ function remember(ep: ServerEpisode, key: string | undefined, fingerprint: strin
   }
   ep.keys.delete(key);
   ep.keys.set(key, { fingerprint, reply });
-  while (ep.keys.size > MAX_IDEMPOTENCY_KEYS) ep.keys.delete(ep.keys.keys().next().value!);
+  while (ep.keys.size > MAX_IDEMPOTENCY_KEYS) {
+    const oldest = ep.keys.keys().next().value!;
+    ep.keys.delete(oldest);
+    ep.forgottenKeys.add(oldest);
+  }
 }
 
 function isBusy(reply: Reply): boolean {
@@ -699,10 +754,36 @@ function checkKey(key: string): Problem | undefined {
   return undefined;
 }
 
+/**
+ * What makes two bodies "the same request" for an Idempotency-Key: their canonical JSON (so whitespace
+ * and key order do not matter); a body that is not JSON (or too deep to canonicalize) by its bytes.
+ */
+function bodyFingerprint(raw: string): string {
+  try {
+    const value = JSON.parse(raw) as JsonValue;
+    if (!depthExceeds(value, 64)) return sha256(canonicalize(value));
+  } catch {
+    // Not JSON: compared byte for byte (it is refused anyway, and the refusal is what a replay returns).
+  }
+  return sha256(`raw:${raw}`);
+}
+
 function sha256(text: string): string {
   return hash('sha256', text, 'base64url');
 }
 
 function truncate(text: string): string {
   return text.length <= 80 ? text : `${text.slice(0, 77)}...`;
+}
+
+/**
+ * While the store reports a storage fault (a failed checkpoint or sync, a full disk), no step, reset or
+ * new episode is applied: 503 STORE_FAILED saying why, before anything changes (docs/http.md).
+ */
+export function refuseWhileStoreFaulted(harness: Harness): void {
+  const fault = harness.store.fault?.();
+  if (fault === undefined) return;
+  throw new EnvHarnessError('STORE_FAILED', `storage is failing since ${fault.since} (${fault.operation}: ${fault.code}); writes are refused until it clears, see /v1/health`, {
+    details: { operation: fault.operation, sqliteCode: fault.code, fault: true },
+  });
 }

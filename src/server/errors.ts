@@ -10,7 +10,9 @@ export type HttpOnlyCode =
   | 'UNSUPPORTED_MEDIA_TYPE'
   | 'MALFORMED_REQUEST'
   | 'HEADERS_TOO_LARGE'
-  | 'REQUEST_TIMEOUT';
+  | 'REQUEST_TIMEOUT'
+  | 'IDEMPOTENCY_FORGOTTEN'
+  | 'TOO_MANY_REQUESTS';
 
 /** Every `code` a problem response can carry. */
 export type ProblemCode = ErrorCode | HttpOnlyCode;
@@ -50,6 +52,8 @@ export const HTTP_STATUS: Record<ProblemCode, number> = {
   MALFORMED_REQUEST: 400,
   HEADERS_TOO_LARGE: 431,
   REQUEST_TIMEOUT: 408,
+  IDEMPOTENCY_FORGOTTEN: 409,
+  TOO_MANY_REQUESTS: 429,
 };
 
 const TITLES: Record<number, string> = {
@@ -61,6 +65,7 @@ const TITLES: Record<number, string> = {
   404: 'Not Found',
   409: 'Conflict',
   413: 'Content Too Large',
+  429: 'Too Many Requests',
   415: 'Unsupported Media Type',
   422: 'Unprocessable Content',
   500: 'Internal Server Error',
@@ -102,6 +107,7 @@ export function problem(code: ProblemCode, detail: string, extra: { pointer?: st
 
 /** The problem document of any throwable: EnvHarnessErrors keep their code and pointer; anything else is INTERNAL. */
 export function problemOf(error: unknown, instance?: string): Problem {
+  if (error instanceof HttpProblem) return instance === undefined ? error.problem : { ...error.problem, instance };
   const e = toEnvHarnessError(error);
   const { pointer, ...rest } = e.details ?? {};
   const details = safeDetails(rest);
@@ -142,7 +148,8 @@ function safeDetails(details: Record<string, unknown>): Record<string, unknown> 
 
 /** A problem only the HTTP layer raises (routing, media type, limits); app.onError answers it as it is. */
 export class HttpProblem extends Error {
-  constructor(readonly problem: Problem) {
+  /** `headers`: sent with the problem (e.g. Retry-After for 429). */
+  constructor(readonly problem: Problem, readonly headers?: Record<string, string>) {
     super(problem.detail);
     this.name = 'HttpProblem';
   }

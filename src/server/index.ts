@@ -7,3 +7,8 @@ export type { EpisodeSource, EpisodeView, ResetInfo, ServerEpisodeStatus } from 
 export { HTTP_STATUS, PROBLEM_CONTENT_TYPE, HttpProblem, problem, problemOf, problemReply } from './errors.js';
 export type { HttpOnlyCode, Problem, ProblemCode, Reply } from './errors.js';
 export { isLoopback, HostPolicy, MIN_TOKEN_LENGTH } from './auth.js';
+export { GroupRegistry, JoinGroupBodySchema, MAX_GROUP_SIZE } from './groups.js';
+export type { GroupMember, GroupView, JoinGroupBody } from './groups.js';
+export type { EpisodeEvent } from './episodes.js';
+export { createOpenEnvSurface, OPENENV_DEFAULTS, OPENENV_VERSION } from './openenv/index.js';
+export type { OpenEnvOptions, OpenEnvSurface } from './openenv/index.js';

@@ -373,7 +373,14 @@ export const RunSchema = z
   .openapi('Run');
 
 export const HealthSchema = z
-  .object({ status: z.literal('ok'), version: z.string(), episodes: z.number().int(), store: z.string(), uptimeMs: z.number() })
+  .object({
+    status: z.enum(['ok', 'degraded']),
+    version: z.string(),
+    episodes: z.number().int(),
+    store: z.string(),
+    uptimeMs: z.number(),
+    fault: z.object({ operation: z.string(), code: z.string(), message: z.string(), since: z.string() }).optional(),
+  })
   .openapi('Health');
 
 export type CreateEpisodeBody = z.infer<typeof CreateEpisodeBodySchema>;

@@ -11,6 +11,10 @@ import { checkTokenShape, generateToken, hashToken, HostPolicy, isLoopback } fro
 import { EpisodeRegistry } from './episodes.js';
 import { createFastPath } from './fast-path.js';
 import { problem } from './errors.js';
+import { enforceConnectionLimits } from './limits.js';
+import { GroupRegistry } from './groups.js';
+import { createOpenEnvSurface, type OpenEnvOptions, type OpenEnvSurface } from './openenv/index.js';
+import { mountTrainerRoutes } from './trainer-routes.js';
 import { CurriculumSync } from './curriculum-sync.js';
 import { isReplicaStore } from './replicas.js';
 
@@ -24,11 +28,17 @@ export const SERVER_DEFAULTS = {
   idleMs: 15 * 60 * 1000,
   /** Largest number of items in one batched step. */
   maxBatch: 1024,
-  /** Headers must arrive within this time (slowloris). */
+  /** Headers must arrive within this time (slowloris); enforced per socket by EnvHarness (limits.ts). */
   headersTimeoutMs: 10_000,
-  /** The whole request must arrive within this time. */
+  /** The body must arrive within this time of the head; enforced per socket by EnvHarness. */
+  bodyTimeoutMs: 10_000,
+  /** Node's own backstop for the whole request. */
   requestTimeoutMs: 60_000,
   keepAliveTimeoutMs: 5_000,
+  /** Open connections at most; the next is answered 429 with Retry-After and closed. */
+  maxConnections: 1024,
+  /** Open episodes at most (all are created with the server token); the next create is 429 with Retry-After. */
+  maxOpenEpisodes: 4096,
 } as const;
 
 export interface ServerOptions {
@@ -45,6 +55,8 @@ export interface ServerOptions {
   idleMs?: number;
   /** Largest batched step (default 1024 items). */
   maxBatch?: number;
+  /** Request head / body deadlines in ms (default 10 s each), open connections (1024), open episodes (4096). */
+  limits?: { headersTimeoutMs?: number; bodyTimeoutMs?: number; maxConnections?: number; maxOpenEpisodes?: number };
   /** Host names accepted in Host/Origin besides loopback names and the bind address (e.g. a reverse proxy's). */
   allowedHosts?: readonly string[];
   /** Server-side agents, by name, for evaluation runs (POST /v1/runs { evaluate }). */
@@ -55,12 +67,16 @@ export interface ServerOptions {
   now?: () => number;
   /** Reported by /v1/health and the OpenAPI document. */
   version?: string;
+  /** OpenEnv's protocol under a path prefix (default `/openenv`, docs/trainers.md); false turns it off. */
+  openenv?: OpenEnvOptions | false;
 }
 
 /** A created server: the app (for in-process requests), its token, and listen/close. */
 export interface EnvHarnessServer {
   readonly app: OpenAPIHono<ServerEnv>;
   readonly episodes: EpisodeRegistry;
+  /** GRPO groups (`/v1/groups`, OpenEnv reset `group_id`). */
+  readonly groups: GroupRegistry;
   /** The server token (admin bearer token). */
   readonly token: string;
   /** True when the token was generated (print it for the operator). */
@@ -102,14 +118,27 @@ export function createServer(options: ServerOptions): EnvHarnessServer {
   const maxBatch = positiveInt(options.maxBatch ?? SERVER_DEFAULTS.maxBatch, 'maxBatch');
   const token = options.token ?? generateToken('ehs');
   const now = options.now ?? Date.now;
+  const limits = {
+    headersTimeoutMs: positiveInt(options.limits?.headersTimeoutMs ?? SERVER_DEFAULTS.headersTimeoutMs, 'limits.headersTimeoutMs'),
+    bodyTimeoutMs: positiveInt(options.limits?.bodyTimeoutMs ?? SERVER_DEFAULTS.bodyTimeoutMs, 'limits.bodyTimeoutMs'),
+    maxConnections: positiveInt(options.limits?.maxConnections ?? SERVER_DEFAULTS.maxConnections, 'limits.maxConnections'),
+    maxOpenEpisodes: positiveInt(options.limits?.maxOpenEpisodes ?? SERVER_DEFAULTS.maxOpenEpisodes, 'limits.maxOpenEpisodes'),
+  };
   // A store shared by replicas (PostgreSQL) holds the episodes too: any replica can serve any of them.
   const replicaStore = isReplicaStore(options.harness.store) ? options.harness.store : undefined;
   const replica = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   const shared = replicaStore?.sharedEpisodes(replica);
   const curriculum = replicaStore === undefined ? undefined : new CurriculumSync(options.harness, replicaStore.curriculumLog(replica));
-  const episodes = new EpisodeRegistry({ harness: options.harness, idleMs, now, maxBatch, ...(shared !== undefined ? { shared } : {}) });
+  const episodes = new EpisodeRegistry({ harness: options.harness, idleMs, now, maxBatch, maxOpenEpisodes: limits.maxOpenEpisodes, ...(shared !== undefined ? { shared } : {}) });
   const adminTokenHash = hashToken(token);
   const hosts = new HostPolicy(host, options.allowedHosts);
+  const groups = new GroupRegistry(options.harness, episodes);
+  const version = options.version ?? '0.1.0';
+  // Trainer routes (groups, chat rollouts) sit behind the same guards as the rest of v1.
+  const extraRoutes: ExtraRoutes = (app, ctx) => {
+    mountTrainerRoutes(app, ctx, groups);
+    options.extraRoutes?.(app, ctx);
+  };
   const app = buildApp({
     ...(curriculum !== undefined ? { curriculum } : {}),
     harness: options.harness,
@@ -119,9 +148,12 @@ export function createServer(options: ServerOptions): EnvHarnessServer {
     bodyLimit,
     agents: options.agents ?? {},
     now,
-    version: options.version ?? '0.1.0',
-    ...(options.extraRoutes !== undefined ? { extraRoutes: options.extraRoutes } : {}),
+    version,
+    extraRoutes,
   });
+  const openenv: OpenEnvSurface | undefined = options.openenv === false
+    ? undefined
+    : createOpenEnvSurface({ episodes, groups, hosts, adminTokenHash, bodyLimit, version, now }, options.openenv ?? {});
 
   let server: Server | undefined;
   let reaper: ReturnType<typeof setInterval> | undefined;
@@ -140,6 +172,7 @@ export function createServer(options: ServerOptions): EnvHarnessServer {
   return {
     app,
     episodes,
+    groups,
     token,
     tokenGenerated: options.token === undefined,
     host,
@@ -153,9 +186,13 @@ export function createServer(options: ServerOptions): EnvHarnessServer {
       const fast = createFastPath({ episodes, hosts, adminTokenHash, bodyLimit });
       const rest = getRequestListener(app.fetch);
       const s = createHttpServer((req, res) => {
-        if (!fast(req, res)) void rest(req, res);
+        if (!fast(req, res) && !(openenv?.handle(req, res) ?? false)) void rest(req, res);
       });
-      s.headersTimeout = SERVER_DEFAULTS.headersTimeoutMs;
+      s.on('upgrade', (req, socket, head) => {
+        if (!(openenv?.upgrade(req, socket, head) ?? false)) socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      });
+      s.headersTimeout = limits.headersTimeoutMs;
+      enforceConnectionLimits(s, limits);
       s.requestTimeout = SERVER_DEFAULTS.requestTimeoutMs;
       s.keepAliveTimeout = SERVER_DEFAULTS.keepAliveTimeoutMs;
       s.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => answerClientError(error, socket));
@@ -187,13 +224,17 @@ export function createServer(options: ServerOptions): EnvHarnessServer {
       server = undefined;
       if (s !== undefined) {
         const closed = new Promise<void>((resolve) => s.close(() => resolve()));
+        // WebSocket sessions first: their close frame goes out before the sockets end.
+        const sessions = openenv?.close();
         s.closeIdleConnections();
         for (const socket of sockets) if (!socket.destroyed) socket.end();
+        await sessions;
         await episodes.closeAll();
         const timer = setTimeout(() => s.closeAllConnections(), 2000);
         await closed;
         clearTimeout(timer);
       } else {
+        await openenv?.close();
         await episodes.closeAll();
       }
     },

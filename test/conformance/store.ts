@@ -5,7 +5,7 @@
  * describeStore('sqlite :memory:', async () => createSqliteStore(':memory:'));
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isEnvHarnessError, type EnvHarnessError, type StoredTask, type Task, type TaskFilter, type Store, type Split } from '../../src/core/index.js';
+import { canonicalize, isEnvHarnessError, type EnvHarnessError, type JsonValue, type StoredTask, type Task, type TaskFilter, type Store, type Split } from '../../src/core/index.js';
 import {
   AWKWARD,
   makeBatch,
@@ -523,6 +523,153 @@ export function describeStore(name: string, factory: () => Promise<Store>): void
       });
     });
 
+    describe('applyWrites', () => {
+      it('applies every write in order, in one call; later writes see earlier ones', async () => {
+        const tasks = [makeTask(1), makeTask(2)];
+        const batch = makeBatch(tasks);
+        const decision = { taskId: tasks[0]!.id, decision: 'approved' as const, reviewer: 'r', note: '', at: '2026-01-02T00:00:00.000Z' };
+        await store.applyWrites([
+          { op: 'saveBatch', batch, review: [tasks[0]!.id] },
+          { op: 'decideReview', decision },
+          { op: 'saveSnapshot', snapshot: makeSnapshot('a') },
+          { op: 'saveRun', run: makeRun('run-a') },
+          { op: 'appendRunEvents', events: [makeRunEvent('run-a', 0)] },
+          { op: 'saveEpisode', episode: makeEpisode('ep-1', tasks[1]!.id) },
+          { op: 'setMeta', key: 'k', value: [1, 2] },
+          { op: 'setMeta', key: 'k', value: 'last wins' },
+        ]);
+        expect(await store.getBatch(batch.manifest.id)).toEqual(batch.manifest);
+        expect((await store.getTask(tasks[0]!.id))?.status).toBe('active');
+        expect(await store.listReviewAudit()).toEqual([decision]);
+        expect((await store.listSnapshots()).map((x) => x.id)).toEqual([makeSnapshot('a').id]);
+        expect((await store.getRun('run-a'))?.id).toBe('run-a');
+        expect(await store.listRunEvents('run-a')).toEqual([makeRunEvent('run-a', 0)]);
+        expect(await store.getEpisode('ep-1')).toEqual(makeEpisode('ep-1', tasks[1]!.id));
+        expect(await store.getMeta('k')).toBe('last wins');
+      });
+
+      it('writes nothing at all when any write fails, and names the failing write', async () => {
+        await store.saveBatch(makeBatch([makeTask(1)]));
+        await store.appendRunEvents([makeRunEvent('run-a', 0)]);
+        await store.setMeta('k', 'before');
+        const before = await logicalDump(store, ['k', 'new']);
+        const failing: Array<{ writes: Parameters<Store['applyWrites']>[0]; code: string; index: number }> = [
+          {
+            writes: [
+              { op: 'saveBatch', batch: makeBatch([makeTask(2), makeTask(3)], { seed: 5 }) },
+              { op: 'setMeta', key: 'new', value: 1 },
+              { op: 'saveBatch', batch: makeBatch([makeTask(4), makeTask(1)], { seed: 6 }) },
+            ],
+            code: 'STORE_CONFLICT',
+            index: 2,
+          },
+          {
+            writes: [
+              { op: 'setMeta', key: 'k', value: 'after' },
+              { op: 'decideReview', decision: { taskId: makeTask(1).id, decision: 'approved', reviewer: 'r', note: '', at: 'x' } },
+            ],
+            code: 'REVIEW_NOT_FOUND',
+            index: 1,
+          },
+          {
+            writes: [
+              { op: 'saveRun', run: makeRun('run-b') },
+              { op: 'appendRunEvents', events: [makeRunEvent('run-b', 0)] },
+              { op: 'appendRunEvents', events: [makeRunEvent('run-a', 0)] },
+            ],
+            code: 'STORE_CONFLICT',
+            index: 2,
+          },
+          {
+            writes: [
+              { op: 'saveSnapshot', snapshot: makeSnapshot('b') },
+              { op: 'saveBatch', batch: makeBatch([makeTask(7)], { seed: 9 }), review: [makeTask(8).id] },
+            ],
+            code: 'PARAMS_INVALID',
+            index: 1,
+          },
+        ];
+        for (const { writes, code, index } of failing) {
+          const error = await rejection(store.applyWrites(writes));
+          expect(error.code).toBe(code);
+          expect(error.details).toMatchObject({ write: index });
+          expect(await logicalDump(store, ['k', 'new'])).toBe(before);
+        }
+      });
+
+      it('accepts an empty list', async () => {
+        const before = await logicalDump(store, []);
+        await store.applyWrites([]);
+        expect(await logicalDump(store, [])).toBe(before);
+      });
+    });
+
+    describe('readPool', () => {
+      it('returns what the list methods return, in their order', async () => {
+        const first = makeBatch([makeTask(1), makeTask(2)]);
+        const second = makeBatch([makeTask(3)], { seed: 4, split: 'regression' });
+        await store.saveBatch(first, { review: [makeTask(2).id] });
+        await store.saveBatch(second);
+        await store.decideReview({ taskId: makeTask(2).id, decision: 'rejected', reviewer: 'r', note: 'n', at: '2026-01-01T00:00:00.000Z' });
+        expect(await store.readPool()).toEqual({
+          batches: await store.listBatches(),
+          log: await store.listGenerationLog(),
+          tasks: await store.listTasks(),
+          reviews: await store.listReviews(),
+          audit: await store.listReviewAudit(),
+        });
+      });
+    });
+
+    describe('recover', () => {
+      const now = '2026-03-03T00:00:00.000Z';
+      it('brings a running episode record in line with its stored transitions', async () => {
+        const ep = makeEpisode('ep-lag', 'task-x');
+        await store.saveEpisode(ep);
+        const transitions = [0, 1, 2].map((i) => ({ ...makeTransition('ep-lag', i), reward: 0.25 * (i + 1) }));
+        await store.appendTransitions(transitions);
+        const report = await store.recover({ isLive: () => true, now });
+        expect(report.episodes).toEqual([{ id: 'ep-lag', steps: { from: ep.steps, to: 3 }, status: { from: 'running', to: 'running' } }]);
+        const repaired = await store.getEpisode('ep-lag');
+        expect(repaired).toMatchObject({ steps: 3, status: 'running', updatedAt: now, reward: 1.5 });
+        expect((await store.recover({ isLive: () => true, now })).episodes).toEqual([]);
+      });
+
+      it('ends an episode whose last stored transition terminated it', async () => {
+        await store.saveEpisode(makeEpisode('ep-end', 'task-x'));
+        const last = { ...makeTransition('ep-end', 1), terminated: true, info: { ...makeTransition('ep-end', 1).info, outcome: 1, endReason: 'finished' as const } };
+        await store.appendTransitions([makeTransition('ep-end', 0), last]);
+        const report = await store.recover({ isLive: () => true, now });
+        expect(report.episodes[0]?.status).toEqual({ from: 'running', to: 'terminated' });
+        expect(await store.getEpisode('ep-end')).toMatchObject({ status: 'terminated', steps: 2, outcome: 1, endReason: 'finished' });
+      });
+
+      it('leaves episodes that agree with their transitions, or are ahead of them, alone', async () => {
+        await store.appendTransitions([makeTransition('ep-ok', 0)], { episodes: [makeEpisode('ep-ok', 't', { steps: 1 })] });
+        await store.saveEpisode(makeEpisode('ep-ahead', 't', { steps: 5 }));
+        const before = await logicalDump(store, []);
+        expect(await store.recover({ isLive: () => false, now })).toEqual({ episodes: [], runs: [] });
+        expect(await logicalDump(store, [])).toBe(before);
+      });
+
+      it('marks running runs without a live owner interrupted, with their last event', async () => {
+        await store.saveRun(makeRun('run-dead', { status: 'running' }));
+        await store.saveRun(makeRun('run-live', { status: 'running' }));
+        await store.saveRun(makeRun('run-done', { status: 'finished' }));
+        await store.saveRun(makeRun('run-empty', { status: 'running' }));
+        await store.appendRunEvents([makeRunEvent('run-dead', 0), makeRunEvent('run-dead', 1, 'update')]);
+        const report = await store.recover({ isLive: (run) => run.id === 'run-live', now });
+        expect(report.runs).toEqual([
+          { id: 'run-dead', lastEventSeq: 1, lastEventKind: 'update' },
+          { id: 'run-empty', lastEventSeq: -1 },
+        ]);
+        expect(await store.getRun('run-dead')).toMatchObject({ status: 'interrupted', updatedAt: now, interrupted: { lastEventSeq: 1, lastEventKind: 'update', at: now } });
+        expect((await store.getRun('run-live'))?.status).toBe('running');
+        expect((await store.getRun('run-done'))?.status).toBe('finished');
+        expect((await store.recover({ isLive: (run) => run.id === 'run-live', now })).runs).toEqual([]);
+      });
+    });
+
     describe('close', () => {
       it('can be called twice, and later calls fail with STORE_FAILED', async () => {
         await store.setMeta('k', 1);
@@ -534,6 +681,30 @@ export function describeStore(name: string, factory: () => Promise<Store>): void
       });
     });
   });
+}
+
+/**
+ * Everything a store holds that the API can read, as one canonical string: equal strings mean equal
+ * contents (used to show that a failed write changed nothing). `metaKeys` are the meta keys to include.
+ */
+export async function logicalDump(store: Store, metaKeys: readonly string[]): Promise<string> {
+  const episodes = await store.listEpisodes();
+  const runs = await store.listRuns();
+  const meta: Record<string, unknown> = {};
+  for (const key of metaKeys) meta[key] = (await store.getMeta(key)) ?? '<absent>';
+  return canonicalize({
+    batches: await store.listBatches(),
+    log: await store.listGenerationLog(),
+    tasks: await store.listTasks(),
+    reviews: await store.listReviews(),
+    audit: await store.listReviewAudit(),
+    episodes,
+    transitions: await Promise.all(episodes.map((e) => store.listTransitions(e.id))),
+    snapshots: await store.listSnapshots(),
+    runs,
+    events: await Promise.all(runs.map((r) => store.listRunEvents(r.id))),
+    meta,
+  } as unknown as JsonValue);
 }
 
 /** The EnvHarnessError a promise rejects with (fails the test if it resolves or throws something else). */

@@ -10,16 +10,19 @@ interface Setting {
   tz: string;
   lang: string;
   randomSeed: number;
+  reverse: boolean;
 }
 
 interface Report {
   manifestId: string;
+  exportSha256: string;
+  reverseUnorderedSelects: boolean;
   batchSha256: string;
   accepted: number;
   environment: { workers: number; timeZone: string; locale: string; v8Flags: string[] };
 }
 
-const BASE: Setting = { workers: 1, tz: 'UTC', lang: 'C', randomSeed: 1 };
+const BASE: Setting = { workers: 1, tz: 'UTC', lang: 'C', randomSeed: 1, reverse: false };
 // Each factor flipped alone, then all flipped together.
 const SETTINGS: Setting[] = [
   BASE,
@@ -27,12 +30,13 @@ const SETTINGS: Setting[] = [
   { ...BASE, tz: 'Asia/Kolkata' },
   { ...BASE, lang: 'de_DE.UTF-8' },
   { ...BASE, randomSeed: 2 },
-  { workers: 2, tz: 'Asia/Kolkata', lang: 'de_DE.UTF-8', randomSeed: 2 },
+  { ...BASE, reverse: true },
+  { workers: 2, tz: 'Asia/Kolkata', lang: 'de_DE.UTF-8', randomSeed: 2, reverse: true },
 ];
 
 function generate(setting: Setting): Promise<Report> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [`--random-seed=${setting.randomSeed}`, '--import', 'tsx', SCRIPT, String(setting.workers)], {
+    const child = spawn(process.execPath, [`--random-seed=${setting.randomSeed}`, '--import', 'tsx', SCRIPT, String(setting.workers), setting.reverse ? 'reverse' : 'forward'], {
       cwd: ROOT,
       env: { ...process.env, TZ: setting.tz, LANG: setting.lang, LC_ALL: setting.lang },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -65,7 +69,7 @@ async function runAll(settings: readonly Setting[], width: number): Promise<Repo
 }
 
 describe('determinism must-show', () => {
-  it('gives one manifest digest and byte-identical batches across worker counts, timezones, locales and V8 random seeds', async () => {
+  it('gives one manifest digest, byte-identical batches and one export sha256 across worker counts, timezones, locales, V8 random seeds and SQLite row order', async () => {
     const reports = await runAll(SETTINGS, 3);
     // The settings really took effect in the children.
     // (ICU may report Asia/Kolkata under its older name Asia/Calcutta.)
@@ -76,6 +80,10 @@ describe('determinism must-show', () => {
 
     expect(new Set(reports.map((r) => r.manifestId)).size).toBe(1);
     expect(new Set(reports.map((r) => r.batchSha256)).size).toBe(1);
+    // T13: 7/7 snapshot exports (baseline, each of the 5 factors alone, all 5 together) share one sha256.
+    expect(reports.map((r) => r.reverseUnorderedSelects)).toEqual(SETTINGS.map((s) => s.reverse));
+    expect(reports).toHaveLength(7);
+    expect(new Set(reports.map((r) => r.exportSha256)).size).toBe(1);
     expect(reports[0]!.accepted).toBeGreaterThan(1_000);
   }, 120_000);
 });

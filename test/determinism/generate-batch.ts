@@ -4,8 +4,12 @@ import { readFileSync } from 'node:fs';
 import { createTemplateRegistry, generateBatch, loadDeclarativeTemplates } from '../../src/generation/index.js';
 import { createQaGateHooks } from '../../src/generation/testing/qa-checker.js';
 import { templates } from '../../src/generation/testing/templates.js';
+import { buildSnapshotBody, exportSnapshot, snapshotId } from '../../src/harness/snapshots.js';
+import { createSqliteStore } from '../../src/storage/sqlite/index.js';
 
 const workers = Number(process.argv[2] ?? '1');
+/** T13's fifth factor: SQLite returns unordered rows reversed, so any reliance on row order shows in the export. */
+const reverseUnorderedSelects = process.argv[3] === 'reverse';
 const templateModule = new URL('../../src/generation/testing/templates.ts', import.meta.url).pathname;
 const arithmetic = loadDeclarativeTemplates(readFileSync(new URL('../../examples/templates/arithmetic.yaml', import.meta.url), 'utf8'), 'yaml');
 const registry = createTemplateRegistry([...templates, ...arithmetic]);
@@ -31,9 +35,19 @@ const batch = await generateBatch(
   { registry, hooks: createQaGateHooks(), workers, templateModules: [templateModule] },
 );
 
+// The batch through the store and out again as a snapshot export: SQL row order must not show either.
+const store = createSqliteStore(':memory:', { reverseUnorderedSelects });
+await store.saveBatch(batch, { review: batch.review });
+const body = await buildSnapshotBody({ store, templates: registry.list().map((t) => ({ id: t.id, sourceDigest: t.sourceDigest })), curriculum: null, rng: {}, config: {} });
+const exported = await exportSnapshot(store, { ...body, id: snapshotId(body), createdAt: '2026-01-01T00:00:00.000Z' });
+const reversed = reverseUnorderedSelects; // (the setting the store was opened with)
+await store.close();
+
 process.stdout.write(
   JSON.stringify({
     manifestId: batch.manifest.id,
+    exportSha256: createHash('sha256').update(exported).digest('hex'),
+    reverseUnorderedSelects: reversed,
     batchSha256: createHash('sha256').update(JSON.stringify(batch)).digest('hex'),
     accepted: batch.manifest.accepted,
     environment: {

@@ -38,7 +38,7 @@ describe('doctor on a healthy run', () => {
   it('reports nothing on a healthy synthetic run, and checks all four links in order', async () => {
     const { store } = await healthyStore();
     const report = await diagnose(store);
-    expect(report.steps.map((s) => s.step)).toEqual(['generation-log', 'sampling-weights', 'difficulty-curve', 'regression-set']);
+    expect(report.steps.map((s) => s.step)).toEqual(['generation-log', 'sampling-weights', 'difficulty-curve', 'regression-set', 'store-recovery']);
     expect(report.findings).toEqual([]);
     expect(report.hasErrors).toBe(false);
     expect(report.steps[0]!.checked).toMatchObject({ batches: 3, candidates: 300, duplicates: 14 });

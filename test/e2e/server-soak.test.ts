@@ -163,5 +163,9 @@ describe('T8: concurrency soak', () => {
     expect(stored).toBe(total);
     expect(total).toBeGreaterThan(EPISODES * 10);
     expect(p99).toBeLessThanOrEqual(bound);
+    // Memory (plan T8: RSS growth <= 10% after warm-up). A floor of 64 MiB absorbs V8 settling its heap
+    // size on a short CI run; a leak of per-step state grows without bound and fails either way.
+    expect(rssStart, 'the RSS sample after warm-up was taken').toBeGreaterThan(0);
+    expect(rssEnd - rssStart, `RSS grew ${((rssEnd - rssStart) / 1024).toFixed(0)} MiB`).toBeLessThanOrEqual(Math.max(0.1 * rssStart, 64 * 1024));
   }, (SECONDS + 180) * 1000);
 });

@@ -3,6 +3,9 @@
 from .client import Client, Env, finish, message, tool
 from .errors import (
     BadRequestError,
+    CapacityReachedError,
+    OpenEnvError,
+    WebSocketClosedError,
     ConflictError,
     DomainNotFoundError,
     EnvHarnessError,
@@ -28,7 +31,10 @@ from .errors import (
     error_from_problem,
 )
 
-__version__ = "0.1.0"
+from .aio import AsyncClient, AsyncEnv
+from .openenv import OpenEnvSession, StepResult
+
+__version__ = "0.2.0"
 
 __all__ = [
     "Client", "Env", "tool", "message", "finish", "error_from_problem",
@@ -37,4 +43,5 @@ __all__ = [
     "TemplateNotFoundError", "DomainNotFoundError", "RunNotFoundError", "SnapshotNotFoundError", "ConflictError",
     "EpisodeFinishedError", "EpisodeBusyError", "StoreConflictError", "PoolEmptyError", "SnapshotMismatchError",
     "PayloadTooLargeError", "ServerError", "StoreFailedError",
+    "AsyncClient", "AsyncEnv", "OpenEnvSession", "StepResult", "OpenEnvError", "CapacityReachedError", "WebSocketClosedError",
 ]

@@ -149,3 +149,31 @@ def error_from_problem(status: int, problem: Dict[str, Any]) -> EnvHarnessError:
     pointer = problem.get("pointer")
     return cls(detail, code=code, status=int(problem.get("status", status)), pointer=pointer if isinstance(pointer, str) else None,
                problem=problem)
+
+
+class OpenEnvError(EnvHarnessError):
+    """An OpenEnv WebSocket ``error`` message: ``code`` is OpenEnv's WSErrorCode (VALIDATION_ERROR, EXECUTION_ERROR, ...).
+
+    ``data`` is the whole error payload; ``problem`` the EnvHarness problem inside it, when there is one.
+    """
+
+    def __init__(self, detail: str, code: str = "", data: Optional[Dict[str, Any]] = None) -> None:
+        data = data or {}
+        problem = data.get("problem") if isinstance(data.get("problem"), dict) else None
+        pointer = problem.get("pointer") if problem else None
+        super().__init__(detail, code=code, status=int(problem.get("status", 0)) if problem else 0,
+                         pointer=pointer if isinstance(pointer, str) else None, problem=problem)
+        self.data = data
+
+
+class CapacityReachedError(OpenEnvError):
+    """CAPACITY_REACHED: the server already holds ``max_concurrent_envs`` OpenEnv sessions (``active_sessions``, ``max_sessions``)."""
+
+
+class WebSocketClosedError(TransportError):
+    """The WebSocket connection closed (``close_code``, ``reason``)."""
+
+    def __init__(self, detail: str, close_code: int = 1006, reason: str = "") -> None:
+        super().__init__(detail)
+        self.close_code = close_code
+        self.reason = reason

@@ -1,5 +1,6 @@
 /** CLI: templates, generate, batches, pool, review, split. */
 import { readFileSync, writeFileSync } from 'node:fs';
+import { BUILTIN_TEMPLATES_MODULE } from '../../builtins.js';
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import { DEFAULT_LOCKFILE, EnvHarnessError, SPLITS, type GateName, type Split } from '../../index.js';
@@ -91,7 +92,8 @@ export function registerGenerationCommands(program: Command, ctx: CliContext): v
             reviewShare: opts.reviewShare,
             ...(opts.nearThreshold === undefined ? {} : { nearDuplicateThreshold: opts.nearThreshold }),
           },
-          { workers: opts.workers, onProgress: (done, total) => bar.update(done, total) },
+          // Workers import the built-in templates (declarative ones travel with the job as definitions).
+          { workers: opts.workers, templateModules: [BUILTIN_TEMPLATES_MODULE], onProgress: (done, total) => bar.update(done, total) },
         );
         bar.stop();
         const m = batch.manifest;

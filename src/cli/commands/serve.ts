@@ -30,6 +30,10 @@ interface ServeOptions {
   mcpTaskType?: string;
   mcpLevel?: number;
   mcpSeed?: number;
+  /** false with --no-openenv. */
+  openenv: boolean;
+  openenvMaxSessions?: number;
+  openenvSessionTimeout?: number;
 }
 
 export function registerServeCommands(program: Command, ctx: CliContext): void {
@@ -47,6 +51,9 @@ export function registerServeCommands(program: Command, ctx: CliContext): void {
     .option('--mcp-task-type <type>', 'task type of the MCP episode (default: any task of the dynamic pool)')
     .option('--mcp-level <n>', 'level of the MCP episode', parseIntOption('--mcp-level', 1))
     .option('--mcp-seed <n>', 'seed of the MCP episode (default 0)', parseIntOption('--mcp-seed', 0))
+    .option('--no-openenv', 'do not serve the OpenEnv protocol at /openenv (docs/trainers.md)')
+    .option('--openenv-max-sessions <n>', 'OpenEnv max_concurrent_envs: open /openenv/ws sessions (default 4096)', parseIntOption('--openenv-max-sessions', 1))
+    .option('--openenv-session-timeout <seconds>', 'OpenEnv session_timeout: close a /openenv/ws session idle this long', parseIntOption('--openenv-session-timeout', 1))
     .action(async (opts: ServeOptions) => {
       const globals = ctx.globals();
       // Env vars are read here, once; an empty ENVHARNESS_TOKEN counts as absent.
@@ -80,6 +87,12 @@ export function registerServeCommands(program: Command, ctx: CliContext): void {
           agents: Object.fromEntries(BUILTIN_AGENT_NAMES.map((name) => [name, () => createAgent(name, { domains })])),
           ...(token !== undefined ? { token } : {}),
           ...(mcp !== undefined ? { extraRoutes: mcpRoutes(mcp) } : {}),
+          openenv: opts.openenv
+            ? {
+                ...(opts.openenvMaxSessions !== undefined ? { maxConcurrentEnvs: opts.openenvMaxSessions } : {}),
+                ...(opts.openenvSessionTimeout !== undefined ? { sessionTimeoutS: opts.openenvSessionTimeout } : {}),
+              }
+            : false,
         });
       } catch (error) {
         await mcp?.close();
@@ -101,7 +114,7 @@ export function registerServeCommands(program: Command, ctx: CliContext): void {
       } else {
         ctx.io.out(`EnvHarness API v1 listening on ${address.url} (store ${harness.store.location}, domains ${domains.map((d) => d.name).join(', ')})`);
         if (server.tokenGenerated) ctx.io.out(`token ${colors.bold(server.token)}  (send Authorization: Bearer <token>; set ENVHARNESS_TOKEN or --token to choose it)`);
-        ctx.io.out(`OpenAPI: ${address.url}/v1/openapi.json${mcp !== undefined ? `  ·  MCP (Streamable HTTP): ${address.url}/v1/mcp` : ''}  ·  Ctrl-C stops`);
+        ctx.io.out(`OpenAPI: ${address.url}/v1/openapi.json${mcp !== undefined ? `  ·  MCP (Streamable HTTP): ${address.url}/v1/mcp` : ''}${opts.openenv ? `  ·  OpenEnv: ${address.url}/openenv/key/<token>` : ''}  ·  Ctrl-C stops`);
       }
       await new Promise<void>((done) => {
         const stop = () => {

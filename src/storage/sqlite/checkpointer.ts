@@ -19,9 +19,19 @@ const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const db = new Database(workerData.location, { timeout: workerData.busyTimeoutMs });
 db.pragma('synchronous = ' + workerData.synchronous);
-const checkpoint = () => { try { db.pragma('wal_checkpoint(PASSIVE)'); } catch {} };
+// A failed checkpoint (EIO on fsync, ENOSPC) is reported, never swallowed; the next success clears it.
+let failing = false;
+const checkpoint = () => {
+  try {
+    db.pragma('wal_checkpoint(PASSIVE)');
+    if (failing) { failing = false; parentPort.postMessage({ kind: 'ok' }); }
+  } catch (error) {
+    failing = true;
+    parentPort.postMessage({ kind: 'fault', code: String(error && error.code || 'SQLITE_ERROR'), message: String(error && error.message || error) });
+  }
+};
 const timer = setInterval(checkpoint, workerData.intervalMs);
-parentPort.on('message', () => { clearInterval(timer); db.close(); parentPort.close(); });
+parentPort.on('message', () => { clearInterval(timer); try { db.close(); } catch {} parentPort.close(); });
 `;
 
 /** The driver the worker loads: next to this module, or (for a bundled copy of it) from the working directory. */
@@ -38,11 +48,18 @@ export interface Checkpointer {
   close(): Promise<void>;
 }
 
-/** Starts checkpointing `location` from a worker thread; `onFailure` runs if the thread dies. */
+/** What the worker reports: a checkpoint failed (with the driver's code), or one succeeded after failures. */
+export type CheckpointReport = { kind: 'fault'; code: string; message: string } | { kind: 'ok' };
+
+/**
+ * Starts checkpointing `location` from a worker thread; `onFailure` runs if the thread dies, `onReport`
+ * when a checkpoint fails and when one succeeds again.
+ */
 export function startCheckpointer(
   location: string,
   options: { synchronous: 'NORMAL' | 'FULL'; busyTimeoutMs: number; intervalMs: number },
   onFailure: (error: unknown) => void,
+  onReport: (report: CheckpointReport) => void = () => undefined,
 ): Checkpointer {
   const worker = new Worker(SOURCE, {
     eval: true,
@@ -52,6 +69,7 @@ export function startCheckpointer(
   worker.unref();
   let closing = false;
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  worker.on('message', (report: CheckpointReport) => onReport(report));
   worker.once('error', (error) => {
     if (!closing) onFailure(error);
   });

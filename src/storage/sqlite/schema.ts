@@ -169,6 +169,46 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE UNIQUE INDEX transitions_by_episode ON transitions (episode_seq, step);
     `,
   },
+  {
+    version: 3,
+    description: 'compact generation log (a summary row per batch plus a row per rejection); task indexes no query uses dropped',
+    // Version 2 wrote one generation_log row per candidate: most of a batch's write cost for accepted tasks
+    // whose row repeats what the task row says. Now a batch has one generation_summary row (candidates,
+    // per-gate rejection counts, accepted entries as runs over its task rows) and generation_entries holds
+    // rejections and any entry the summary cannot hold. Old rows all move to generation_entries, with
+    // their position in their batch's log as ordinal, so listGenerationLog returns the same entries in the
+    // same order. tasks_by_template_level and tasks_by_type_level served no query of the pool path.
+    sql: `
+      CREATE TABLE generation_summary (
+        batch_seq     INTEGER PRIMARY KEY REFERENCES batches (seq),
+        candidates    INTEGER NOT NULL,
+        accepted      INTEGER NOT NULL,
+        rejected      TEXT NOT NULL,
+        accepted_runs TEXT NOT NULL
+      ) STRICT;
+      CREATE TABLE generation_entries (
+        seq       INTEGER PRIMARY KEY,
+        batch_seq INTEGER NOT NULL REFERENCES batches (seq),
+        ordinal   INTEGER NOT NULL,
+        idx       INTEGER NOT NULL,
+        task_id   TEXT NOT NULL,
+        template  TEXT NOT NULL,
+        level     INTEGER NOT NULL,
+        accepted  INTEGER NOT NULL CHECK (accepted IN (0, 1)),
+        gate      TEXT,
+        reason    TEXT,
+        details   TEXT
+      ) STRICT;
+      INSERT INTO generation_entries (seq, batch_seq, ordinal, idx, task_id, template, level, accepted, gate, reason, details)
+        SELECT g.seq, b.seq, row_number() OVER (PARTITION BY g.batch_id ORDER BY g.seq) - 1,
+               g.idx, g.task_id, g.template, g.level, g.accepted, g.gate, g.reason, g.details
+        FROM generation_log g JOIN batches b ON b.id = g.batch_id ORDER BY g.seq;
+      DROP TABLE generation_log;
+      CREATE INDEX generation_entries_by_batch ON generation_entries (batch_seq, idx, ordinal);
+      DROP INDEX tasks_by_template_level;
+      DROP INDEX tasks_by_type_level;
+    `,
+  },
 ];
 
 /** The schema version this code writes: the last migration's. */

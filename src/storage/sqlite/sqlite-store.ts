@@ -18,6 +18,11 @@ import {
   type ReviewDecision,
   type ReviewItem,
   type ReviewStatus,
+  type EpisodeStatus,
+  type PoolContent,
+  type RecoveryReport,
+  type StoreWrite,
+  type StoreFault,
   type RunEvent,
   type RunRecord,
   type Snapshot,
@@ -30,8 +35,10 @@ import {
   type TaskStatus,
   type Transition,
 } from '../../core/index.js';
-import { CHECKPOINT_INTERVAL_MS, CHECKPOINTER_AFTER_WRITES, FALLBACK_AUTOCHECKPOINT_PAGES, startCheckpointer, type Checkpointer } from './checkpointer.js';
+import { CHECKPOINT_INTERVAL_MS, CHECKPOINTER_AFTER_WRITES, FALLBACK_AUTOCHECKPOINT_PAGES, startCheckpointer, type Checkpointer, type CheckpointReport } from './checkpointer.js';
 import { migrate, SCHEMA_VERSION, userVersion } from './schema.js';
+import { TransitionInserter, type TransitionRow } from './transitions.js';
+import { readGenerationLog, writeGenerationLog } from './generation-log.js';
 
 /** Milliseconds a write waits for another connection's lock before it fails with STORE_FAILED. */
 const DEFAULT_BUSY_TIMEOUT_MS = DEFAULT_SQLITE_BUSY_TIMEOUT_MS;
@@ -107,6 +114,12 @@ export class SqliteStore implements Store {
    * committed, so a cached one stays right; keys created by a transaction join only after it commits.
    */
   private readonly episodeKeys = new Map<string, number>();
+  /** The storage failure writes are refused for (docs/storage.md, "Storage errors"). */
+  private storeFault: StoreFault | undefined;
+  /** When a write may next probe whether the fault has cleared (ms since epoch). */
+  private nextProbe = 0;
+  /** Multi-row transition INSERTs, prepared on first use. */
+  private transitionInserter: TransitionInserter | undefined;
 
   constructor(location: string, options: SqliteStoreOptions = {}) {
     const isMemory = location === ':memory:';
@@ -177,18 +190,7 @@ export class SqliteStore implements Store {
   // ---- batches and the generation log ----
 
   async saveBatch(batch: Batch, options: { review?: readonly string[] } = {}): Promise<void> {
-    this.guard('saveBatch', () => {
-      const review = new Set(options.review ?? []);
-      const accepted = new Set(batch.tasks.map((t) => t.id));
-      for (const id of review) {
-        if (!accepted.has(id)) {
-          throw new EnvHarnessError('PARAMS_INVALID', `saveBatch ${batch.manifest.id}: review id ${id} is not one of the batch's tasks`, {
-            details: { pointer: '/review', batchId: batch.manifest.id, taskId: id },
-          });
-        }
-      }
-      this.write(() => this.writeBatch(batch, review));
-    });
+    this.guard('saveBatch', () => this.write(() => this.writeBatch(batch, reviewSet(batch, options.review))));
   }
 
   async getBatch(id: string): Promise<BatchManifest | undefined> {
@@ -206,17 +208,8 @@ export class SqliteStore implements Store {
 
   async listGenerationLog(filter: LogFilter = {}): Promise<GenerationLogEntry[]> {
     return this.guard('listGenerationLog', () => {
-      const { where, params } = whereOf([
-        ['g.batch_id = ?', filter.batchId],
-        ['g.accepted = ?', filter.accepted === undefined ? undefined : Number(filter.accepted)],
-        ['g.gate = ?', filter.gate],
-      ]);
-      const limit = limitClause(filter.limit, params);
-      const rows = this.sql(
-        'SELECT g.batch_id, g.idx, g.task_id, g.template, g.level, g.accepted, g.gate, g.reason, g.details ' +
-          `FROM generation_log g JOIN batches b ON b.id = g.batch_id${where} ORDER BY b.seq, g.idx, g.seq${limit}`,
-      ).all(...params) as LogRow[];
-      return rows.map(logEntryFromRow);
+      limitClause(filter.limit, []); // validates it
+      return readGenerationLog((source) => this.sql(source), filter);
     });
   }
 
@@ -360,14 +353,7 @@ export class SqliteStore implements Store {
   // ---- snapshots ----
 
   async saveSnapshot(snapshot: Snapshot): Promise<void> {
-    this.guard('saveSnapshot', () =>
-      this.write(() => {
-        this.sql(
-          'INSERT INTO snapshots (id, created_at, body) VALUES (?, ?, ?) ' +
-            'ON CONFLICT (id) DO UPDATE SET created_at = excluded.created_at, body = excluded.body',
-        ).run(snapshot.id, snapshot.createdAt, canonicalize(snapshot));
-      }),
-    );
+    this.guard('saveSnapshot', () => this.write(() => this.writeSnapshot(snapshot)));
   }
 
   async getSnapshot(id: string): Promise<Snapshot | undefined> {
@@ -386,16 +372,7 @@ export class SqliteStore implements Store {
   // ---- runs ----
 
   async saveRun(run: RunRecord): Promise<void> {
-    this.guard('saveRun', () =>
-      this.write(() => {
-        this.sql(
-          'INSERT INTO runs (id, kind, status, snapshot_start, created_at, updated_at, body) VALUES (?, ?, ?, ?, ?, ?, ?) ' +
-            'ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, status = excluded.status, ' +
-            'snapshot_start = excluded.snapshot_start, created_at = excluded.created_at, ' +
-            'updated_at = excluded.updated_at, body = excluded.body',
-        ).run(run.id, run.kind, run.status, run.snapshotStart, run.createdAt, run.updatedAt, canonicalize(run));
-      }),
-    );
+    this.guard('saveRun', () => this.write(() => this.writeRun(run)));
   }
 
   async getRun(id: string): Promise<RunRecord | undefined> {
@@ -438,14 +415,157 @@ export class SqliteStore implements Store {
   }
 
   async setMeta(key: string, value: JsonValue): Promise<void> {
-    this.guard('setMeta', () =>
+    this.guard('setMeta', () => this.write(() => this.writeMeta(key, value)));
+  }
+
+  // ---- multi-step writes, consistent reads, repair ----
+
+  async applyWrites(writes: readonly StoreWrite[]): Promise<void> {
+    this.guard('applyWrites', () => {
+      if (writes.length === 0) return;
       this.write(() => {
-        this.sql('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(
-          key,
-          canonicalize(value),
-        );
-      }),
+        writes.forEach((w, i) => {
+          try {
+            this.applyWrite(w);
+          } catch (error) {
+            throw withWriteIndex(error, i, w.op);
+          }
+        });
+      });
+    });
+  }
+
+  async readPool(): Promise<PoolContent> {
+    return this.guard('readPool', () =>
+      // One read transaction (WAL snapshot): every part sees the same commit.
+      this.db.transaction(() => {
+        const batches = (this.pluck('SELECT manifest FROM batches ORDER BY seq').all() as string[]).map((t) => JSON.parse(t) as BatchManifest);
+        const log = (
+          this.sql(
+            'SELECT g.batch_id, g.idx, g.task_id, g.template, g.level, g.accepted, g.gate, g.reason, g.details ' +
+              'FROM generation_log g JOIN batches b ON b.id = g.batch_id ORDER BY b.seq, g.idx, g.seq',
+          ).all() as LogRow[]
+        ).map(logEntryFromRow);
+        const tasks = (this.sql('SELECT seq, split, status, batch_id, body FROM tasks ORDER BY seq').all() as TaskRow[]).map(storedTaskFromRow);
+        const reviews = (
+          this.sql(
+            'SELECT r.task_id, r.batch_id, r.status, r.reviewer, r.note, r.decided_at FROM reviews r JOIN tasks t ON t.id = r.task_id ORDER BY t.seq',
+          ).all() as ReviewRow[]
+        ).map(reviewFromRow);
+        const audit = this.sql('SELECT task_id AS taskId, decision, reviewer, note, at FROM review_audit ORDER BY seq').all() as ReviewDecision[];
+        return { batches, log, tasks, reviews, audit };
+      }).deferred(),
     );
+  }
+
+  async recover(options: { isLive: (run: RunRecord) => boolean; now: string }): Promise<RecoveryReport> {
+    return this.guard('recover', () => {
+      // Most opens find nothing: look first, and take the write lock only when there is something to repair.
+      const found = this.recoverIn(options, false);
+      if (found.episodes.length === 0 && found.runs.length === 0) return found;
+      return this.write(() => this.recoverIn(options, true));
+    });
+  }
+
+  /** Finds (and with `repair`, fixes) what `recover` repairs. */
+  private recoverIn(options: { isLive: (run: RunRecord) => boolean; now: string }, repair: boolean): RecoveryReport {
+    {
+      {
+        const report: RecoveryReport = { episodes: [], runs: [] };
+        // Only episodes that have transitions can lag; the aggregate runs over the episode key index.
+        // Only a `running` record can lag (the recorder writes the final record with the last transitions);
+        // each count probes the (episode_seq, step) index.
+        const lagging = this.sql(
+          'SELECT body, n, last FROM (SELECT e.body AS body, e.steps AS steps, ' +
+            '(SELECT count(*) FROM transitions t WHERE t.episode_seq = k.seq) AS n, ' +
+            '(SELECT max(t.step) FROM transitions t WHERE t.episode_seq = k.seq) AS last, e.seq AS seq ' +
+            "FROM episodes e JOIN episode_keys k ON k.id = e.id WHERE e.status = 'running') WHERE n > steps ORDER BY seq",
+        ).all() as Array<{ body: string; n: number; last: number }>;
+        for (const row of lagging) {
+          const episode = JSON.parse(row.body) as EpisodeRecord;
+          const lastText = this.pluck(
+            'SELECT t.body FROM episode_keys k JOIN transitions t ON t.episode_seq = k.seq WHERE k.id = ? AND t.step = ?',
+          ).get(episode.id, row.last) as string;
+          const last = JSON.parse(lastText) as Transition;
+          // Summed in step order, as the episode summed them.
+          const rewards = this.pluck(
+            "SELECT json_extract(t.body, '$.reward') FROM episode_keys k JOIN transitions t ON t.episode_seq = k.seq WHERE k.id = ? ORDER BY t.step",
+          ).all(episode.id) as number[];
+          let reward = 0;
+          for (const r of rewards) reward += r;
+          const status: EpisodeStatus = last.terminated ? 'terminated' : last.truncated ? 'truncated' : episode.status;
+          report.episodes.push({ id: episode.id, steps: { from: episode.steps, to: row.n }, status: { from: episode.status, to: status } });
+          const ended = status !== episode.status
+            ? {
+                outcome: last.info.outcome,
+                excludeFromStats: last.info.excludeFromStats === true,
+                ...(last.info.endReason === undefined ? {} : { endReason: last.info.endReason }),
+              }
+            : {};
+          if (repair) this.writeEpisode({ ...episode, ...ended, steps: row.n, reward, status, updatedAt: options.now });
+        }
+        const running = (this.pluck("SELECT body FROM runs WHERE status = 'running' ORDER BY seq").all() as string[]).map(
+          (t) => JSON.parse(t) as RunRecord,
+        );
+        for (const run of running) {
+          if (options.isLive(run)) continue;
+          const last = this.sql('SELECT seq, kind FROM run_events WHERE run_id = ? ORDER BY seq DESC LIMIT 1').get(run.id) as
+            | { seq: number; kind: string }
+            | undefined;
+          const interrupted = { lastEventSeq: last?.seq ?? -1, ...(last ? { lastEventKind: last.kind } : {}), at: options.now };
+          report.runs.push({ id: run.id, lastEventSeq: interrupted.lastEventSeq, ...(last ? { lastEventKind: last.kind } : {}) });
+          if (repair) this.writeRun({ ...run, status: 'interrupted', interrupted, updatedAt: options.now });
+        }
+        return report;
+      }
+    }
+  }
+
+  /** One write of applyWrites (inside its transaction). */
+  private applyWrite(w: StoreWrite): void {
+    switch (w.op) {
+      case 'saveBatch':
+        return this.writeBatch(w.batch, reviewSet(w.batch, w.review));
+      case 'putTasks':
+        return this.writeTasks(w.tasks);
+      case 'decideReview':
+        this.writeDecision(w.decision);
+        return;
+      case 'saveEpisode':
+        return this.writeEpisode(w.episode);
+      case 'saveSnapshot':
+        return this.writeSnapshot(w.snapshot);
+      case 'saveRun':
+        return this.writeRun(w.run);
+      case 'appendRunEvents':
+        return this.writeRunEvents(w.events);
+      case 'setMeta':
+        return this.writeMeta(w.key, w.value);
+      default: {
+        const op = (w as { op?: unknown }).op;
+        throw new EnvHarnessError('PARAMS_INVALID', `applyWrites: unknown write op ${JSON.stringify(op)}`, { details: { pointer: '/op' } });
+      }
+    }
+  }
+
+  private writeSnapshot(snapshot: Snapshot): void {
+    this.sql(
+      'INSERT INTO snapshots (id, created_at, body) VALUES (?, ?, ?) ' +
+        'ON CONFLICT (id) DO UPDATE SET created_at = excluded.created_at, body = excluded.body',
+    ).run(snapshot.id, snapshot.createdAt, canonicalize(snapshot));
+  }
+
+  private writeRun(run: RunRecord): void {
+    this.sql(
+      'INSERT INTO runs (id, kind, status, snapshot_start, created_at, updated_at, body) VALUES (?, ?, ?, ?, ?, ?, ?) ' +
+        'ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, status = excluded.status, ' +
+        'snapshot_start = excluded.snapshot_start, created_at = excluded.created_at, ' +
+        'updated_at = excluded.updated_at, body = excluded.body',
+    ).run(run.id, run.kind, run.status, run.snapshotStart, run.createdAt, run.updatedAt, canonicalize(run));
+  }
+
+  private writeMeta(key: string, value: JsonValue): void {
+    this.sql('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(key, canonicalize(value));
   }
 
   // ---- SQLite-only operations ----
@@ -489,15 +609,21 @@ export class SqliteStore implements Store {
         batchId: manifest.id,
       });
     }
-    this.sql('INSERT INTO batches (id, split, manifest) VALUES (?, ?, ?)').run(manifest.id, manifest.split, manifestText);
+    const batchSeq = Number(
+      this.sql('INSERT INTO batches (id, split, manifest) VALUES (?, ?, ?)').run(manifest.id, manifest.split, manifestText).lastInsertRowid,
+    );
     const insertTask = this.sql(
       'INSERT INTO tasks (id, template, domain, task_type, level, split, status, batch_id, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
     const insertReview = this.sql("INSERT INTO reviews (task_id, batch_id, status) VALUES (?, ?, 'pending')");
-    for (const task of batch.tasks) {
+    const taskSeqs: number[] = new Array(batch.tasks.length);
+    batch.tasks.forEach((task, k) => {
       const status: TaskStatus = review.has(task.id) ? 'pending_review' : 'active';
       try {
-        insertTask.run(task.id, task.template, task.domain, task.taskType, task.level, manifest.split, status, manifest.id, taskBody(task));
+        taskSeqs[k] = Number(
+          insertTask.run(task.id, task.template, task.domain, task.taskType, task.level, manifest.split, status, manifest.id, taskBody(task))
+            .lastInsertRowid,
+        );
       } catch (error) {
         if (isUniqueViolation(error)) {
           throw conflict('saveBatch', `batch ${manifest.id}: task ${task.id} is already stored; nothing of the batch was saved`, {
@@ -509,24 +635,8 @@ export class SqliteStore implements Store {
         throw error;
       }
       if (status === 'pending_review') insertReview.run(task.id, manifest.id);
-    }
-    const insertLog = this.sql(
-      'INSERT INTO generation_log (batch_id, idx, task_id, template, level, accepted, gate, reason, details) ' +
-        'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-    );
-    for (const entry of batch.log) {
-      insertLog.run(
-        entry.batchId,
-        entry.index,
-        entry.taskId,
-        entry.template,
-        entry.level,
-        entry.accepted ? 1 : 0,
-        entry.gate ?? null,
-        entry.reason ?? null,
-        entry.details === undefined ? null : canonicalize(entry.details),
-      );
-    }
+    });
+    writeGenerationLog((source) => this.sql(source), { seq: batchSeq, id: manifest.id }, batch.log, batch.tasks, taskSeqs);
   }
 
   private writeTasks(tasks: readonly StoredTask[]): void {
@@ -639,23 +749,20 @@ export class SqliteStore implements Store {
    * Keys this transaction creates go into `created`, for the caller to remember once it has committed.
    */
   private writeTransitions(transitions: readonly Transition[], episodes: readonly EpisodeRecord[], created: Map<string, number>): void {
-    const insert = this.sql('INSERT INTO transitions (episode_seq, step, body) VALUES (?, ?, ?)');
-    for (const t of transitions) {
-      const key = this.episodeKey(t.episodeId, created);
-      try {
-        insert.run(key, t.step, canonicalize(t));
-      } catch (error) {
-        if (isUniqueViolation(error)) {
-          const message = `episode ${t.episodeId} already has step ${t.step}; none of the ${transitions.length} transitions of this call were written`;
-          throw conflict('appendTransitions', message, {
-            conflict: 'duplicate_step',
-            episodeId: t.episodeId,
-            step: t.step,
-          });
-        }
-        throw error;
-      }
+    const rows: TransitionRow[] = new Array(transitions.length);
+    for (let i = 0; i < transitions.length; i++) {
+      const t = transitions[i]!;
+      rows[i] = { key: this.episodeKey(t.episodeId, created), step: t.step, body: canonicalize(t) };
     }
+    (this.transitionInserter ??= new TransitionInserter(this.db)).insert(
+      rows,
+      (index) => {
+        const { episodeId, step } = transitions[index]!;
+        const message = `episode ${episodeId} already has step ${step}; none of the ${transitions.length} transitions of this call were written`;
+        throw conflict('appendTransitions', message, { conflict: 'duplicate_step', episodeId, step });
+      },
+      isUniqueViolation,
+    );
     for (const episode of episodes) this.writeEpisode(episode);
   }
 
@@ -700,9 +807,67 @@ export class SqliteStore implements Store {
 
   // ---- plumbing ----
 
+  /**
+   * The standing storage fault, if any. At most every FAULT_PROBE_INTERVAL_MS, asking probes whether it
+   * has cleared, with the operation that failed: a checkpoint after a failed checkpoint; after a failed
+   * write, a real one-row write (meta key `store.probe`, the time), which commits whole or not at all.
+   */
+  fault(): StoreFault | undefined {
+    const fault = this.storeFault;
+    if (fault === undefined || Date.now() < this.nextProbe || !this.db.open) return fault;
+    this.nextProbe = Date.now() + FAULT_PROBE_INTERVAL_MS;
+    try {
+      if (fault.operation === 'checkpoint') {
+        const [row] = this.db.pragma('wal_checkpoint(PASSIVE)') as Array<{ busy: number }>;
+        if (row !== undefined && row.busy !== 0) return fault;
+      } else {
+        this.transaction.immediate(() => this.writeMeta('store.probe', new Date().toISOString()));
+      }
+      this.clearFault();
+    } catch {
+      // Still failing.
+    }
+    return this.storeFault;
+  }
+
+  /** Records an I/O failure: from now on writes are refused until a probe succeeds. */
+  private setFault(operation: string, code: string, message: string): void {
+    if (this.storeFault === undefined) {
+      this.storeFault = { operation, code, message, since: new Date().toISOString() };
+      this.nextProbe = Date.now() + FAULT_PROBE_INTERVAL_MS;
+      // The operator's log: the one line that says why writes are refused (stderr, never swallowed).
+      process.stderr.write(`envharness: storage fault on ${this.location}: ${operation} failed (${code}): ${message}; refusing writes until it clears\n`);
+    }
+  }
+
+  private clearFault(): void {
+    if (this.storeFault === undefined) return;
+    process.stderr.write(`envharness: storage fault on ${this.location} cleared (${this.storeFault.operation} succeeds again); accepting writes\n`);
+    this.storeFault = undefined;
+  }
+
+  /** Refuses the write while a fault stands (after probing whether it has cleared). */
+  private refuseWhileFaulted(): void {
+    const fault = this.fault();
+    if (fault === undefined) return;
+    throw new EnvHarnessError(
+      'STORE_FAILED',
+      `sqlite store ${this.location}: refusing writes since ${fault.since}: ${fault.operation} failed (${fault.code}: ${fault.message}); free disk space or fix the device, writes resume once it succeeds again`,
+      { details: { operation: fault.operation, sqliteCode: fault.code, fault: true } },
+    );
+  }
+
   /** Runs `fn` in one BEGIN IMMEDIATE transaction: all of it commits, or (when it throws) none of it. */
   private write<T>(fn: () => T): T {
-    const result = this.transaction.immediate(fn) as T;
+    this.refuseWhileFaulted();
+    let result: T;
+    try {
+      result = this.transaction.immediate(fn) as T;
+    } catch (error) {
+      const code = sqliteCode(error).sqliteCode;
+      if (code !== undefined && isIoFailure(code)) this.setFault('write', code, messageOf(error));
+      throw error;
+    }
     if (this.writes < this.checkpointAfterWrites && ++this.writes >= this.checkpointAfterWrites && !this.isMemory) this.moveCheckpoints();
     return result;
   }
@@ -711,10 +876,19 @@ export class SqliteStore implements Store {
   private moveCheckpoints(): void {
     try {
       const options = { synchronous: this.synchronous, busyTimeoutMs: this.busyTimeoutMs, intervalMs: this.checkpointIntervalMs };
-      this.checkpointer = startCheckpointer(this.location, options, () => {
-        this.checkpointer = undefined;
-        if (this.db.open) this.db.pragma('wal_autocheckpoint = 1000');
-      });
+      this.checkpointer = startCheckpointer(
+        this.location,
+        options,
+        () => {
+          this.checkpointer = undefined;
+          if (this.db.open) this.db.pragma('wal_autocheckpoint = 1000');
+        },
+        (report: CheckpointReport) => {
+          if (report.kind === 'fault') {
+            if (isIoFailure(report.code)) this.setFault('checkpoint', report.code, report.message);
+          } else if (this.storeFault?.operation === 'checkpoint') this.clearFault();
+        },
+      );
       this.db.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
     } catch {
       // No worker threads here: SQLite keeps checkpointing inline, as before.
@@ -783,18 +957,6 @@ interface TaskRow {
 
 type IndexRow = [string, number, string, string, string, number, Split, TaskStatus];
 
-interface LogRow {
-  batch_id: string;
-  idx: number;
-  task_id: string;
-  template: string;
-  level: number;
-  accepted: number;
-  gate: GateName | null;
-  reason: string | null;
-  details: string | null;
-}
-
 interface ReviewRow {
   task_id: string;
   batch_id: string;
@@ -821,21 +983,6 @@ function taskBody(task: Task | StoredTask): string {
 
 function storedTaskFromRow(row: TaskRow): StoredTask {
   return { ...(JSON.parse(row.body) as Task), split: row.split, status: row.status, batchId: row.batch_id, seq: row.seq };
-}
-
-function logEntryFromRow(row: LogRow): GenerationLogEntry {
-  const entry: GenerationLogEntry = {
-    batchId: row.batch_id,
-    index: row.idx,
-    taskId: row.task_id,
-    template: row.template,
-    level: row.level,
-    accepted: row.accepted === 1,
-  };
-  if (row.gate !== null) entry.gate = row.gate;
-  if (row.reason !== null) entry.reason = row.reason;
-  if (row.details !== null) entry.details = JSON.parse(row.details) as JsonValue;
-  return entry;
 }
 
 function reviewFromRow(row: ReviewRow): ReviewItem {
@@ -886,9 +1033,40 @@ function limitClause(limit: number | undefined, params: unknown[]): string {
   return ' LIMIT ?';
 }
 
+/** The review ids of a save, each checked to be one of the batch's tasks. */
+function reviewSet(batch: Batch, review: readonly string[] | undefined): Set<string> {
+  const ids = new Set(review ?? []);
+  const accepted = new Set(batch.tasks.map((t) => t.id));
+  for (const id of ids) {
+    if (!accepted.has(id)) {
+      throw new EnvHarnessError('PARAMS_INVALID', `saveBatch ${batch.manifest.id}: review id ${id} is not one of the batch's tasks`, {
+        details: { pointer: '/review', batchId: batch.manifest.id, taskId: id },
+      });
+    }
+  }
+  return ids;
+}
+
+/** The error of write `index` of applyWrites, with that index in its details (driver errors stay for guard to wrap). */
+function withWriteIndex(error: unknown, index: number, op: string): unknown {
+  if (!(error instanceof EnvHarnessError)) return error;
+  return new EnvHarnessError(error.code, `applyWrites: write ${index} (${op}): ${error.message}`, {
+    cause: error,
+    details: { ...(error.details ?? {}), write: index },
+  });
+}
+
 /** A write refused by a uniqueness rule (duplicate step, event or task). */
 function conflict(operation: string, message: string, details: Record<string, unknown>): EnvHarnessError {
   return new EnvHarnessError('STORE_CONFLICT', `${operation}: ${message}`, { details: { operation, ...details } });
+}
+
+/** How often a write retries the failed operation while a fault stands. */
+const FAULT_PROBE_INTERVAL_MS = 1000;
+
+/** Driver codes that mean the device failed (not a busy lock or a constraint): I/O error, disk full, corruption. */
+function isIoFailure(code: string): boolean {
+  return code.startsWith('SQLITE_IOERR') || code === 'SQLITE_FULL' || code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_CANTOPEN';
 }
 
 function isUniqueViolation(error: unknown): boolean {

@@ -1,0 +1,113 @@
+"""OpenEnv's WebSocket session protocol (meta-pytorch/OpenEnv 0.2.3, ``EnvClient``) on asyncio streams, no dependencies.
+
+The messages are OpenEnv's: ``{"type": "reset", "data": {...}}``, ``{"type": "step", "data": action}``,
+``{"type": "state"}``, ``{"type": "close"}``; answers ``observation``/``state``/``error``. Against ``envharness serve``
+the base URL is ``http://host:port/openenv`` (with ``token``) or ``http://host:port/openenv/key/<token>``; OpenEnv's
+own ``GenericEnvClient(base_url=...)`` works with the second form unchanged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass, field
+from typing import Any, Dict, Optional
+
+from .errors import CapacityReachedError, OpenEnvError
+from .websocket import WebSocket
+
+JSON = Dict[str, Any]
+
+
+@dataclass
+class StepResult:
+    """OpenEnv's ``StepResult``: ``observation`` (a dict; EnvHarness puts feedback, budgets and curriculum data in
+    ``observation["metadata"]``), ``reward`` (None after reset) and ``done`` (terminated or truncated)."""
+
+    observation: JSON
+    reward: Optional[float] = None
+    done: bool = False
+    metadata: JSON = field(default_factory=dict)
+
+
+def ws_url(base_url: str) -> str:
+    """OpenEnv's ``convert_to_ws_url(base_url) + "/ws"``."""
+    url = base_url.rstrip("/")
+    if url.startswith("http://"):
+        url = "ws://" + url[7:]
+    elif url.startswith("https://"):
+        url = "wss://" + url[8:]
+    elif not url.startswith(("ws://", "wss://")):
+        url = "ws://" + url
+    return url + "/ws"
+
+
+class OpenEnvSession:
+    """One OpenEnv session (one server-side environment instance) over a WebSocket.
+
+    >>> async with OpenEnvSession("http://127.0.0.1:8787/openenv", token=token) as env:
+    ...     result = await env.reset(seed=0, domain="inventory")
+    ...     result = await env.step({"type": "tool", "tool": "list_items", "args": {}})
+    """
+
+    def __init__(self, base_url: str, token: Optional[str] = None, timeout: float = 60.0,
+                 max_message_size: int = 100 * 1024 * 1024) -> None:
+        self.url = ws_url(base_url)
+        self._headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.timeout = timeout
+        self._max = max_message_size
+        self._ws: Optional[WebSocket] = None
+        self._lock = asyncio.Lock()
+
+    async def connect(self) -> "OpenEnvSession":
+        if self._ws is None:
+            self._ws = await WebSocket.connect(self.url, self._headers, timeout=self.timeout, max_size=self._max)
+        return self
+
+    async def __aenter__(self) -> "OpenEnvSession":
+        return await self.connect()
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.close()
+
+    async def _call(self, message: JSON) -> JSON:
+        await self.connect()
+        assert self._ws is not None
+        async with self._lock:
+            await self._ws.send_text(json.dumps(message, separators=(",", ":")))
+            answer = json.loads(await asyncio.wait_for(self._ws.recv(), self.timeout))
+        if answer.get("type") == "error":
+            data = answer.get("data", {})
+            code = str(data.get("code", ""))
+            cls = CapacityReachedError if code == "CAPACITY_REACHED" else OpenEnvError
+            raise cls(str(data.get("message", "")), code=code, data=data)
+        return answer
+
+    async def reset(self, **kwargs: Any) -> StepResult:
+        """Starts an episode; kwargs: ``seed``, ``task_id``, ``domain``, ``task_type``, ``level``, ``group_id``, ``group_size``, ..."""
+        return _result((await self._call({"type": "reset", "data": kwargs}))["data"])
+
+    async def step(self, action: JSON) -> StepResult:
+        """Applies an EnvHarness action (``{"type": "tool", ...}``, ``message``, ``finish``) or OpenEnv's ``call_tool``."""
+        return _result((await self._call({"type": "step", "data": action}))["data"])
+
+    async def state(self) -> JSON:
+        return (await self._call({"type": "state"}))["data"]
+
+    async def close(self) -> None:
+        """Sends OpenEnv's ``close`` message and closes the connection (the episode is recorded as closed)."""
+        ws, self._ws = self._ws, None
+        if ws is None:
+            return
+        try:
+            await ws.send_text('{"type":"close"}')
+        except Exception:
+            pass
+        await ws.close()
+
+
+def _result(data: JSON) -> StepResult:
+    observation = data.get("observation", {})
+    reward = data.get("reward")
+    return StepResult(observation=observation, reward=None if reward is None else float(reward), done=bool(data.get("done", False)),
+                      metadata=observation.get("metadata", {}) if isinstance(observation, dict) else {})

@@ -1,0 +1,86 @@
+/** The canonical writers against a straightforward RFC 8785 implementation written from the RFC, on arbitrary JSON. */
+import { hash } from 'node:crypto';
+import { test } from '@fast-check/vitest';
+import { describe, expect, it } from 'vitest';
+import { canonicalize, canonicalSha256, sha256OfCanonicalBytes } from './canonical-json.js';
+import { digest } from './digest.js';
+import { EnvHarnessError } from './errors.js';
+import { anyJson, NoCanonicalForm, reference, validJson } from './testing/rfc8785.js';
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+const sha = (text: string): string => hash('sha256', text, 'hex');
+
+describe('canonical writers against the RFC 8785 reference', () => {
+  test.prop([validJson], { numRuns: 400 })('canonicalize and canonicalSha256 give the reference bytes', (value) => {
+    const expected = reference(value);
+    expect(canonicalize(value)).toBe(expected);
+    expect(canonicalSha256(value)).toBe(sha(expected));
+    expect(digest(value)).toBe(sha(expected));
+    // The memoising path (retail's world records): frozen objects, a memo shared across two calls.
+    const memo = new WeakMap<object, string>();
+    const frozen = deepFreeze(structuredClone(value));
+    expect(canonicalize(frozen, memo)).toBe(expected);
+    expect(canonicalize(frozen, memo)).toBe(expected);
+  });
+
+  test.prop([anyJson], { numRuns: 400 })('refuses exactly what has no canonical form (NaN, infinities, lone surrogates)', (value) => {
+    let expected: string | undefined;
+    try {
+      expected = reference(value);
+    } catch (error) {
+      if (!(error instanceof NoCanonicalForm)) throw error;
+    }
+    if (expected === undefined) {
+      expect(() => canonicalize(value)).toThrow(EnvHarnessError);
+      expect(() => canonicalSha256(value)).toThrow(EnvHarnessError);
+    } else {
+      expect(canonicalize(value)).toBe(expected);
+      expect(canonicalSha256(value)).toBe(sha(expected));
+    }
+  });
+
+  it('matches the reference on the edge cases the writers special-case', () => {
+    const many = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${(i * 7) % 40}`, i]));
+    const cases: unknown[] = [
+      { b: 1, '10': 2, '2': 3, a: 4 }, // integer-like keys: V8 lists them first, RFC 8785 sorts them as text
+      JSON.parse('{"__proto__":{"x":1},"a":[]}'),
+      Object.assign(Object.create(null), { z: 1, y: [null] }),
+      many, // past the insertion-sort limit
+      { '\ufb33': 1, '\ud83d\ude00': 2, '\u20ac': 3, '\r': 4, '1': 5, '\u0080': 6, '\u00f6': 7 },
+      [-0, 5e-324, 1e21, 1e-7, 0.000001, 123e-20, 4.5, 2 ** 53, -(2 ** 31)],
+      'tab\tquote"back\\slash\u0001\u001f\u007f\u2028 \ud83d\ude00',
+      { a: undefined, b: [undefined, 1] },
+      { deep: [[[[[[[[[[{ x: [{ y: 1 }] }]]]]]]]]]] },
+    ];
+    for (const value of cases) {
+      const expected = reference(value);
+      expect(canonicalize(value)).toBe(expected);
+      expect(canonicalSha256(value)).toBe(sha(expected));
+      expect(sha256OfCanonicalBytes((out) => out.value(value))).toBe(sha(expected));
+    }
+  });
+
+  it('writes toJSON values, class instances and values met inside a getter the way the checked writer does', () => {
+    class Point {
+      constructor(
+        public y: number,
+        public x: number,
+      ) {}
+    }
+    const nested = {
+      get inner() {
+        return canonicalize({ b: 1, a: 2 }); // a canonicalize call while one is running
+      },
+    };
+    expect(canonicalize({ when: new Date(0), p: new Point(2, 1) })).toBe('{"p":{"x":1,"y":2},"when":"1970-01-01T00:00:00.000Z"}');
+    expect(canonicalSha256({ p: new Point(2, 1) })).toBe(sha('{"p":{"x":1,"y":2}}'));
+    expect(canonicalize(nested)).toBe('{"inner":"{\\"a\\":2,\\"b\\":1}"}');
+  });
+});

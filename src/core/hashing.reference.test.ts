@@ -1,0 +1,27 @@
+/** Task ids and seeds from core's byte writer against the RFC 8785 reference writer. */
+import { hash } from 'node:crypto';
+import { fc, test } from '@fast-check/vitest';
+import { describe, expect } from 'vitest';
+import { createRng } from './rng.js';
+import { reference, validJson, wellFormed } from './testing/rfc8785.js';
+import { computeTaskId, fastRng, fastTaskId, rngFor } from './hashing.js';
+
+const sha = (text: string): string => hash('sha256', text, 'hex');
+
+describe('generation hashing against the RFC 8785 reference', () => {
+  test.prop([validJson, validJson, fc.integer({ min: 0, max: 9 }), wellFormed])(
+    'task ids and seeds from the byte writer equal the reference',
+    (params, spec, level, name) => {
+      const task = { template: `t/${name}@1`, domain: name, taskType: name, level, params: params as never, spec: spec as never };
+      const expected = sha(reference({ domain: name, level, params, spec, taskType: name, template: `t/${name}@1` }));
+      expect(fastTaskId(task)).toBe(expected);
+      expect(computeTaskId(task as never)).toBe(expected);
+      // A task whose params and spec share an object (retail's user goal): the remembered copy is exact.
+      const shared = { ...task, spec: { goal: params, again: params } as never };
+      expect(fastTaskId(shared)).toBe(sha(reference({ ...shared })));
+      expect(rngFor(level, name, 7).nextUint32()).toBe(createRng([level, name, 7]).nextUint32());
+      expect(fastRng([name, level]).nextUint32()).toBe(createRng([name, level]).nextUint32());
+    },
+  );
+
+});

@@ -1,0 +1,72 @@
+/**
+ * Connection limits EnvHarness enforces itself (Node 20's own headersTimeout/requestTimeout do not hold
+ * under a slow-body request: measured 12.6–25 s for a never-finished header and >90 s for slow sockets).
+ * Per socket: the request head must arrive within `headersTimeoutMs` of the connection (or of the
+ * previous response), its body within `bodyTimeoutMs` of the head; and at most `maxConnections` sockets
+ * are open at once (the next gets 429 with Retry-After and is closed).
+ */
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { problem } from './errors.js';
+
+export interface ConnectionLimits {
+  headersTimeoutMs: number;
+  bodyTimeoutMs: number;
+  maxConnections: number;
+}
+
+/** Installs the limits on a node:http server (before it listens). */
+export function enforceConnectionLimits(server: Server, limits: ConnectionLimits): void {
+  let open = 0;
+  const waiting = new WeakMap<Socket, NodeJS.Timeout>();
+  const arm = (socket: Socket, ms: number, code: 'REQUEST_TIMEOUT', what: string) => {
+    disarm(socket);
+    const timer = setTimeout(() => answerAndClose(socket, problem(code, `${what} did not arrive within ${ms} ms; the connection is closed`)), ms);
+    timer.unref();
+    waiting.set(socket, timer);
+  };
+  const disarm = (socket: Socket) => {
+    const timer = waiting.get(socket);
+    if (timer !== undefined) clearTimeout(timer);
+    waiting.delete(socket);
+  };
+
+  server.on('connection', (socket: Socket) => {
+    open += 1;
+    socket.once('close', () => {
+      open -= 1;
+      disarm(socket);
+    });
+    if (open > limits.maxConnections) {
+      answerAndClose(socket, problem('TOO_MANY_REQUESTS', `more than ${limits.maxConnections} open connections; retry shortly`), { 'Retry-After': '1' });
+      return;
+    }
+    arm(socket, limits.headersTimeoutMs, 'REQUEST_TIMEOUT', 'the request head');
+  });
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const socket = req.socket;
+    if (req.complete) disarm(socket);
+    else {
+      arm(socket, limits.bodyTimeoutMs, 'REQUEST_TIMEOUT', 'the request body');
+      req.once('end', () => disarm(socket));
+    }
+    // The next request on a kept-alive socket has its own head deadline.
+    res.once('finish', () => {
+      if (!socket.destroyed) arm(socket, limits.headersTimeoutMs, 'REQUEST_TIMEOUT', 'the next request head');
+    });
+  });
+}
+
+/** Writes a complete problem+json response straight to the socket (when no response object exists, or it is stuck) and closes it. */
+function answerAndClose(socket: Socket, p: ReturnType<typeof problem>, headers: Record<string, string> = {}): void {
+  if (socket.destroyed) return;
+  const body = JSON.stringify(p);
+  const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+  try {
+    socket.end(`HTTP/1.1 ${p.status} ${p.title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`);
+  } catch {
+    // Already closing.
+  }
+  // Never wait on a peer that does not read.
+  setTimeout(() => socket.destroy(), 1000).unref();
+}
