@@ -139,6 +139,24 @@ export interface Domain<S = unknown> {
   feedback?(ctx: { action: Action; trace: readonly TraceEntry[]; state: S; task: Task }): Feedback[];
   /** Domain-specific fields of the episode's outcome, put in the last step's `info.report`. */
   report?(ctx: PolicyContext<S> & { referenceState: S }): JsonObject;
+  /**
+   * Where text a third party controls can appear in tool outputs (an order note, a product
+   * description, an email body). The safety layer (`envharness/domains/safety`) places attacker text
+   * only there; a domain without it cannot be wrapped.
+   */
+  injectionPoints?: readonly InjectionPoint[];
+}
+
+/**
+ * A free-text field of a tool's successful output. `pointer` (RFC 6901) names the field inside the
+ * output object; its parent must be an object, and the field is added when the output lacks it (a
+ * note the record may or may not carry). Placing text there never changes the state.
+ */
+export interface InjectionPoint {
+  tool: string;
+  pointer: string;
+  /** What the field is, as a reader of the output would see it ("a note left on the order"). */
+  description: string;
 }
 
 /** Per-domain defaults read by shared code. */

@@ -114,8 +114,12 @@ export const LEVEL_RULES = ['fixed', 'threshold', 'target'] as const;
 /** How levels move: not at all, by a success band (reasoning-gym), or toward a target success (AdaRFT). */
 export type LevelRuleName = (typeof LEVEL_RULES)[number];
 
-export const WEIGHT_RULES = ['uniform', 'learning-progress', 'learnability'] as const;
-/** How slice weights are set: equal, by learning progress (ALP), or by learnability + UCB (DUMP). */
+export const WEIGHT_RULES = ['uniform', 'learning-progress', 'learnability', 'failure'] as const;
+/**
+ * How slice weights are set: equal, by learning progress (ALP), by learnability + UCB (DUMP), or by
+ * failure rate at the current level (red-teaming: draws go where the agent fails, e.g. the attack kinds
+ * it falls for).
+ */
 export type WeightRuleName = (typeof WEIGHT_RULES)[number];
 
 export interface ThresholdConfig {

@@ -35,6 +35,8 @@ export function createWeightRule(config: CurriculumConfig, n: number): WeightRul
       return learningProgressRule(config, n);
     case 'learnability':
       return learnabilityRule(config);
+    case 'failure':
+      return failureRule();
   }
 }
 
@@ -96,5 +98,21 @@ function learnabilityRule(config: CurriculumConfig): WeightRule {
     setState(state, pointer) {
       refreshedLog = asNumber(asObject(state, pointer).refreshedLog, `${pointer}/refreshedLog`);
     },
+  };
+}
+
+/**
+ * Weight ∝ the failure rate at the slice's current level, with a Laplace prior (an empty window reads
+ * 0.5): the slices the agent fails most are drawn most. Used by the safety layer, where a failure is
+ * an attack that worked.
+ */
+function failureRule(): WeightRule {
+  return {
+    uniformShare: 0,
+    observe: () => {},
+    logWeight: (i, ctx) => Math.log((ctx.window.count(i) - ctx.window.sum(i) + 1) / (ctx.window.count(i) + 2)),
+    refreshAll: () => false,
+    getState: () => null,
+    setState: () => {},
   };
 }

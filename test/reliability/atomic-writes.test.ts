@@ -65,7 +65,7 @@ describe('snapshot import is one transaction', () => {
 
   // One injected failure per table the import writes; the import's writes are batches, tasks, log,
   // reviews, the review audit, the snapshot and the sampler state, in that order.
-  for (const table of ['batches', 'tasks', 'generation_log', 'reviews', 'review_audit', 'snapshots', 'meta']) {
+  for (const table of ['batches', 'tasks', 'generation_summary', 'reviews', 'review_audit', 'snapshots', 'meta']) {
     it(`a failure writing ${table} leaves the store byte-for-byte as it was, and a retry then succeeds`, async () => {
       const { h, file } = await fresh();
       const before = dumpSqlite(file);

@@ -1,6 +1,6 @@
 /** The retail domain object: worlds by reference, copy-on-write states, tau-bench's tools. */
 import { z } from 'zod';
-import { canonicalize, defineDomain, EnvHarnessError, type Domain, type JsonObject, type JsonValue, type Template } from '../../core/index.js';
+import { canonicalize, defineDomain, EnvHarnessError, type Domain, type InjectionPoint, type JsonObject, type JsonValue, type Template } from '../../core/index.js';
 import { generateRetailWorld, normalizeWorldParams } from './generator.js';
 import { RETAIL_POLICY_TEXT, retailAcceptanceChecks, retailPolicyRules } from './policy.js';
 import { RETAIL_REGRESSION_SET } from './regression.js';
@@ -11,6 +11,13 @@ import { createRetailRuleBasedAgent, type RetailRuleBasedOptions } from './rule-
 import { createRetailState, exportRetailState, forkRetailState, hashRetailState, type RetailState } from './state.js';
 import { retailTools } from './tools.js';
 import type { RetailWorld } from './world.js';
+
+/** Where attacker text can appear in retail's tool outputs (see `Domain.injectionPoints`). */
+export const RETAIL_INJECTION_POINTS: readonly InjectionPoint[] = [
+  { tool: 'get_order_details', pointer: '/note', description: 'a note left on the order by the customer or a courier' },
+  { tool: 'get_product_details', pointer: '/description', description: "the seller's product description" },
+  { tool: 'get_user_details', pointer: '/note', description: 'a note on the customer account' },
+];
 
 /** How a task names its world: a registered world by digest, or generator parameters. */
 export type RetailInitialState =
@@ -125,6 +132,9 @@ export function createRetailDomain(options: CreateRetailDomainOptions = {}): Ret
           defaults: { train: true },
         }),
     baselines: { 'rule-based': (o) => createRetailRuleBasedAgent(o as RetailRuleBasedOptions) },
+    // Free text a third party could write: retail's records carry none, so these are fields a real
+    // store adds (a note on the order or the account, a seller's product description).
+    injectionPoints: RETAIL_INJECTION_POINTS,
   });
   return Object.assign(domain, { addWorld, resolveWorld });
 }

@@ -440,12 +440,7 @@ export class SqliteStore implements Store {
       // One read transaction (WAL snapshot): every part sees the same commit.
       this.db.transaction(() => {
         const batches = (this.pluck('SELECT manifest FROM batches ORDER BY seq').all() as string[]).map((t) => JSON.parse(t) as BatchManifest);
-        const log = (
-          this.sql(
-            'SELECT g.batch_id, g.idx, g.task_id, g.template, g.level, g.accepted, g.gate, g.reason, g.details ' +
-              'FROM generation_log g JOIN batches b ON b.id = g.batch_id ORDER BY b.seq, g.idx, g.seq',
-          ).all() as LogRow[]
-        ).map(logEntryFromRow);
+        const log = readGenerationLog((source) => this.sql(source), {});
         const tasks = (this.sql('SELECT seq, split, status, batch_id, body FROM tasks ORDER BY seq').all() as TaskRow[]).map(storedTaskFromRow);
         const reviews = (
           this.sql(
