@@ -30,12 +30,14 @@ export function table(rows: Array<Record<string, unknown>>, columns?: string[]):
 
 export interface Progress {
   update(done: number, total: number): void;
+  /** Prints a line above the bar; the only safe way to write to the terminal while the bar runs. */
+  log(text: string): void;
   stop(): void;
 }
 
 /** A progress bar on stderr: redraws in a TTY, prints occasional lines elsewhere (CI logs). */
 export function progress(io: Io, label: string, enabled = true): Progress {
-  if (!enabled) return { update() {}, stop() {} };
+  if (!enabled) return { update() {}, log: (text) => io.err(text), stop() {} };
   const bar = new cliProgress.SingleBar(
     {
       format: `${label} [{bar}] {percentage}% | {value}/{total} | {eta_formatted} left`,
@@ -55,6 +57,14 @@ export function progress(io: Io, label: string, enabled = true): Progress {
       }
       bar.setTotal(total);
       bar.update(done);
+    },
+    log(text) {
+      if (!started || !io.isTTY) return io.err(text);
+      // cli-progress saves the cursor when the bar starts and restores it on stop(): a line written below
+      // the bar would make stop() jump back up, and the summary printed next would land on top of these
+      // lines, leaving their tails visible. So clear the bar's line, write the text, and save the cursor
+      // again at the line the bar now occupies (it redraws there on its next tick).
+      process.stderr.write(`\r\x1b[2K${text.endsWith('\n') ? text : `${text}\n`}\x1b7`);
     },
     stop() {
       if (started) bar.stop();

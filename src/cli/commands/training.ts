@@ -107,7 +107,7 @@ export function registerTrainingCommands(program: Command, ctx: CliContext): voi
                 .sort()
                 .map((s) => `${s.split('/')[1]} L${p.levels[s]} ${(100 * p.weights[s]!).toFixed(0)}%`)
                 .join('  ');
-              ctx.io.err(`\n  ${colors.dim(`@${p.episodes}`)} success ${p.recentSuccess.toFixed(2)}${p.lastEval === undefined ? '' : `, regression ${p.lastEval.toFixed(2)}`} | ${line}`);
+              bar.log(`  ${colors.dim(`@${p.episodes}`)} success ${p.recentSuccess.toFixed(2)}${p.lastEval === undefined ? '' : `, regression ${p.lastEval.toFixed(2)}`} | ${line}`);
             }
           },
         });
