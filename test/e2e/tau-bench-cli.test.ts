@@ -7,6 +7,9 @@ import { main } from '../../src/cli/main.js';
 import type { Io } from '../../src/cli/output.js';
 import { createSqliteStore } from '../../src/storage/sqlite/index.js';
 import { skipWithoutTauBenchData, TAU_BENCH_DATA_DIR } from '../support/tau-bench-data.js';
+import { digest } from '../../src/core/index.js';
+import { writeTauBenchFixture } from '../../src/domains/retail/tau-bench/fixtures.js';
+import { importTauBench } from '../../src/domains/retail/tau-bench/import.js';
 
 const dataDir = TAU_BENCH_DATA_DIR;
 
@@ -84,5 +87,48 @@ describe.skipIf(skipWithoutTauBenchData())('envharness import tau-bench, tau-ben
     const noData = await run('import', 'tau-bench', '--data', path.join(dir, 'absent'));
     expect(noData.code).toBe(2);
     expect(noData.err).toContain('IMPORT_INVALID');
+  });
+});
+
+describe('envharness import tau-bench over an import made by an earlier importer version', { timeout: 120_000 }, () => {
+  let dir: string;
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('counts sets whose tasks are all stored as already imported, even into a frozen regression split', async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'envharness-tau-bench-reimport-'));
+    const data = writeTauBenchFixture(path.join(dir, 'data'));
+    const file = path.join(dir, 'store.db');
+    // The same tasks under another generatorVersion: another batch id, as envharness-import-tau-bench/1 wrote.
+    const s = createSqliteStore(file);
+    try {
+      for (const set of importTauBench({ dir: data }).sets) {
+        const { id: _id, ...body } = set.batch.manifest;
+        const old = { ...body, generatorVersion: 'envharness-import-tau-bench/1' };
+        const manifest = { id: digest(old), ...old };
+        await s.saveBatch({ manifest, tasks: set.batch.tasks, log: set.batch.log.map((l) => ({ ...l, batchId: manifest.id })) });
+      }
+    } finally {
+      await s.close();
+    }
+    const run = async (...args: string[]) => {
+      const io = capture();
+      const code = await main(['node', 'envharness', '--store', file, ...args], io, {});
+      return { code, out: io.stdout.join('\n'), err: io.stderr.join('\n') };
+    };
+    expect((await run('split', 'freeze', '--lockfile', path.join(dir, 'envharness.lock.json'))).code).toBe(0);
+    const again = await run('--json', 'import', 'tau-bench', '--data', data);
+    expect(again.err).toBe('');
+    expect(again.code).toBe(0);
+    expect((JSON.parse(again.out) as { batches: Array<{ status: string }> }).batches.map((b) => b.status)).toEqual(['already imported', 'already imported']);
+    const after = createSqliteStore(file);
+    try {
+      // No new batch: only the two of the earlier version (beside the store's shipped regression set).
+      expect((await after.listBatches()).filter((m) => m.generatorVersion.startsWith('envharness-import-tau-bench/')).map((m) => m.generatorVersion)).toEqual([
+        'envharness-import-tau-bench/1',
+        'envharness-import-tau-bench/1',
+      ]);
+    } finally {
+      await after.close();
+    }
   });
 });

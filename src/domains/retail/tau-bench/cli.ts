@@ -106,12 +106,16 @@ export function tauBenchCommands(base: RetailDomain): DomainCommand[] {
         for (const set of imported.sets) if ((await store.getBatch(set.batch.manifest.id)) !== undefined) saved.add(set.batch.manifest.id);
         const fresh = imported.sets.filter((s) => !saved.has(s.batch.manifest.id));
         const stored = await store.findExistingTaskIds(fresh.flatMap((s) => s.batch.tasks.map((t) => t.id)));
+        // A set whose every task is already stored (imported before, e.g. by an earlier importer version,
+        // whose batch id differs) adds nothing: it counts as imported, by template.
+        const unchanged = new Set(fresh.filter((s) => s.batch.tasks.length > 0 && s.batch.tasks.every((t) => stored.has(t.id))).map((s) => s.template));
+        const isSaved = (s: { template: string; batch: { manifest: { id: string } } }) => saved.has(s.batch.manifest.id) || unchanged.has(s.template);
         if (stored.size > 0) {
           // Tasks another batch already holds are exact duplicates, recorded in this batch's log.
           imported = importTauBench({ dir, existingIds: stored, ...(files ? { tasks: files } : {}) });
         }
         // A set bound for a frozen regression split is refused before anything is written.
-        const intoRegression = imported.sets.filter((s) => s.batch.manifest.split === 'regression' && !saved.has(s.batch.manifest.id));
+        const intoRegression = imported.sets.filter((s) => s.batch.manifest.split === 'regression' && !isSaved(s));
         if (intoRegression.length > 0 && (await store.getMeta(REGRESSION_FROZEN_META)) === true) {
           throw new EnvHarnessError(
             'SPLIT_FROZEN',
@@ -122,7 +126,7 @@ export function tauBenchCommands(base: RetailDomain): DomainCommand[] {
         const rows: Array<Record<string, string | number>> = [];
         for (const set of imported.sets) {
           const m = set.batch.manifest;
-          const already = saved.has(m.id) || (await store.getBatch(m.id)) !== undefined;
+          const already = isSaved(set) || (await store.getBatch(m.id)) !== undefined;
           if (!already) await store.saveBatch(set.batch);
           rows.push({ set: set.set, split: m.split, template: set.template, accepted: m.accepted, rejected: m.rejected, batch: m.id.slice(0, 12), status: already ? 'already imported' : 'imported' });
         }

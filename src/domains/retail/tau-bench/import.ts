@@ -32,11 +32,11 @@ import { type RetailWorld } from '../world.js';
 import { checkTaskSchema } from '../../../generation/index.js';
 import { createEpisode, createRuntimeCache, type RuntimeCache } from '../../../runtime/index.js';
 import { createTauBenchDomain, type TauBenchUserGoal } from './domain.js';
-import type { TauBenchParams } from './grade.js';
+import { tauBenchOutputSaid, type TauBenchParams } from './grade.js';
 import { inferTauBenchLabels, TAU_BENCH_MAX_LEVEL } from './labels.js';
 
 /** Recorded in every import manifest (`generatorVersion`); bump when the mapping changes. */
-export const TAU_BENCH_IMPORTER_VERSION = 'envharness-import-tau-bench/1';
+export const TAU_BENCH_IMPORTER_VERSION = 'envharness-import-tau-bench/2';
 /** Version of the `retail/tau-bench-<set>` templates the importer writes. */
 export const TAU_BENCH_TEMPLATE_VERSION = 1;
 /** tau-bench's default `max_num_steps`: one step per agent action. */
@@ -122,7 +122,7 @@ export function importTauBench(options: ImportTauBenchOptions): TauBenchImport {
   const domain = createTauBenchDomain(retail);
   const cache = createRuntimeCache(domain);
   const seen = new Set<string>(options.existingIds ?? []);
-  const contents = new Map<string, string>();
+  const contents = new Map<string, { file: string; ref: string }>();
   const sets = (options.tasks ?? DEFAULT_TAU_BENCH_TASK_FILES).map((entry) => importFile(dir, entry, world, domain, cache, worldFiles, seen, contents));
   const templates = sets.map((s) => s.template);
   const twice = templates.find((t, i) => templates.indexOf(t) !== i);
@@ -154,7 +154,7 @@ function importFile(
   cache: RuntimeCache<any>,
   worldFiles: Record<string, string>,
   seen: Set<string>,
-  contents: Map<string, string>,
+  contents: Map<string, { file: string; ref: string }>,
 ): ImportedTauBenchSet {
   if (!(SPLITS as readonly string[]).includes(entry.split)) {
     throw new EnvHarnessError('PARAMS_INVALID', `split of ${entry.file} must be one of ${SPLITS.join(', ')}, got "${entry.split}"`, { details: { pointer: '/tasks' } });
@@ -200,22 +200,25 @@ function importFile(
       return reject('schema', verdict as Exclude<GateVerdict, { ok: true }>);
     }
     const source = parsed.data as unknown as TauBenchTask;
-    const { task, refused } = buildTask(source, { index, set, template, sourceDigest, world, tools });
+    const { task, refused, statedOutputs } = buildTask(source, { index, set, template, sourceDigest, world, tools });
     refusedCalls += refused.length;
     const schema = gate('schema', checkTaskSchema(task));
     if (!schema.ok) return reject('schema', schema, task.id, task.level);
-    // Task ids include the index (tau-bench's task id), so the same tau-bench task twice is caught by content.
+    // Task ids include the index (tau-bench's task id), so a task repeated within one file gets a new id at
+    // each occurrence and is kept: tau-bench scores every occurrence. The same task in another file (another
+    // split) is still a duplicate: it would put one task in two splits.
     const content = digest(source);
     const first = contents.get(content);
+    const repeatOf = first !== undefined && first.file === full ? first.ref : undefined;
     const duplicate = gate(
       'exact_duplicate',
-      first !== undefined
-        ? { ok: false, reason: `the same tau-bench task as ${first}`, details: { duplicateOf: first } }
+      first !== undefined && repeatOf === undefined
+        ? { ok: false, reason: `the same tau-bench task as ${first.ref}`, details: { duplicateOf: first.ref } }
         : seen.has(task.id)
           ? { ok: false, reason: 'this task is already in the store', details: { duplicateOf: task.id } }
           : { ok: true },
     );
-    if (first === undefined) contents.set(content, `${path.basename(full)}[${index}]`);
+    if (first === undefined) contents.set(content, { file: full, ref: `${path.basename(full)}[${index}]` });
     if (!duplicate.ok) return reject('exact_duplicate', duplicate, task.id, task.level);
     seen.add(task.id);
     const oracle = gate('oracle', replayGold(domain, cache, task));
@@ -225,6 +228,8 @@ function importFile(
     tasks.push(task);
     const line: GenerationLogEntry = { batchId: '', index, taskId: task.id, template, level: task.level, accepted: true };
     if (isTrivial || refused.length > 0) line.details = { trivial: isTrivial, refusedGoldCalls: refused };
+    if (repeatOf !== undefined) line.details = { ...(line.details as Record<string, JsonValue> | undefined), repeatOf };
+    if (statedOutputs.length > 0) line.details = { ...(line.details as Record<string, JsonValue> | undefined), statedOutputs };
     log.push(line);
   });
 
@@ -282,8 +287,11 @@ interface BuildContext {
   tools: ReturnType<typeof toolsByName>;
 }
 
-/** One tau-bench task as an EnvHarness task. Gold calls the tools refuse are left out of the solution. */
-function buildTask(source: TauBenchTask, ctx: BuildContext): { task: Task; refused: number[] } {
+/**
+ * One tau-bench task as an EnvHarness task. Gold calls the tools refuse are left out of the solution;
+ * required outputs the gold messages do not state are stated in one added message (`statedOutputs`).
+ */
+function buildTask(source: TauBenchTask, ctx: BuildContext): { task: Task; refused: number[]; statedOutputs: string[] } {
   const labels = inferTauBenchLabels(source.actions, ctx.tools);
   // tau-bench's gold actions include calls its own tools refuse (e.g. insufficient gift-card balance);
   // they change nothing there, and a reference solution must not contain failing steps.
@@ -304,6 +312,17 @@ function buildTask(source: TauBenchTask, ctx: BuildContext): { task: Task; refus
     }
     solution.push({ type: 'tool', tool: action.name, args: action.kwargs });
   });
+  // tau-bench's gold actions never say the outputs a task requires (its reward asks for them in what the
+  // agent tells the user), so a reference solution made of them alone scores 0. State the missing ones in
+  // one message, before a transfer to a human (which ends the episode) or at the end. Tasks without outputs,
+  // or whose gold messages already state them, keep the gold solution as it is (and their ids).
+  const told = solution.flatMap((a) => (a.type === 'message' ? [a.text] : []));
+  const statedOutputs = source.outputs.filter((output) => !tauBenchOutputSaid(output, told));
+  if (statedOutputs.length > 0) {
+    const transfer = solution.findIndex((a) => a.type === 'tool' && a.tool === 'transfer_to_human_agents');
+    const message: Action = { type: 'message', text: `Here is what you asked for: ${statedOutputs.join('; ')}.` };
+    solution.splice(transfer === -1 ? solution.length : transfer, 0, message);
+  }
   solution.push({ type: 'finish' });
   const user: TauBenchUserGoal = { source: 'tau-bench', user_id: source.user_id, instruction: source.instruction };
   const params: TauBenchParams = { source: 'tau-bench', set: ctx.set, index: ctx.index, task: source };
@@ -326,7 +345,7 @@ function buildTask(source: TauBenchTask, ctx: BuildContext): { task: Task; refus
     },
     origin: { seed: 0, index: ctx.index, templateDigest: ctx.sourceDigest },
   };
-  return { task: { id: computeTaskId(body), ...body }, refused };
+  return { task: { id: computeTaskId(body), ...body }, refused, statedOutputs };
 }
 
 /** The oracle gate of an import: the gold actions, played in an episode, must score 1. */
