@@ -231,6 +231,8 @@ export interface QueuedRefillOptions {
   /** How often closed links are looked for and their batches added to the pool (default 1000 ms). */
   pollMs?: number;
   onError?: (error: unknown) => void;
+  /** Hears each closed link's batch as the poller takes it, with how many of its tasks were new to the pool. */
+  onBatch?: (batchId: string, added: number) => void;
 }
 
 /**
@@ -261,8 +263,9 @@ export function startQueuedRefill(harness: Harness, queue: RefillQueue, options:
     running = (async () => {
       try {
         for (const id of await queue.closedBatches(seen)) {
-          await harness.addBatchToPool(id);
+          const added = await harness.addBatchToPool(id);
           seen.add(id);
+          options.onBatch?.(id, added);
         }
       } catch (error) {
         options.onError?.(error);

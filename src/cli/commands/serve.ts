@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url';
 import type { Command } from 'commander';
 import { BUILTIN_AGENT_NAMES, createAgent, EnvHarnessError, type Domain } from '../../index.js';
 import { DEFAULT_FILL_PER_LEVEL } from '../../harness/harness.js';
+import { RefillQueue, startQueuedRefill } from '../../harness/refill-queue.js';
 // The server, MCP and SQLite are subpath exports, not part of the root entry.
 import { createServer, SERVER_DEFAULTS } from '../../server/index.js';
 import { createMcpHttpHandler, mcpRoutes, type McpHttpHandler } from '../../mcp/index.js';
@@ -32,7 +33,13 @@ interface ServeOptions {
   openenv: boolean;
   openenvMaxSessions?: number;
   openenvSessionTimeout?: number;
+  /** Unset: DEFAULT_REFILL_LOW_WATER on a postgres:// store, off on SQLite. */
+  refillLowWater?: number;
+  refillBatchSize?: number;
 }
+
+/** `--refill-low-water` on a postgres:// store when it is not given: a (slice, level) below this many tasks gets a refill job. */
+export const DEFAULT_REFILL_LOW_WATER = 20;
 
 export function registerServeCommands(program: Command, ctx: CliContext): void {
   program
@@ -54,8 +61,17 @@ export function registerServeCommands(program: Command, ctx: CliContext): void {
     .option('--no-openenv', 'do not serve the OpenEnv protocol at /openenv (docs/trainers.md)')
     .option('--openenv-max-sessions <n>', 'OpenEnv max_concurrent_envs: open /openenv/ws sessions (default 4096)', parseIntOption('--openenv-max-sessions', 1))
     .option('--openenv-session-timeout <seconds>', 'OpenEnv session_timeout: close a /openenv/ws session idle this long', parseIntOption('--openenv-session-timeout', 1))
+    .option('--refill-low-water <n>', `postgres:// stores: queue a refill job for \`envharness worker\` when a draw leaves a (slice, level) of the dynamic pool below n tasks (default ${DEFAULT_REFILL_LOW_WATER}; 0: never)`, parseIntOption('--refill-low-water', 0))
+    .option('--refill-batch-size <n>', 'postgres:// stores: candidates per refill job (default 64)', parseIntOption('--refill-batch-size', 1))
     .action(async (opts: ServeOptions) => {
       const globals = ctx.globals();
+      // Refill jobs live on a PostgreSQL queue: refused on any other store before anything is opened.
+      const postgres = /^postgres(ql)?:\/\//.test(globals.store);
+      if (!postgres && (opts.refillLowWater !== undefined || opts.refillBatchSize !== undefined)) {
+        const flag = opts.refillLowWater !== undefined ? '--refill-low-water' : '--refill-batch-size';
+        throw new EnvHarnessError('CONFIG_INVALID', `${flag} needs a postgres:// store (refill jobs live on a PostgreSQL queue); drop it, or serve with --store postgres://…`, { details: { pointer: `/${flag.slice(2)}` } });
+      }
+      const lowWater = postgres ? (opts.refillLowWater ?? DEFAULT_REFILL_LOW_WATER) : 0;
       // Env vars are read here, once; an empty ENVHARNESS_TOKEN counts as absent.
       const token = opts.token ?? (process.env.ENVHARNESS_TOKEN || undefined);
       // Opened like every other command's harness (imported tau-bench worlds included).
@@ -65,12 +81,34 @@ export function registerServeCommands(program: Command, ctx: CliContext): void {
       // MCP over Streamable HTTP at /v1/mcp (server token only): one shared episode session, started on
       // the first MCP request.
       let mcp: McpHttpHandler | undefined;
+      let refill: { queue: RefillQueue; stop(): Promise<void> } | undefined;
+      const stopRefill = async () => {
+        await refill?.stop();
+        await refill?.queue.close();
+      };
       try {
         // A fresh store gets the built-in domains' pools before the first client asks for an episode
         // (the first draw would fill them too, but then inside a client's request).
         if (opts.fill) {
           const filled = describeFill(await ensurePool(harness, ctx.io, harness.defaultDomains(), opts.fillPerLevel, 0, !globals.json));
           if (filled !== undefined && !globals.json) ctx.io.err(filled);
+        }
+        // After the start-up fill, so that filling does not queue refills of slices it is about to fill.
+        if (lowWater > 0) {
+          const queue = await RefillQueue.open({
+            url: globals.store,
+            ...(opts.refillBatchSize !== undefined ? { batchSize: opts.refillBatchSize } : {}),
+            onError: (error) => ctx.io.err(`envharness serve: refill queue: ${error.message}`),
+          });
+          const started = startQueuedRefill(harness, queue, {
+            lowWater,
+            onError: (error) => ctx.io.err(`envharness serve: refill: ${(error as Error).message}`),
+            // One line per worker batch this replica adds to its pool (stderr: stdout stays the start-up line).
+            onBatch: (batch, added) => {
+              if (added > 0) ctx.io.err(JSON.stringify({ refill: { batch, added } }));
+            },
+          });
+          refill = { queue, stop: () => started.stop() };
         }
         if (opts.mcp) {
           mcp = createMcpHttpHandler({
@@ -102,6 +140,7 @@ export function registerServeCommands(program: Command, ctx: CliContext): void {
         });
       } catch (error) {
         await mcp?.close();
+        await stopRefill();
         await harness.close();
         throw error;
       }
@@ -111,6 +150,7 @@ export function registerServeCommands(program: Command, ctx: CliContext): void {
       } catch (error) {
         await server.close();
         await mcp?.close();
+        await stopRefill();
         await harness.close();
         const e = error as NodeJS.ErrnoException;
         throw new EnvHarnessError('CONFIG_INVALID', `cannot listen on ${opts.host}:${opts.port}: ${e.code ?? e.message}`, { cause: error, details: { pointer: '/port' } });
@@ -133,6 +173,7 @@ export function registerServeCommands(program: Command, ctx: CliContext): void {
       });
       await server.close();
       await mcp?.close();
+      await stopRefill();
       await harness.close();
       if (!globals.json) ctx.io.err('envharness serve: stopped; open episodes were recorded as closed');
     });
