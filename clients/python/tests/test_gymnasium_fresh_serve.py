@@ -16,7 +16,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from envharness_client import Client  # noqa: E402
 from tests.server import ServeProcess  # noqa: E402
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+# The client's README in the repository (ENVHARNESS_REPO when the tests run from a copy, as in the venv test).
+README = Path(os.environ.get("ENVHARNESS_REPO", Path(__file__).resolve().parents[3])) / "clients" / "python" / "README.md"
 SERVER: ServeProcess
 
 
