@@ -53,7 +53,7 @@ function episodeSection(): BenchSection {
   }
   return {
     title: 'api-workflows: full oracle episodes per level',
-    description: `Reset, every reference step (faults, events, the user, per-step domain feedback) and the final grading (goal / duplicate / stray checks and the outcome report), on prepared tasks of all 8 templates (6 per template per level), in-process, one core. Measured under load (${load()}, eight helpers sharing the machine).`,
+    description: `Reset, every reference step (faults, events, the user, per-step domain feedback) and the final grading (goal / duplicate / stray checks and the outcome report), on prepared tasks of all 8 templates (6 per template per level), in-process, one core. Machine load: ${load()}.`,
     rows,
   };
 }
@@ -89,7 +89,7 @@ function toolSection(): BenchSection {
   const stepCpu = perCpuSecond(steps, 50_000);
   return {
     title: 'api-workflows: tool steps',
-    description: `Read calls taken from level-3 reference solutions (lookups by id, filtered and paginated lists over a 2,000-record world). "tool call" = zod argument check + the service layer + the tool; "episode step" = the runtime's step() on a lookup (validation, constraints, feedback, domain feedback). Under load (${load()}).`,
+    description: `Read calls taken from level-3 reference solutions (lookups by id, filtered and paginated lists over a 2,000-record world). "tool call" = zod argument check + the service layer + the tool; "episode step" = the runtime's step() on a lookup (validation, constraints, feedback, domain feedback). Machine load: ${load()}.`,
     rows: [
       { workload: 'tool call with argument check (mixed reads)', 'ops/s (wall)': fmt(raw.opsPerSec), 'per CPU-second': fmt(rawCpu), target: '≥ 200,000/s' },
       { workload: 'episode step (first lookup call)', 'ops/s (wall)': fmt(stepped.opsPerSec), 'per CPU-second': fmt(stepCpu), target: '-' },
@@ -108,7 +108,7 @@ async function generationSection(): Promise<BenchSection> {
   const ms = performance.now() - t0;
   return {
     title: 'api-workflows: gated generation',
-    description: `One batch of ${request.count} candidates over the 7 training templates × 5 levels with every gate on (schema, near-duplicate, oracle, non-triviality), in-process. Under load (${load()}).`,
+    description: `One batch of ${request.count} candidates over the 7 training templates × 5 levels with every gate on (schema, near-duplicate, oracle, non-triviality), in-process. Machine load: ${load()}.`,
     rows: [{ candidates: request.count, accepted: batch.tasks.length, 'tasks/s': fmt((batch.tasks.length * 1000) / ms), 'ms per task': (ms / batch.tasks.length).toFixed(2) }],
   };
 }

@@ -36,7 +36,7 @@ export async function run(): Promise<BenchSection[]> {
       }
     }
     const database = await createDatabase(admin);
-    const load = `load average ${loadavg()[0]!.toFixed(1)} at the start (2 cores shared)`;
+    const load = `load average ${loadavg()[0]!.toFixed(1)} at the start`;
     return [await benchWrites(database, load), await benchReplicas(database, dir, load), await benchRebuild(database, load)];
   } finally {
     if (started) execFileSync('.ci/postgres.sh', ['stop', join(dir, 'pg')]);
