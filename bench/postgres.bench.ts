@@ -4,7 +4,7 @@
  * length. Uses ENVHARNESS_TEST_PG, or starts a throwaway cluster with .ci/postgres.sh.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
 import net from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +24,8 @@ const CLIENTS = 16;
 
 export async function run(): Promise<BenchSection[]> {
   const dir = mkdtempSync(join(tmpdir(), 'envharness-bench-pg-'));
+  // The cluster runs as user postgres (initdb refuses root), which must be able to enter this folder.
+  chmodSync(dir, 0o755);
   let admin = process.env.ENVHARNESS_TEST_PG || undefined;
   let started = false;
   try {
