@@ -46,6 +46,22 @@ describe('canonical writers against the RFC 8785 reference', () => {
     }
   });
 
+  it('has a reference number writer that agrees with Number::toString on 100,000 seeded bit patterns', () => {
+    // The reference is the oracle of the properties above, so it is checked on its own: once it rounded a
+    // tie at the shortest length upwards (199373048224318.125 -> ...13) where ECMAScript picks the even digit.
+    const view = new DataView(new ArrayBuffer(8));
+    let state = 0x9e3779b97f4a7c15n;
+    const mismatches: string[] = [];
+    for (let i = 0; i < 100_000; i++) {
+      state = (state * 6364136223846793005n + 1442695040888963407n) & 0xffffffffffffffffn;
+      view.setBigUint64(0, state);
+      const x = view.getFloat64(0);
+      if (!Number.isFinite(x)) continue;
+      if (reference(x) !== JSON.stringify(x)) mismatches.push(String(x));
+    }
+    expect(mismatches.slice(0, 5)).toEqual([]);
+  });
+
   it('matches the reference on the edge cases the writers special-case', () => {
     const many = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${(i * 7) % 40}`, i]));
     const cases: unknown[] = [
@@ -55,6 +71,7 @@ describe('canonical writers against the RFC 8785 reference', () => {
       many, // past the insertion-sort limit
       { '\ufb33': 1, '\ud83d\ude00': 2, '\u20ac': 3, '\r': 4, '1': 5, '\u0080': 6, '\u00f6': 7 },
       [-0, 5e-324, 1e21, 1e-7, 0.000001, 123e-20, 4.5, 2 ** 53, -(2 ** 31)],
+      [-199373048224318.12, 199373048224318.125, 0.1 + 0.2, 1.7976931348623157e308, 2.2250738585072014e-308], // a tie at the shortest length goes to the even digit
       'tab\tquote"back\\slash\u0001\u001f\u007f\u2028 \ud83d\ude00',
       { a: undefined, b: [undefined, 1] },
       { deep: [[[[[[[[[[{ x: [{ y: 1 }] }]]]]]]]]]] },

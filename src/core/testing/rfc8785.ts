@@ -6,21 +6,61 @@ import { fc } from '@fast-check/vitest';
 /** Thrown by `reference` for a value with no canonical form. */
 export class NoCanonicalForm extends Error {}
 
+/** x as an exact fraction num / den (den a power of two). */
+function exactFraction(x: number): { num: bigint; den: bigint } {
+  const view = new DataView(new ArrayBuffer(8));
+  view.setFloat64(0, x);
+  const bits = view.getBigUint64(0);
+  const exponentBits = Number((bits >> 52n) & 0x7ffn);
+  const fraction = bits & ((1n << 52n) - 1n);
+  const mantissa = exponentBits === 0 ? fraction : fraction | (1n << 52n);
+  const e = (exponentBits === 0 ? 1 : exponentBits) - 1075; // x = mantissa x 2^e
+  return e >= 0 ? { num: mantissa << BigInt(e), den: 1n } : { num: mantissa, den: 1n << BigInt(-e) };
+}
+
+/** Sign of |a x 10^q - x| - |b x 10^q - x|, exactly (x > 0). */
+function compareDistance(a: bigint, b: bigint, q: number, x: number): number {
+  const { num, den } = exactFraction(x);
+  // Scale everything by den x 10^max(0,-q) to stay in integers.
+  const up = q >= 0 ? 10n ** BigInt(q) : 1n;
+  const down = q < 0 ? 10n ** BigInt(-q) : 1n;
+  const target = num * down;
+  const dist = (s: bigint): bigint => {
+    const d = s * up * den - target;
+    return d < 0n ? -d : d;
+  };
+  const da = dist(a);
+  const db = dist(b);
+  return da < db ? -1 : da > db ? 1 : 0;
+}
+
 /** ECMAScript Number::toString (ECMA-262 7.1.12.1), which RFC 8785 section 3.2.2.3 adopts. */
 function referenceNumber(x: number): string {
   if (!Number.isFinite(x)) throw new NoCanonicalForm(`number ${x}`);
   if (x === 0) return '0'; // both +0 and -0
   if (x < 0) return '-' + referenceNumber(-x);
-  // The shortest digit string s (k digits) with s x 10^(n-k) === x; toPrecision rounds correctly, so the
-  // first precision that reads back as x gives the closest such string.
+  // The shortest digit string s (k digits) with s x 10^(n-k) === x. toPrecision(k) is the correctly rounded
+  // k-digit string, but it breaks a tie upwards where Number::toString wants the even one (and, at the
+  // shortest k, a neighbour of the rounded string may read back as x too), so the candidates are the rounded
+  // string and its two neighbours, compared with x exactly.
   let digits = '';
   let n = 0;
   for (let k = 1; k <= 17; k++) {
-    const text = x.toPrecision(k);
-    if (Number(text) !== x) continue;
+    if (Number(x.toPrecision(k)) !== x) continue;
     const [mantissa, exponent] = x.toExponential(k - 1).split('e') as [string, string];
-    digits = mantissa.replace('.', '');
-    n = Number(exponent) + 1;
+    const rounded = BigInt(mantissa.replace('.', ''));
+    const q = Number(exponent) - (k - 1); // s x 10^q
+    let best: bigint | undefined;
+    for (const s of [rounded - 1n, rounded, rounded + 1n]) {
+      if (String(s).length !== k || Number(`${s}e${q}`) !== x) continue;
+      if (best === undefined) best = s;
+      else {
+        const order = compareDistance(s, best, q, x);
+        if (order < 0 || (order === 0 && s % 2n === 0n)) best = s;
+      }
+    }
+    digits = String(best);
+    n = q + k;
     break;
   }
   const k = digits.length;
