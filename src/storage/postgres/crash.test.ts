@@ -34,7 +34,7 @@ if (PG_TEST_URL === undefined) {
   let childArgs: string[] = [];
   beforeAll(async () => {
     db = await createTestDatabase('envh_crash');
-    childArgs = await childCommand(childScript, dir, /^pg$/);
+    childArgs = await childCommand(childScript, dir, /^pg(-copy-streams)?$/);
   });
   afterAll(async () => {
     rmSync(dir, { recursive: true, force: true });

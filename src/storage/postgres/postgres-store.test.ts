@@ -124,6 +124,17 @@ if (PG_TEST_URL === undefined) {
       expect(await b.listTransitions('gc-ok')).toHaveLength(1);
     });
 
+    it('writes bodies and ids with backslashes, tabs, newlines and non-ASCII text byte for byte (COPY escaping)', async () => {
+      const awkward = 'back\\slash \\N tab\t new\nline cr\r quote" \u00e9\u{1f600} \\\\.';
+      const id = 'ep-\\copy\t1';
+      const transitions = [0, 1, 2].map((step) => {
+        const t = makeTransition(id, step);
+        return { ...t, info: { ...t.info, note: awkward.repeat(step + 1) } };
+      });
+      await a.appendTransitions(transitions);
+      expect(await b.listTransitions(id)).toEqual(transitions);
+    });
+
     it('two stores writing the same step: exactly one wins, the other gets STORE_CONFLICT', async () => {
       const results = await Promise.allSettled([a.appendTransitions([makeTransition('race', 0)]), b.appendTransitions([makeTransition('race', 0)])]);
       expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
