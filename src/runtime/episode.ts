@@ -8,6 +8,8 @@ import type {
   DomainFeedback,
   EndReason,
   EpisodeRecord,
+  Finding,
+  Problem,
   EpisodeStatus,
   Feedback,
   FeedbackCode,
@@ -435,14 +437,15 @@ class EpisodeRun<S> implements Episode {
     let blocked: string | undefined;
     for (let i = 0; i < this.rules.length; i++) {
       const rule = this.rules[i]!;
-      let message: string | undefined;
+      let found: Finding | undefined;
       try {
-        message = rule.check(call, { state: this.state, trace: this.trace, task: this.task });
+        found = rule.check(call, { state: this.state, trace: this.trace, task: this.task });
       } catch (error) {
         return this.simulatorError(`policy rule ${rule.id} failed: ${toEnvHarnessError(error).message}`, call);
       }
-      if (message === undefined) continue;
-      feedback.push({ code: 'POLICY_VIOLATION', message, severity: rule.severity, ref: rule.id });
+      if (found === undefined) continue;
+      const message = typeof found === 'string' ? found : found.message;
+      feedback.push(typeof found === 'string' ? { code: 'POLICY_VIOLATION', message, severity: rule.severity, ref: rule.id } : violation(found, rule.severity, rule.id));
       if (rule.block === true && blocked === undefined) blocked = message;
     }
     if (blocked !== undefined) {
@@ -676,6 +679,13 @@ function blank(observation: Observation): Outcome {
 function kindOf(input: unknown): Kind {
   const type = isPlainObject(input) ? input['type'] : undefined;
   return type === 'message' || type === 'finish' ? type : 'tool';
+}
+
+/** POLICY_VIOLATION feedback of a rule that returned a Problem: its code goes into the details, its pointer along. */
+function violation(problem: Problem, severity: Feedback['severity'], ref: string): Feedback {
+  const event: Feedback = { code: 'POLICY_VIOLATION', message: problem.message, severity, ref, details: { code: problem.code } };
+  if (problem.pointer !== undefined) event.pointer = problem.pointer;
+  return event;
 }
 
 function shapingOf(feedback: readonly Feedback[], weights: Partial<Record<FeedbackCode, number>>): number {

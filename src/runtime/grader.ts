@@ -1,6 +1,6 @@
 /** The grader of an episode: what the agent said and answered, and the outcome against the task's acceptance. */
 import { toEnvHarnessError } from '../core/index.js';
-import type { Domain, JsonObject, Task, TraceEntry } from '../core/index.js';
+import type { Domain, Finding, JsonObject, Task, TraceEntry } from '../core/index.js';
 
 /** What grading reads of the episode at its end. */
 export interface GradeInput<S> {
@@ -75,13 +75,15 @@ export class Grader<S> {
     if (domainChecks !== undefined && domainChecks.length > 0) {
       const failed: JsonObject[] = [];
       for (const check of domainChecks) {
-        let message: string | undefined;
+        let found: Finding | undefined;
         try {
-          message = check.check({ state: input.state, trace: input.trace as TraceEntry[], task: this.task, referenceState: this.referenceState });
+          found = check.check({ state: input.state, trace: input.trace as TraceEntry[], task: this.task, referenceState: this.referenceState });
         } catch (error) {
-          message = `check failed to run: ${toEnvHarnessError(error).message}`;
+          found = `check failed to run: ${toEnvHarnessError(error).message}`;
         }
-        if (message !== undefined) failed.push({ id: check.id, message });
+        // A message is recorded as { id, message } (as before); a Problem adds its code and pointer.
+        if (typeof found === 'string') failed.push({ id: check.id, message: found });
+        else if (found !== undefined) failed.push({ id: check.id, ...found });
       }
       checks.failedChecks = failed;
       pass &&= failed.length === 0;
