@@ -54,6 +54,8 @@ import type { Action, Feedback, JsonObject, Observation } from '../core/index.js
 import { hostname } from 'node:os';
 import { systemClock, type Clock } from './clock.js';
 import { buildLockfile, checkLockfile, parseLockfile, type LockCheck, type Lockfile } from './lockfile.js';
+import { prebuiltDir } from './prebuilt.js';
+import { createRegressionInstaller, type InstalledSet, type RegressionInstaller } from './regression-sets.js';
 import { runEpisode, type EpisodeOutcome } from '../runtime/rollout.js';
 import { passKTable, type PassKRow } from '../report/metrics.js';
 import { trainLoop, type TrainOptions, type TrainSummary } from './train.js';
@@ -75,6 +77,11 @@ export interface HarnessOptions {
   templates?: readonly RegisteredTemplate<any>[];
   /** Timestamps for records; never used for generation or sampling. */
   clock?: Clock;
+  /**
+   * The folder of the build's prebuilt files (shipped regression sets), or false for none. Default:
+   * `dist/prebuilt` when running compiled, none from the sources. src/harness/prebuilt.ts.
+   */
+  prebuilt?: string | false;
 }
 
 export interface GenerateOptions {
@@ -128,8 +135,9 @@ export class Harness {
   private curriculumState: JsonValue = null;
   private curriculum: Curriculum | undefined;
   private recorder: StoreRecorder | undefined;
+  private readonly regressionSets: RegressionInstaller;
 
-  constructor(store: Store, domains: readonly Domain<any>[], templates: readonly RegisteredTemplate<any>[], clock: Clock) {
+  constructor(store: Store, domains: readonly Domain<any>[], templates: readonly RegisteredTemplate<any>[], clock: Clock, prebuilt: string | false | undefined = undefined) {
     this.store = store;
     this.clock = clock;
     const byName = new Map<string, Domain<any>>();
@@ -143,6 +151,17 @@ export class Harness {
     for (const t of templates) this.registry.register(t);
     this.pool = createTaskPool();
     this.sampler = createRng([0, 'sampler']);
+    this.regressionSets = createRegressionInstaller(
+      {
+        store,
+        registry: this.registry,
+        domains: this.domains,
+        generate: (request) => this.generateBatchInto(request, {}),
+        save: (batch) => this.saveGenerated(batch, batch.manifest.split),
+        freeze: async () => void (await this.lockRegression()),
+      },
+      { prebuilt: prebuilt === false ? undefined : (prebuilt ?? prebuiltDir()) },
+    );
   }
 
   /** Records the environment version and parameters, and loads the pool. Call once after creating. */
@@ -160,43 +179,23 @@ export class Harness {
     // Tasks may need what the store does not hold (a world imported from files): each domain restores its own.
     for (const domain of this.domains.values()) await domain.restore?.(this.store);
     await this.reloadPool();
-    await this.installRegressionSets();
     return { seed: this.seed, templates: this.registry.list().length, pool: this.pool.size() };
   }
 
   /**
-   * Generates each domain's shipped regression set into a store that lacks it, checks it against the
-   * digest the domain ships (the set is the same everywhere, or initialisation stops), and freezes the
-   * split: the shipped set is hash-locked from the moment it exists. The check runs at installation
-   * only; afterwards the store's own lock governs (`split verify`, `doctor`), so a deliberate change
-   * (`split unfreeze`, generate, `split freeze`) never leaves a store that later commands refuse.
+   * Installs the shipped regression set of each of `domains` (default: every registered domain) that the
+   * store lacks, and freezes the split: the shipped set is hash-locked from the moment it exists. The
+   * verbs that use a domain call this for it first, so a store holds only the sets of the domains it was
+   * used with (src/harness/regression-sets.ts).
    */
-  private async installRegressionSets(): Promise<void> {
-    let installed = false;
-    for (const domain of this.domains.values()) {
-      const recipe = domain.regressionSet;
-      if (!recipe) continue;
-      const present = (await this.store.listTaskIndex({ split: 'regression' })).filter((e) => e.domain === domain.name);
-      if (present.length > 0) continue;
-      for (const request of recipe.batches) await this.generateBatchInto({ ...request, split: 'regression' }, {});
-      const ids = (await this.store.listTaskIndex({ split: 'regression', status: 'active' }))
-        .filter((e) => e.domain === domain.name)
-        .map((e) => e.id)
-        .sort();
-      if (digest(ids) !== recipe.digest) {
-        throw new EnvHarnessError(
-          'LOCKFILE_MISMATCH',
-          `the ${domain.name} regression set generated here (${ids.length} tasks, digest ${digest(ids).slice(0, 12)}) is not the one the domain ships (digest ${recipe.digest.slice(0, 12)}): generation is not reproducing on this machine; report it with \`envharness doctor\``,
-          { details: { domain: domain.name } },
-        );
-      }
-      installed = true;
-    }
-    if (installed) await this.freezeRegression();
+  async installRegressionSets(domains?: readonly string[]): Promise<InstalledSet[]> {
+    return this.regressionSets.install(domains);
   }
 
   /** Generates a batch through the gates and stores it (accepted tasks enter the pool of its split). */
   async generate(request: BatchRequest, options: GenerateOptions = {}): Promise<GeneratedBatch> {
+    // The leakage gate checks against the regression set, and a frozen split must be frozen already.
+    await this.installRegressionSets(request.templates.map((t) => this.registry.get(t.id).domain));
     if (request.split === 'regression') await this.refuseFrozen('/split');
     return this.generateBatchInto(request, options);
   }
@@ -230,14 +229,18 @@ export class Harness {
       onProgress: options.onProgress,
     });
     const generated = await batch;
+    await this.saveGenerated(generated, request.split);
+    return generated;
+  }
+
+  private async saveGenerated(generated: GeneratedBatch, split: Split): Promise<void> {
     await this.store.saveBatch(generated, { review: generated.review });
     const reviewed = new Set(generated.review);
     this.pool.add(
       generated.tasks
         .filter((t) => !reviewed.has(t.id))
-        .map((t, i) => indexEntry(t, request.split, i)),
+        .map((t, i) => indexEntry(t, split, i)),
     );
-    return generated;
   }
 
   /** The split's tasks as a near-duplicate index, and every stored id (for the exact-duplicate gate). */
@@ -359,6 +362,7 @@ export class Harness {
    */
   async generateTask(options: { taskType?: string; level?: number; domain?: string; split?: Split; seed?: number } = {}): Promise<StoredTask> {
     const split = options.split ?? 'dynamic';
+    if (split === 'regression') await this.installRegressionSets(options.domain === undefined ? undefined : [options.domain]);
     if (split !== 'regression' && !this.hasSlice(split, options)) {
       // A fresh store: the first draw fills the pools of the domains it may draw from (built-in defaults).
       const candidates = options.domain !== undefined ? [options.domain] : this.defaultDomains();
@@ -551,6 +555,7 @@ export class Harness {
 
   /** Trains an agent under a curriculum: sample -> run -> record -> update, with a regression guard. */
   async train(options: TrainOptions): Promise<TrainSummary> {
+    await this.installRegressionSets(options.domains);
     if (options.seed !== undefined) this.sampler = createRng([options.seed, 'train']);
     const summary = await trainLoop(
       {
@@ -585,6 +590,7 @@ export class Harness {
    */
   async evaluate(options: { agent: Agent; split?: Split; template?: string; k?: number; limit?: number; domains?: string[]; onProgress?: (done: number, total: number) => void }): Promise<{ runId: string; rows: PassKRow[]; outcomes: EpisodeOutcome[] }> {
     const split = options.split ?? 'regression';
+    if (split === 'regression') await this.installRegressionSets(options.domains);
     const k = options.k ?? 1;
     let tasks = await this.store.listTasks({ split, status: 'active', ...(options.template ? { template: options.template } : {}) });
     if (options.domains) tasks = tasks.filter((t) => options.domains!.includes(t.domain));
@@ -646,6 +652,7 @@ export class Harness {
 
   async decideReview(taskId: string, decision: 'approved' | 'rejected', reviewer: string, note = ''): Promise<ReviewItem> {
     // Approving a pending regression task would change the frozen split's membership.
+    await this.installRegressionSets();
     const entry = (await this.store.listTaskIndex({ split: 'regression' })).find((e) => e.id === taskId);
     if (entry !== undefined) await this.refuseFrozen('/taskId');
     const full: ReviewDecision = { taskId, decision, reviewer, note, at: this.clock() };
@@ -658,6 +665,11 @@ export class Harness {
 
   /** Freezes the regression split: returns the lockfile to write and refuses later changes. */
   async freezeRegression(): Promise<Lockfile> {
+    await this.installRegressionSets();
+    return this.lockRegression();
+  }
+
+  private async lockRegression(): Promise<Lockfile> {
     const lock = await buildLockfile(this.store);
     await this.store.applyWrites([
       { op: 'setMeta', key: META_FROZEN, value: true },
@@ -667,6 +679,7 @@ export class Harness {
   }
 
   async unfreezeRegression(): Promise<void> {
+    await this.installRegressionSets();
     await this.store.setMeta(META_FROZEN, false);
   }
 
@@ -676,6 +689,7 @@ export class Harness {
 
   /** Checks the store's regression split against a lockfile's text. */
   async verifyRegression(lockfileText: string, source?: string): Promise<LockCheck> {
+    await this.installRegressionSets();
     return checkLockfile(this.store, parseLockfile(lockfileText, source));
   }
 
@@ -842,7 +856,7 @@ export class Harness {
 /** Creates a harness with the given store and domains (defaults: the SQLite file, no domains). */
 export async function createHarness(options: HarnessOptions = {}): Promise<Harness> {
   const store = typeof options.store === 'object' ? options.store : await openStore(options.store);
-  const harness = new Harness(store, options.domains ?? [], options.templates ?? [], options.clock ?? systemClock);
+  const harness = new Harness(store, options.domains ?? [], options.templates ?? [], options.clock ?? systemClock, options.prebuilt);
   await harness.recoverStore();
   return harness;
 }
