@@ -194,15 +194,16 @@ export class Harness {
 
   /** Generates a batch through the gates and stores it (accepted tasks enter the pool of its split). */
   async generate(request: BatchRequest, options: GenerateOptions = {}): Promise<GeneratedBatch> {
-    // The leakage gate checks against the regression set, and a frozen split must be frozen already.
-    await this.installRegressionSets(request.templates.map((t) => this.registry.get(t.id).domain));
+    const domains = request.templates.map((t) => this.registry.get(t.id).domain);
+    // The leakage gate checks against the regression set: the domains' sets go in first.
     if (request.split === 'regression') await this.refuseFrozen('/split');
+    else await this.installRegressionSets(domains);
     return this.generateBatchInto(request, options);
   }
 
   /** SPLIT_FROZEN when the regression split is frozen: writes to it are refused and change nothing. */
   private async refuseFrozen(pointer: string): Promise<void> {
-    if ((await this.store.getMeta(META_FROZEN)) !== true) return;
+    if (!(await this.isRegressionFrozen())) return;
     throw new EnvHarnessError(
       'SPLIT_FROZEN',
       'the regression split is frozen (the shipped set is hash-locked when installed); generate into dynamic or heldout, or unfreeze deliberately with `envharness split unfreeze` and re-freeze with `envharness split freeze`',
@@ -652,7 +653,6 @@ export class Harness {
 
   async decideReview(taskId: string, decision: 'approved' | 'rejected', reviewer: string, note = ''): Promise<ReviewItem> {
     // Approving a pending regression task would change the frozen split's membership.
-    await this.installRegressionSets();
     const entry = (await this.store.listTaskIndex({ split: 'regression' })).find((e) => e.id === taskId);
     if (entry !== undefined) await this.refuseFrozen('/taskId');
     const full: ReviewDecision = { taskId, decision, reviewer, note, at: this.clock() };
@@ -683,8 +683,14 @@ export class Harness {
     await this.store.setMeta(META_FROZEN, false);
   }
 
+  /**
+   * Whether writes to the regression split are refused. Frozen unless unfrozen deliberately: a store
+   * whose domains ship sets not installed yet counts as frozen too (installing them freezes it), so a
+   * refusal needs no install and changes nothing.
+   */
   async isRegressionFrozen(): Promise<boolean> {
-    return (await this.store.getMeta(META_FROZEN)) === true;
+    const frozen = await this.store.getMeta(META_FROZEN);
+    return frozen === true || (frozen !== false && [...this.domains.values()].some((d) => d.regressionSet !== undefined));
   }
 
   /** Checks the store's regression split against a lockfile's text. */
