@@ -56,7 +56,8 @@ import { systemClock, type Clock } from './clock.js';
 import { buildLockfile, checkLockfile, parseLockfile, type LockCheck, type Lockfile } from './lockfile.js';
 import { runEpisode, type EpisodeOutcome } from '../runtime/rollout.js';
 import { passKTable, type PassKRow } from '../report/metrics.js';
-import { trainLoop, type TrainOptions, type TrainSummary } from './train.js';
+import { trainLoop, type TrainDeps, type TrainOptions, type TrainSummary } from './train.js';
+import { planResume, type ResumeTrainOptions } from './train-resume.js';
 import {
   buildSnapshotBody,
   diffSnapshots,
@@ -552,31 +553,45 @@ export class Harness {
   /** Trains an agent under a curriculum: sample -> run -> record -> update, with a regression guard. */
   async train(options: TrainOptions): Promise<TrainSummary> {
     if (options.seed !== undefined) this.sampler = createRng([options.seed, 'train']);
-    const summary = await trainLoop(
-      {
-        store: this.store,
-        domains: this.domains,
-        slices: this.dynamicSlices(),
-        clock: this.clock,
-        drawTask: (rng, slice, level) => this.pool.draw(rng, slice, level, 'dynamic').id,
-        regressionTasks: () => this.store.listTasks({ split: 'regression', status: 'active' }),
-        snapshot: async (curriculum, label) => {
-          this.curriculum = curriculum;
-          return this.snapshot({ label });
-        },
-        newRunId: () => this.newRunId('train'),
-        rng: this.sampler,
-        ...(this.curriculum ? { curriculum: this.curriculum } : {}),
-        buildSnapshot: async (curriculum, label) => {
-          this.curriculum = curriculum;
-          return this.buildSnapshot({ label });
-        },
-        owner: runOwner(),
-      },
-      { ...options, seed: options.seed ?? this.seed },
-    );
+    const summary = await trainLoop(this.trainDeps(), { ...options, seed: options.seed ?? this.seed });
     await this.store.setMeta('rng.sampler', [...this.sampler.getState()]);
     return summary;
+  }
+
+  /**
+   * Continues an interrupted (or failed) training run from its last checkpoint, to the same end as an
+   * uninterrupted run: same episodes, seeds, rewards, curriculum log and end snapshot (`train --resume`).
+   */
+  async resumeTrain(runId: string, options: ResumeTrainOptions): Promise<TrainSummary> {
+    const plan = await planResume(this.store, runId, options, { isLive: isRunLive, templates: this.registry.list(), now: this.clock(), owner: runOwner() });
+    this.sampler = createRng(plan.rng);
+    const summary = await trainLoop({ ...this.trainDeps(), resume: plan.resume }, plan.options);
+    await this.store.setMeta('rng.sampler', [...this.sampler.getState()]);
+    return summary;
+  }
+
+  /** What the training loop needs of this harness (its sampler as it is now). */
+  private trainDeps(): TrainDeps {
+    return {
+      store: this.store,
+      domains: this.domains,
+      slices: this.dynamicSlices(),
+      clock: this.clock,
+      drawTask: (rng, slice, level) => this.pool.draw(rng, slice, level, 'dynamic').id,
+      regressionTasks: () => this.store.listTasks({ split: 'regression', status: 'active' }),
+      snapshot: async (curriculum, label) => {
+        this.curriculum = curriculum;
+        return this.snapshot({ label });
+      },
+      newRunId: () => this.newRunId('train'),
+      rng: this.sampler,
+      ...(this.curriculum ? { curriculum: this.curriculum } : {}),
+      buildSnapshot: async (curriculum, label) => {
+        this.curriculum = curriculum;
+        return this.buildSnapshot({ label });
+      },
+      owner: runOwner(),
+    };
   }
 
   /**

@@ -536,6 +536,11 @@ export class SqliteStore implements Store {
         return this.writeRunEvents(w.events);
       case 'setMeta':
         return this.writeMeta(w.key, w.value);
+      case 'discardEpisodes':
+        return this.discardEpisodes(w.ids);
+      case 'discardRunEvents':
+        this.sql('DELETE FROM run_events WHERE run_id = ? AND seq >= ?').run(w.runId, w.fromSeq);
+        return;
       default: {
         const op = (w as { op?: unknown }).op;
         throw new EnvHarnessError('PARAMS_INVALID', `applyWrites: unknown write op ${JSON.stringify(op)}`, { details: { pointer: '/op' } });
@@ -557,6 +562,17 @@ export class SqliteStore implements Store {
         'snapshot_start = excluded.snapshot_start, created_at = excluded.created_at, ' +
         'updated_at = excluded.updated_at, body = excluded.body',
     ).run(run.id, run.kind, run.status, run.snapshotStart, run.createdAt, run.updatedAt, canonicalize(run));
+  }
+
+  /**
+   * Deletes episode records and their transitions. The `episode_keys` rows stay: a key never changes once
+   * committed (the key cache relies on it), and a rerun episode of the same id appends under its old key.
+   */
+  private discardEpisodes(ids: readonly string[]): void {
+    if (ids.length === 0) return;
+    const list = JSON.stringify(ids);
+    this.sql('DELETE FROM transitions WHERE episode_seq IN (SELECT k.seq FROM json_each(?) j JOIN episode_keys k ON k.id = j.value)').run(list);
+    this.sql('DELETE FROM episodes WHERE id IN (SELECT value FROM json_each(?))').run(list);
   }
 
   private writeMeta(key: string, value: JsonValue): void {
