@@ -69,6 +69,7 @@ export function registerTrainingCommands(program: Command, ctx: CliContext): voi
     .option('--agent-state <file>', 'where the learner state is saved (and read from with --resume-agent)', '.envharness/agents/learner.json')
     .option('--resume-agent', 'continue the learner from --agent-state instead of starting it fresh')
     .option('--resume <run>', 'continue an interrupted training run from its last checkpoint, with the options it started with')
+    .option('--checkpoint-every <n>', 'write a resumable checkpoint every N episodes', parseIntOption('--checkpoint-every', 1), 100)
     .option('--report <file>', 'where to write the HTML report (default .envharness/reports/<run>.html)')
     .option('--no-report', 'do not write the HTML report')
     .option('--base-url <url>', 'OpenAI-compatible endpoint for --agent openai')
@@ -76,7 +77,7 @@ export function registerTrainingCommands(program: Command, ctx: CliContext): voi
     .action(async (opts: {
       agent: string; episodes: number; strategy: string; seed: number; evalEvery: number; concurrency: number; domain: string[];
       perLevel: number; groupSize: number; skipZeroVariance?: boolean; delta: number; rollback?: boolean; agentState: string;
-      resumeAgent?: boolean; resume?: string; report: string | boolean; baseUrl?: string; model?: string;
+      resumeAgent?: boolean; resume?: string; checkpointEvery: number; report: string | boolean; baseUrl?: string; model?: string;
     }, command: Command) => {
       const globals = ctx.globals();
       const strategy = parseStrategy(opts.strategy);
@@ -101,6 +102,7 @@ export function registerTrainingCommands(program: Command, ctx: CliContext): voi
           domains,
           guard: { delta: opts.delta, rollback: Boolean(opts.rollback) },
           ...(opts.groupSize > 1 ? { group: { size: opts.groupSize, skipZeroVariance: Boolean(opts.skipZeroVariance) } } : {}),
+          checkpointEvery: opts.checkpointEvery,
           onProgress: progressView(bar, show, opts.episodes),
         });
         bar.stop();
@@ -287,7 +289,7 @@ function createAgentByName(name: string, seed: number) {
 interface TrainFlags {
   agent: string; episodes: number; strategy: string; seed: number; evalEvery: number; concurrency: number; domain: string[];
   groupSize: number; skipZeroVariance?: boolean; delta: number; rollback?: boolean; agentState: string;
-  resume?: string; report: string | boolean; baseUrl?: string; model?: string;
+  resume?: string; checkpointEvery: number; report: string | boolean; baseUrl?: string; model?: string;
 }
 
 /** The progress bar, with a curriculum line every fifth of the run. */
@@ -338,6 +340,7 @@ const RESUME_FLAGS: Record<string, string> = {
   group: '--group-size/--skip-zero-variance',
   guard: '--delta/--rollback',
   agent: '--agent',
+  checkpointEvery: '--checkpoint-every',
 };
 
 /**
@@ -358,6 +361,7 @@ async function resumeRun(h: Harness, ctx: CliContext, opts: TrainFlags, command:
     ...(set('groupSize') || set('skipZeroVariance') ? { group: opts.groupSize > 1 ? { size: opts.groupSize, skipZeroVariance: Boolean(opts.skipZeroVariance) } : null } : {}),
     ...(set('delta') || set('rollback') ? { guard: { delta: opts.delta, rollback: Boolean(opts.rollback) } } : {}),
     ...(set('agent') ? { agent: opts.agent } : {}),
+    ...(set('checkpointEvery') ? { checkpointEvery: opts.checkpointEvery } : {}),
   };
   const runId = opts.resume!;
   const run = await h.store.getRun(runId);
