@@ -856,8 +856,9 @@ export class Harness {
 
 /** Creates a harness with the given store and domains (defaults: the SQLite file, no domains). */
 export async function createHarness(options: HarnessOptions = {}): Promise<Harness> {
-  const store = typeof options.store === 'object' ? options.store : await openStore(options.store);
-  const harness = new Harness(store, options.domains ?? [], options.templates ?? [], options.clock ?? systemClock);
+  const clock = options.clock ?? systemClock;
+  const store = typeof options.store === 'object' ? options.store : await openStore(options.store, { clock });
+  const harness = new Harness(store, options.domains ?? [], options.templates ?? [], clock);
   await harness.recoverStore();
   return harness;
 }
@@ -891,7 +892,7 @@ export function isRunLive(run: RunRecord): boolean {
  * loads no native module or PostgreSQL driver; pass a `Store` object (`createSqliteStore` from
  * `envharness/sqlite`, `createPostgresStore` from `envharness/postgres`) to choose the adapter yourself.
  */
-export async function openStore(location = 'sqlite:.envharness/envharness.db'): Promise<Store> {
+export async function openStore(location = 'sqlite:.envharness/envharness.db', options: { clock?: Clock } = {}): Promise<Store> {
   if (location.startsWith('postgres://') || location.startsWith('postgresql://')) {
     // Loaded only when asked for, so SQLite users never load the PostgreSQL driver.
     const { createPostgresStore } = await import('../storage/postgres/index.js');
@@ -906,7 +907,7 @@ export async function openStore(location = 'sqlite:.envharness/envharness.db'): 
   const path = location.startsWith('sqlite:') ? location.slice('sqlite:'.length) : location;
   if (path === '') throw new EnvHarnessError('CONFIG_INVALID', 'store location is empty; use sqlite:<path> or :memory:');
   const { createSqliteStore } = await import('../storage/sqlite/index.js');
-  return createSqliteStore(path);
+  return createSqliteStore(path, options.clock ? { now: options.clock } : {});
 }
 
 function indexEntry(task: Task, split: Split, i: number): TaskIndexEntry {

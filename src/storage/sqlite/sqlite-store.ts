@@ -62,6 +62,12 @@ export interface SqliteStoreOptions {
    * (default 256; `Infinity` keeps them inline), every `intervalMs` (default 100). For tests and tuning.
    */
   checkpoints?: { afterWrites?: number; intervalMs?: number };
+  /**
+   * The wall clock (an ISO timestamp, as the harness's `Clock`) for what the store stamps or paces in real
+   * time: the storage fault's `since`, the probe interval and the `store.probe` meta row. `createHarness`
+   * passes its own clock; only a store created without one reads the system clock.
+   */
+  now?: () => string;
 }
 
 /** What the store runs with, for `doctor` and for snapshot metadata. */
@@ -120,6 +126,7 @@ export class SqliteStore implements Store {
   private nextProbe = 0;
   /** Multi-row transition INSERTs, prepared on first use. */
   private transitionInserter: TransitionInserter | undefined;
+  private readonly now: () => string;
 
   constructor(location: string, options: SqliteStoreOptions = {}) {
     const isMemory = location === ':memory:';
@@ -130,6 +137,8 @@ export class SqliteStore implements Store {
     this.isMemory = isMemory;
     this.checkpointAfterWrites = options.checkpoints?.afterWrites ?? CHECKPOINTER_AFTER_WRITES;
     this.checkpointIntervalMs = options.checkpoints?.intervalMs ?? CHECKPOINT_INTERVAL_MS;
+    // The system clock only for a store created without one (createHarness always passes its clock).
+    this.now = options.now ?? (() => new Date().toISOString());
     if (!(this.checkpointAfterWrites >= 1) || !(this.checkpointIntervalMs >= 1 && Number.isFinite(this.checkpointIntervalMs))) {
       throw new EnvHarnessError('CONFIG_INVALID', 'sqlite store: checkpoints.afterWrites and checkpoints.intervalMs must be >= 1', {
         details: { pointer: '/checkpoints' },
@@ -825,14 +834,16 @@ export class SqliteStore implements Store {
    */
   fault(): StoreFault | undefined {
     const fault = this.storeFault;
-    if (fault === undefined || Date.now() < this.nextProbe || !this.db.open) return fault;
-    this.nextProbe = Date.now() + FAULT_PROBE_INTERVAL_MS;
+    if (fault === undefined || !this.db.open) return fault;
+    const now = this.now();
+    if (Date.parse(now) < this.nextProbe) return fault;
+    this.nextProbe = Date.parse(now) + FAULT_PROBE_INTERVAL_MS;
     try {
       if (fault.operation === 'checkpoint') {
         const [row] = this.db.pragma('wal_checkpoint(PASSIVE)') as Array<{ busy: number }>;
         if (row !== undefined && row.busy !== 0) return fault;
       } else {
-        this.transaction.immediate(() => this.writeMeta('store.probe', new Date().toISOString()));
+        this.transaction.immediate(() => this.writeMeta('store.probe', now));
       }
       this.clearFault();
     } catch {
@@ -844,8 +855,9 @@ export class SqliteStore implements Store {
   /** Records an I/O failure: from now on writes are refused until a probe succeeds. */
   private setFault(operation: string, code: string, message: string): void {
     if (this.storeFault === undefined) {
-      this.storeFault = { operation, code, message, since: new Date().toISOString() };
-      this.nextProbe = Date.now() + FAULT_PROBE_INTERVAL_MS;
+      const since = this.now();
+      this.storeFault = { operation, code, message, since };
+      this.nextProbe = Date.parse(since) + FAULT_PROBE_INTERVAL_MS;
       // The operator's log: the one line that says why writes are refused (stderr, never swallowed).
       process.stderr.write(`envharness: storage fault on ${this.location}: ${operation} failed (${code}): ${message}; refusing writes until it clears\n`);
     }
