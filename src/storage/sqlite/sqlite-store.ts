@@ -37,7 +37,7 @@ import {
 } from '../../core/index.js';
 import { CHECKPOINT_INTERVAL_MS, CHECKPOINTER_AFTER_WRITES, FALLBACK_AUTOCHECKPOINT_PAGES, startCheckpointer, type Checkpointer, type CheckpointReport } from './checkpointer.js';
 import { migrate, SCHEMA_VERSION, userVersion } from './schema.js';
-import { TransitionInserter, type TransitionRow } from './transitions.js';
+import { TransitionInserter } from './transitions.js';
 import { readGenerationLog, writeGenerationLog } from './generation-log.js';
 import { limitClause as sharedLimitClause, questionMark, reviewFromRow, storedTaskFromRow, taskBody, taskQuery as sharedTaskQuery, whereOf as sharedWhereOf, type ReviewRow, type TaskRow } from '../rows.js';
 
@@ -770,13 +770,14 @@ export class SqliteStore implements Store {
    * Keys this transaction creates go into `created`, for the caller to remember once it has committed.
    */
   private writeTransitions(transitions: readonly Transition[], episodes: readonly EpisodeRecord[], created: Map<string, number>): void {
-    const rows: TransitionRow[] = new Array(transitions.length);
-    for (let i = 0; i < transitions.length; i++) {
-      const t = transitions[i]!;
-      rows[i] = { key: this.episodeKey(t.episodeId, created), step: t.step, body: canonicalize(t) };
-    }
     (this.transitionInserter ??= new TransitionInserter(this.db)).insert(
-      rows,
+      transitions.length,
+      (index, params, at) => {
+        const t = transitions[index]!;
+        params[at] = this.episodeKey(t.episodeId, created);
+        params[at + 1] = t.step;
+        params[at + 2] = canonicalize(t);
+      },
       (index) => {
         const { episodeId, step } = transitions[index]!;
         const message = `episode ${episodeId} already has step ${step}; none of the ${transitions.length} transitions of this call were written`;
