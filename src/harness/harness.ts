@@ -51,7 +51,8 @@ import { ExternalTransitions } from './external-transitions.js';
 import { RunIds } from './run-ids.js';
 import { StorePool } from './store-pool.js';
 import { TaskGenerator, type GenerateOptions } from './task-generator.js';
-import { trainLoop, type TrainOptions, type TrainSummary } from './train.js';
+import { trainLoop, type TrainDeps, type TrainOptions, type TrainSummary } from './train.js';
+import { planResume, type ResumeTrainOptions } from './train-resume.js';
 import {
   buildSnapshotBody,
   diffSnapshots,
@@ -453,31 +454,46 @@ export class Harness {
     if (options.seed !== undefined) this.sampler = createRng([options.seed, 'train']);
     // The loop draws synchronously from the pool as it is now (explicitly synced with the store).
     await this.tasks.sync();
-    const summary = await trainLoop(
-      {
-        store: this.store,
-        domains: this.domains,
-        slices: this.dynamicSlices(),
-        clock: this.clock,
-        drawTask: (rng, slice, level) => this.tasks.pool.draw(rng, slice, level, 'dynamic').id,
-        regressionTasks: () => this.store.listTasks({ split: 'regression', status: 'active' }),
-        snapshot: async (curriculum, label) => {
-          this.curriculum = curriculum;
-          return this.snapshot({ label });
-        },
-        newRunId: () => this.runIds.next('train'),
-        rng: this.sampler,
-        ...(this.curriculum ? { curriculum: this.curriculum } : {}),
-        buildSnapshot: async (curriculum, label) => {
-          this.curriculum = curriculum;
-          return this.buildSnapshot({ label });
-        },
-        owner: runOwner(),
-      },
-      { ...options, seed: options.seed ?? this.seed },
-    );
+    const summary = await trainLoop(this.trainDeps(), { ...options, seed: options.seed ?? this.seed });
     await this.store.setMeta('rng.sampler', [...this.sampler.getState()]);
     return summary;
+  }
+
+  /**
+   * Continues an interrupted (or failed) training run from its last checkpoint, to the same end as an
+   * uninterrupted run: same episodes, seeds, rewards, curriculum log and end snapshot (`train --resume`).
+   */
+  async resumeTrain(runId: string, options: ResumeTrainOptions): Promise<TrainSummary> {
+    const plan = await planResume(this.store, runId, options, { isLive: isRunLive, templates: this.registry.list(), now: this.clock(), owner: runOwner() });
+    this.sampler = createRng(plan.rng);
+    await this.tasks.sync();
+    const summary = await trainLoop({ ...this.trainDeps(), resume: plan.resume }, plan.options);
+    await this.store.setMeta('rng.sampler', [...this.sampler.getState()]);
+    return summary;
+  }
+
+  /** What the training loop needs of this harness (its sampler as it is now). */
+  private trainDeps(): TrainDeps {
+    return {
+      store: this.store,
+      domains: this.domains,
+      slices: this.dynamicSlices(),
+      clock: this.clock,
+      drawTask: (rng, slice, level) => this.tasks.pool.draw(rng, slice, level, 'dynamic').id,
+      regressionTasks: () => this.store.listTasks({ split: 'regression', status: 'active' }),
+      snapshot: async (curriculum, label) => {
+        this.curriculum = curriculum;
+        return this.snapshot({ label });
+      },
+      newRunId: () => this.runIds.next('train'),
+      rng: this.sampler,
+      ...(this.curriculum ? { curriculum: this.curriculum } : {}),
+      buildSnapshot: async (curriculum, label) => {
+        this.curriculum = curriculum;
+        return this.buildSnapshot({ label });
+      },
+      owner: runOwner(),
+    };
   }
 
   /**
@@ -716,8 +732,9 @@ export class Harness {
 
 /** Creates a harness with the given store and domains (defaults: the SQLite file, no domains). */
 export async function createHarness(options: HarnessOptions = {}): Promise<Harness> {
-  const store = typeof options.store === 'object' ? options.store : await openStore(options.store);
-  const harness = new Harness(store, options.domains ?? [], options.templates ?? [], options.clock ?? systemClock, options.prebuilt);
+  const clock = options.clock ?? systemClock;
+  const store = typeof options.store === 'object' ? options.store : await openStore(options.store, { clock });
+  const harness = new Harness(store, options.domains ?? [], options.templates ?? [], clock, options.prebuilt);
   await harness.recoverStore();
   return harness;
 }
@@ -751,7 +768,7 @@ export function isRunLive(run: RunRecord): boolean {
  * loads no native module or PostgreSQL driver; pass a `Store` object (`createSqliteStore` from
  * `envharness/sqlite`, `createPostgresStore` from `envharness/postgres`) to choose the adapter yourself.
  */
-export async function openStore(location = 'sqlite:.envharness/envharness.db'): Promise<Store> {
+export async function openStore(location = 'sqlite:.envharness/envharness.db', options: { clock?: Clock } = {}): Promise<Store> {
   if (location.startsWith('postgres://') || location.startsWith('postgresql://')) {
     // Loaded only when asked for, so SQLite users never load the PostgreSQL driver.
     const { createPostgresStore } = await import('../storage/postgres/index.js');
@@ -766,7 +783,7 @@ export async function openStore(location = 'sqlite:.envharness/envharness.db'): 
   const path = location.startsWith('sqlite:') ? location.slice('sqlite:'.length) : location;
   if (path === '') throw new EnvHarnessError('CONFIG_INVALID', 'store location is empty; use sqlite:<path> or :memory:');
   const { createSqliteStore } = await import('../storage/sqlite/index.js');
-  return createSqliteStore(path);
+  return createSqliteStore(path, options.clock ? { now: options.clock } : {});
 }
 
 function isObject(value: unknown): value is Record<string, JsonValue> {
