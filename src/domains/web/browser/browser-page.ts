@@ -12,6 +12,19 @@ export const SITE_ORIGIN = 'http://site.envharness.test';
 /** The element actions: the browser decides whether their target can be acted on. */
 const ELEMENT_ACTIONS = new Set<WebAction['type']>(['click', 'fill', 'select_option', 'check', 'uncheck', 'press']);
 
+/** What a browser step returns: the page and the error as the site logic reports them, plus the browser's own verdict. */
+export interface BrowserStep extends PageStep {
+  /**
+   * The rejection as the browser decided it: for unknown, hidden, covered and disabled targets the
+   * browser's layout alone (undefined when it let the action through, even if the site logic behind it
+   * then refused); for what only the site knows (a bad key, an off-site URL) the site logic's code.
+   */
+  verdict: WebErrorCode | undefined;
+}
+
+/** Codes a browser decides by itself, from layout and the DOM. */
+const BROWSER_CODES = new Set<WebErrorCode>(['UNKNOWN_BID', 'HIDDEN', 'COVERED', 'DISABLED']);
+
 export interface BrowserPageOptions {
   /** Playwright's timeout for an action the browser has already found actionable (ms). Default 5,000. */
   actionTimeoutMs?: number;
@@ -84,19 +97,19 @@ export class BrowserPage {
    * the browser's verdict for unknown, hidden, covered and disabled targets, the site logic's for
    * everything the site itself refuses (a bad key, an off-site URL).
    */
-  async act(action: WebAction): Promise<PageStep> {
+  async act(action: WebAction): Promise<BrowserStep> {
     const before = this.results.length;
     if (ELEMENT_ACTIONS.has(action.type)) {
       const target = action as Extract<WebAction, { bid: string }>;
       const args = { bid: String(target.bid), type: target.type, value: target.type === 'select_option' ? String(target.value) : '' };
       const verdict = await this.page.evaluate((a) => (globalThis as unknown as { __envharnessJudge(a: unknown): Verdict }).__envharnessJudge(a), args);
-      if (verdict.code !== undefined) return { page: this.state, error: this.rejection(action, verdict.code) };
+      if (verdict.code !== undefined) return { page: this.state, error: this.rejection(action, verdict.code), verdict: verdict.code };
       try {
         await this.perform(target, verdict);
       } catch (error) {
         const code = playwrightCode((error as Error).message);
         if (code === undefined) throw error;
-        return { page: this.state, error: this.rejection(action, code) };
+        return { page: this.state, error: this.rejection(action, code), verdict: code };
       }
     } else {
       await this.page.evaluate((a) => (globalThis as unknown as { __envharnessSend(a: unknown): Promise<void> }).__envharnessSend(a), action as unknown as Record<string, unknown>);
@@ -106,7 +119,9 @@ export class BrowserPage {
     if (produced.length !== 1) {
       throw new Error(`the browser turned ${JSON.stringify(action)} into ${produced.length} site actions (${produced.length === 0 ? 'no DOM event reached a handler' : 'several DOM events'}); expected exactly one`);
     }
-    return produced[0]!;
+    const result = produced[0]!;
+    const code = result.error?.code;
+    return { ...result, verdict: code !== undefined && ELEMENT_ACTIONS.has(action.type) && BROWSER_CODES.has(code) ? undefined : code };
   }
 
   /** Chromium's accessibility tree (through CDP), keyed by the `data-bid` of each node's DOM element. */

@@ -55,7 +55,7 @@ export async function crossCheck(start: PageState, live: BrowserPage, actions: r
       step: i,
       action,
       sim: s.error?.code ?? '',
-      browser: b.error?.code ?? '',
+      browser: b.verdict ?? '',
       observation: compareObservation(sim, ax),
       simHash: sessionHash(sim),
       browserHash: sessionHash(b.page),

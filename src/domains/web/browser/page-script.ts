@@ -43,6 +43,10 @@ export const PAGE_SCRIPT = String.raw`(() => {
     const r = el.getBoundingClientRect();
     const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
     if (hit === null || (hit !== el && !el.contains(hit))) return { code: 'COVERED' };
+    // A modal's backdrop belongs to its dialog: landing on it is landing on the layer, not on the page
+    // that contains it (the page root is an ancestor of every layer).
+    const layer = hit.closest('.eh-backdrop');
+    if (layer !== null && !layer.contains(el)) return { code: 'COVERED' };
     // A click at the centre of a container lands on the child there; the action names the container,
     // so look for a point of the container's own (padding, gaps) to click instead.
     let point;
@@ -70,8 +74,8 @@ export const PAGE_SCRIPT = String.raw`(() => {
   document.addEventListener('click', (event) => {
     const el = bidOf(event.target);
     if (!el) return;
-    // Toggles and selects report through 'change', text fields through 'input'.
-    if (isToggle(el) || el.matches('select, option')) return;
+    // Toggles report through 'change' (a click on one is how it is checked).
+    if (isToggle(el)) return;
     event.preventDefault();
     send({ type: 'click', bid: el.dataset.bid });
   }, true);

@@ -133,8 +133,9 @@ function renderNode(page: PageState, node: WebNode, out: string[], depth: number
     case 'checkbox': {
       const id = `eh-${esc(node.bid)}`;
       out.push(`<div class="eh-check">`);
-      open('input', ['type="checkbox"', `id="${id}"`, ...(node.checked === true ? ['checked'] : []), ...disabled, ...(node.required === true ? ['required'] : [])]);
-      out.push(`<label for="${id}">${name}</label></div>`);
+      // Named by aria-labelledby, not <label for>: a click on the text must not toggle the box behind the simulation's back.
+      open('input', ['type="checkbox"', `aria-labelledby="${id}-label"`, ...(node.checked === true ? ['checked'] : []), ...disabled, ...(node.required === true ? ['required'] : [])]);
+      out.push(`<span id="${id}-label">${name}</span></div>`);
       return;
     }
     case 'table':
@@ -257,6 +258,7 @@ h3 { margin: 8px 0; font-size: 15px; color: #334155; }
 .eh-text { margin: 6px 0; min-height: 1.2em; }
 section, .eh-form { margin: 10px 0; }
 .eh-form { display: flex; flex-direction: column; gap: 8px; padding: 12px 0; max-width: 520px; }
+.eh-form > button { align-self: flex-start; }
 .eh-field { display: flex; flex-direction: column; gap: 3px; }
 .eh-field label { font-size: 13px; color: #334155; }
 input[type=text], input[type=search], input[type=password], input[type=email], input[type=tel], select { font: inherit; padding: 6px 8px; border: 1px solid #cbd5e1; border-radius: 6px; background: #fff; }
