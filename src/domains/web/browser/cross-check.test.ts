@@ -5,40 +5,22 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPage, step, type PageState, type WebAction } from '../page.js';
-import { plainConfig, type PageConfig, type Perturbation } from '../perturbation.js';
 import { shopSite } from '../sites/shop.js';
 import { bookingSite } from '../sites/booking.js';
 import { hashPage, hashWebState } from '../state.js';
-import { createStore, type Tables } from '../store.js';
+import { createStore } from '../store.js';
 import { findNode, type WebNode } from '../tree.js';
 import { BrowserPage } from './browser-page.js';
 import { findChromium, launchChromium, type Browser } from './chromium.js';
+import { BOOKING_TABLES, fixtureConfig, SHOP_TABLES } from './fixtures.js';
 import { crossCheck, randomActions, type StepComparison } from './cross-check.js';
 
 const executablePath = findChromium(process.env);
 if (executablePath === undefined) console.warn('SKIPPED: the web sim-vs-Chromium cross-check needs Chromium (apt-get install -y chromium, or set CHROMIUM_PATH); .ci/run installs it.');
 
-const SHOP: Tables = {
-  orders: {
-    'O-1001': { customer: 'Ada Byron', total: 1250, status: 'pending', note: '' },
-    'O-1002': { customer: 'Alan Turing', total: 990, status: 'shipped', note: '' },
-    'O-1003': { customer: 'Grace Hopper', total: 4200, status: 'pending', note: '' },
-  },
-  products: {
-    'P-1001': { name: 'Blue Mug', sku: 'MUG-1', price: 1250, stock: 3, active: true },
-    'P-1002': { name: 'Red Kettle', sku: 'KET-2', price: 3900, stock: 0, active: true },
-  },
-  customers: {},
-};
-const BOOKING: Tables = {
-  trips: {
-    'T-1': { from: 'Berlin', to: 'Paris', date: '2026-03-01', depart: '08:15', price: 5900, seats: 2 },
-    'T-2': { from: 'Berlin', to: 'Paris', date: '2026-03-01', depart: '13:40', price: 4900, seats: 0 },
-  },
-  bookings: { 'B-1': { trip: 'T-1', passenger: 'Ada Byron', seats: 1, status: 'confirmed' } },
-};
-
-const config = (seed: number, perturbations: Perturbation[], extra: Partial<PageConfig> = {}): PageConfig => ({ ...plainConfig(seed), perturbations, lateTicks: 2, newsletterAt: 1, timeoutTicks: 9, pageSize: 2, ...extra });
+const SHOP = SHOP_TABLES;
+const BOOKING = BOOKING_TABLES;
+const config = fixtureConfig;
 
 /** Seeded random episodes over both sites; their perturbations together cover every layer and visibility rule. */
 const RANDOM: Array<{ name: string; start: () => PageState; seed: number; steps: number }> = [
