@@ -10,3 +10,8 @@ export * from './perturbation.js';
 export * from './store.js';
 export * from './state.js';
 export type { Site, Spec, View, Effect, RenderContext, HandleContext } from './site.js';
+export { playPlan, type Plan, type PlanStep } from './plan.js';
+export { WEB_TOOLS, toWebAction, fromWebAction, runWebAction, webFeedback, type ProcessHints } from './tools.js';
+export { WEB_TEMPLATES, type WebParams } from './templates.js';
+export { createWebBaselineAgent } from './baseline.js';
+export { createWebDomain, web, webTemplates, WEB_REGRESSION_SET } from './domain.js';

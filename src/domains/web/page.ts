@@ -133,7 +133,8 @@ export function step(page: PageState, action: WebAction): PageStep {
     case 'noop':
       return ok(tick(page));
     case 'send_msg_to_user':
-      return ok(tick({ ...page, messages: [...page.messages, action.text] }));
+      // Talking to the user is not a page action: the page's clock does not move (as in the runtime's `message`).
+      return ok({ ...page, messages: [...page.messages, String(action.text)] });
     case 'finish':
       return ok({ ...page, finished: true });
     case 'scroll': {
@@ -271,7 +272,7 @@ export function describe(node: WebNode): string {
 
 function activate(page: PageState, node: WebNode, path: readonly number[]): PageState {
   if (node.role === 'checkbox') return setChecked(page, node, path, node.checked !== true);
-  if (node.role === 'link' && node.href !== undefined) return navigate(page, node.href);
+  if (node.href !== undefined) return navigate(page, node.href);
   if (node.on !== undefined) return fire(page, node.on);
   return page;
 }
@@ -315,7 +316,8 @@ function navigate(page: PageState, url: string, view: View = EMPTY_VIEW): PageSt
 /** Session timeout: the session ran out, so this action lands on the login page instead of running. */
 function expire(page: PageState): PageState | undefined {
   const limit = page.config.timeoutTicks;
-  if (!has(page.config, 'session-timeout') || limit <= 0 || page.url.startsWith('/login')) return undefined;
+  // One timeout per session: after signing in again the session lasts (a site would renew it).
+  if (!has(page.config, 'session-timeout') || limit <= 0 || page.url.startsWith('/login') || page.notes.includes('session-expired')) return undefined;
   if (page.tick - page.since < limit) return undefined;
   const next = encodeURIComponent(page.url);
   return tick(rerender({ ...page, url: `/login?next=${next}`, history: [...page.history, page.url], view: EMPTY_VIEW, scroll: 0, focused: undefined, notes: [...page.notes, 'session-expired'] }));
@@ -458,6 +460,10 @@ function rerender(page: PageState): PageState {
     name: 'Main menu',
     children: page.site.nav.map((n) => ({ key: `nav.${n.href}`, component: 'link', role: 'link', name: ctx.label(n.label), href: n.href })),
   };
+  if (has(page.config, 'ab-variant')) {
+    // Variant B hides the top navigation behind a menu button.
+    nav.children = [menuSpec(page, 'nav.menu', 'Menu', nav.children!)];
+  }
   const layers: Spec[] = [];
   if (page.view.toast !== undefined) layers.push(toast('layer.toast', page.view.toast));
   const cfg = page.config;
@@ -513,11 +519,28 @@ function rerender(page: PageState): PageState {
       bid = String(nextBid++);
       (bids as Map<string, string>).set(spec.key, bid);
     }
-    const { children, ...rest } = spec;
-    return { ...rest, bid, children: children === undefined ? [] : children.map(build) } as WebNode;
+    // Object.assign, not `{ ...rest }`: object rest is lowered to a slow helper and this is the hot path.
+    const node = Object.assign({}, spec) as unknown as { -readonly [K in keyof WebNode]: WebNode[K] };
+    node.bid = bid;
+    node.children = spec.children === undefined ? [] : spec.children.map(build);
+    return node;
   };
   const tree = build(root);
   return { ...page, title: fullTitle, tree, index: indexTree(tree), bids, nextBid };
+}
+
+function menuSpec(page: PageState, key: string, label: string, items: Spec[]): Spec {
+  const open = page.view.menu === key;
+  return {
+    key,
+    component: 'menu',
+    role: 'region',
+    name: '',
+    children: [
+      { key: `${key}.toggle`, component: 'button', role: 'button', name: label, on: `menu:${key}`, expanded: open },
+      { key: `${key}.items`, component: 'section', role: 'menu', name: label, hidden: !open, children: items.map((i) => ({ ...i, component: 'menuitem' as const, role: 'menuitem' as const })) },
+    ],
+  };
 }
 
 function link(key: string, name: string, href: string): Spec {

@@ -63,7 +63,7 @@ export const SYNONYMS: Readonly<Record<string, readonly string[]>> = {
   Date: ['Date', 'Travel date', 'Day', 'When'],
   Restock: ['Restock', 'Replenish', 'Refill', 'Reorder'],
   Discontinue: ['Discontinue', 'Retire', 'Withdraw', 'Delist'],
-  Ship: ['Mark shipped', 'Dispatch', 'Send out', 'Fulfil'],
+  Ship: ['Mark shipped', 'Ship', 'Dispatch', 'Send out', 'Fulfil'],
   Orders: ['Orders', 'Sales', 'Purchases', 'Order list'],
   Products: ['Products', 'Catalogue', 'Items', 'Inventory list'],
   Customers: ['Customers', 'Clients', 'Accounts', 'People'],
@@ -98,7 +98,7 @@ export function has(config: PageConfig, p: Perturbation): boolean {
 
 /** The label a page shows for `plain` (a seeded synonym under `synonyms`, stable per label). */
 export function labelFor(config: PageConfig, plain: string, memo: Map<string, string>): string {
-  if (!has(config, 'synonyms')) return plain;
+  if (!has(config, 'synonyms')) return SYNONYMS[plain]?.[0] ?? plain;
   const known = memo.get(plain);
   if (known !== undefined) return known;
   const choices = SYNONYMS[plain];

@@ -34,6 +34,8 @@ export type WebWorld = { site: 'shop' | 'booking'; url: string; config: PageConf
 /** The runtime's state for one episode: the current page (persistent; replaced by every action). */
 export interface WebState {
   page: PageState;
+  /** Page notes already turned into feedback. */
+  seen?: number;
 }
 
 /**
@@ -55,7 +57,7 @@ export const pageOfTask = (task: Pick<Task, 'spec'>): PageState => initialPage(t
 export const createWebState = (initialState: JsonValue): WebState => ({ page: initialPage(initialState) });
 
 /** A working copy: O(1), since pages and stores are never mutated. */
-export const forkWebState = (state: WebState): WebState => ({ page: state.page });
+export const forkWebState = (state: WebState): WebState => ({ page: state.page, seen: state.seen ?? 0 });
 
 /** The graded digest: the backing store only (where the session is, what is typed, is not graded). */
 export const hashWebState = (state: WebState): string => hashStore(state.page.store);

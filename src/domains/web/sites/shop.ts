@@ -74,7 +74,7 @@ function order(ctx: RenderContext, id: string): { title: string; main: Spec[] } 
     text('order.note', `${ctx.label('Note')}: ${str(row['note']) || '(none)'}`),
   ]);
   const buttons = [
-    actionButton(ctx, `order.ship`, 'Ship', `ship:${id}`, { disabled: row['status'] !== 'pending' }),
+    actionButton(ctx, 'order.ship', 'Ship', `ship:${id}`, { disabled: row['status'] !== 'pending' }),
     actionButton(ctx, `order.cancel`, 'Cancel', `cancel-order:${id}`, { disabled: done }),
   ];
   return {
