@@ -13,6 +13,9 @@ import { findNode, type WebNode } from '../tree.js';
 import { BrowserPage } from './browser-page.js';
 import { findChromium, launchChromium, type Browser } from './chromium.js';
 import { BOOKING_TABLES, fixtureConfig, SHOP_TABLES } from './fixtures.js';
+import { taskEpisode } from './episodes.js';
+import { instantiateTask } from '../../../generation/index.js';
+import { WEB_TEMPLATES } from '../templates.js';
 import { crossCheck, randomActions, type StepComparison } from './cross-check.js';
 
 const executablePath = findChromium(process.env);
@@ -24,11 +27,11 @@ const config = fixtureConfig;
 
 /** Seeded random episodes over both sites; their perturbations together cover every layer and visibility rule. */
 const RANDOM: Array<{ name: string; start: () => PageState; seed: number; steps: number }> = [
-  { name: 'shop orders, plain', seed: 1, steps: 18, start: () => openPage(shopSite, config(1, []), createStore(SHOP), '/orders') },
-  { name: 'shop order, cookie banner + late load', seed: 2, steps: 18, start: () => openPage(shopSite, config(2, ['cookie-banner', 'late-load']), createStore(SHOP), '/orders/O-1001') },
-  { name: 'shop products, menus + icons + confirm + pagination', seed: 3, steps: 18, start: () => openPage(shopSite, config(3, ['menu', 'icon-only', 'confirm-dialog', 'pagination']), createStore(SHOP), '/products') },
-  { name: 'shop customers, reorder + synonyms + newsletter + scroll', seed: 4, steps: 18, start: () => openPage(shopSite, config(4, ['reorder', 'synonyms', 'newsletter', 'scroll-reveal', 'validation']), createStore(SHOP), '/customers/new') },
-  { name: 'booking search, tabs + session timeout', seed: 5, steps: 18, start: () => openPage(bookingSite, config(5, ['tabs', 'session-timeout', 'ab-variant']), createStore(BOOKING), '/search') },
+  { name: 'shop orders, plain', seed: 1, steps: 12, start: () => openPage(shopSite, config(1, []), createStore(SHOP), '/orders') },
+  { name: 'shop order, cookie banner + late load', seed: 2, steps: 12, start: () => openPage(shopSite, config(2, ['cookie-banner', 'late-load']), createStore(SHOP), '/orders/O-1001') },
+  { name: 'shop products, menus + icons + confirm + pagination', seed: 3, steps: 12, start: () => openPage(shopSite, config(3, ['menu', 'icon-only', 'confirm-dialog', 'pagination']), createStore(SHOP), '/products') },
+  { name: 'shop customers, reorder + synonyms + newsletter + scroll', seed: 4, steps: 12, start: () => openPage(shopSite, config(4, ['reorder', 'synonyms', 'newsletter', 'scroll-reveal', 'validation']), createStore(SHOP), '/customers/new') },
+  { name: 'booking search, tabs + session timeout', seed: 5, steps: 12, start: () => openPage(bookingSite, config(5, ['tabs', 'session-timeout', 'ab-variant']), createStore(BOOKING), '/search') },
   { name: 'booking bookings, infinite list + menus', seed: 6, steps: 14, start: () => openPage(bookingSite, config(6, ['infinite-list', 'menu', 'confirm-dialog']), createStore(BOOKING), '/bookings') },
 ];
 
@@ -109,6 +112,19 @@ describe.skipIf(executablePath === undefined)('the simulated page in real Chromi
       expect(rows.map((r) => r.browser), episode.name).toEqual(expected[episode.name]);
     }
   }, 60_000);
+
+  it('agrees on the oracle episodes of every template (one level each, all levels covered), and they succeed in the browser too', async () => {
+    for (const [i, template] of WEB_TEMPLATES.entries()) {
+      // One level per template, spread over 1..5 (the harder levels carry the perturbations).
+      for (const level of [1 + ((i * 2 + 3) % 5)]) {
+        const task = instantiateTask(template, { level, seed: 20_261_202, index: 0 });
+        const episode = taskEpisode(task);
+        const rows = await agree(episode.start, episode.actions);
+        // The reference solution is never rejected, in either.
+        expect(rows.filter((r) => r.browser !== ''), episode.name).toEqual([]);
+      }
+    }
+  }, 120_000);
 
   it('agrees on seeded random episodes over both sites and every perturbation family', async () => {
     for (const episode of RANDOM) {

@@ -1,5 +1,8 @@
 /** Oracle episodes for the browser half's bench and checks: a start page and the actions that solve it. */
+import type { Task } from '../../../core/index.js';
 import { step, type PageState, type WebAction } from '../page.js';
+import { pageOfTask } from '../state.js';
+import { toWebAction } from '../tools.js';
 import { findNode } from '../tree.js';
 import { fixtureConfig, shopPage } from './fixtures.js';
 
@@ -65,4 +68,10 @@ export function oracleEpisodes(): Episode[] {
       { node: 'layer.confirm.yes', type: 'click' },
     ]),
   ];
+}
+
+/** A task's oracle episode: its initial page and its reference solution as web actions. */
+export function taskEpisode(task: Task): Episode {
+  const actions = task.spec.solution.map(toWebAction).filter((a): a is WebAction => a !== undefined);
+  return { name: `${task.template} level ${task.level}`, start: pageOfTask(task), actions };
 }

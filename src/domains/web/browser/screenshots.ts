@@ -1,11 +1,15 @@
 /** Screenshots of simulated pages in Chromium: a task's first and last page (report), one per perturbation (docs). */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BrowserContext } from 'playwright-core';
 import { step, type PageState, type WebAction } from '../page.js';
 import type { Perturbation } from '../perturbation.js';
+import type { Action, Task } from '../../../core/index.js';
+import { pageOfTask } from '../state.js';
+import { toWebAction } from '../tools.js';
 import { findNode } from '../tree.js';
 import { BrowserPage } from './browser-page.js';
+import { findChromium, launchChromium, noChromiumError } from './chromium.js';
 import { fixtureConfig, shopPage } from './fixtures.js';
 
 /** A page reached by playing actions from a start page (actions by node key, resolved to bids as it goes). */
@@ -91,9 +95,29 @@ export async function writePerturbationScreenshots(context: BrowserContext, dir:
     }
     const { last } = await episodeScreenshots(context, scene.start, actions);
     const path = join(dir, `${name}.png`);
-    const { writeFileSync } = await import('node:fs');
     writeFileSync(path, last);
     paths.push(path);
   }
   return paths;
+}
+
+/**
+ * The web domain's `Domain.screenshots`: the task's first page and the page after the episode's last
+ * action, drawn by Chromium. Throws `CONFIG_INVALID` when there is no Chromium.
+ */
+export async function webScreenshots(request: { task: Task; actions: readonly Action[]; env: Readonly<Record<string, string | undefined>> }): Promise<Array<{ label: string; png: Uint8Array }>> {
+  const executablePath = findChromium(request.env);
+  if (executablePath === undefined) throw noChromiumError();
+  const start = pageOfTask(request.task);
+  const actions = request.actions.map(toWebAction).filter((a): a is WebAction => a !== undefined);
+  const browser = await launchChromium({ executablePath });
+  try {
+    const { first, last, page } = await episodeScreenshots(browser.context, start, actions);
+    return [
+      { label: `first page: ${start.title} (${start.url})`, png: first },
+      { label: `after the last of ${actions.length} actions: ${page.title} (${page.url})`, png: last },
+    ];
+  } finally {
+    await browser.close();
+  }
 }
