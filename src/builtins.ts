@@ -4,6 +4,7 @@ import { apiWorkflows } from './domains/api-workflows/index.js';
 import { library } from './domains/library/index.js';
 import { math } from './domains/math/index.js';
 import { createBuiltinRetail, retail } from './domains/retail/index.js';
+import { web } from './domains/web/index.js';
 
 // Retail runs through the tau-bench view so that imported tau-bench tasks grade as tau-bench does;
 // every other retail task behaves exactly as plain retail.
@@ -11,7 +12,7 @@ const retailView = createBuiltinRetail(retail);
 
 /** The domains `envharness` (CLI and `serve`) runs. */
 export function builtinDomains(): Domain<any>[] {
-  return [retailView, math, apiWorkflows, library];
+  return [retailView, math, apiWorkflows, library, web];
 }
 
 /**

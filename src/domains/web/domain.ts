@@ -22,7 +22,7 @@ export const WEB_REGRESSION_SET: { batches: BatchRequest[]; digest: string } = {
       labels: { set: 'web-regression', version: '1' },
     })),
   ),
-  digest: 'unset',
+  digest: '8f70e5766a2af2d2b33540826bb67160ee146fdaf7850c81b101fd18e462ccee',
 };
 
 /**

@@ -385,7 +385,7 @@ function login(page: PageState): PageState {
 
 function renderContext(page: PageState): RenderContext {
   const [path, query] = page.url.split('?') as [string, string | undefined];
-  const memo = new Map<string, string>();
+  const memo = labelMemo(page.config);
   const params: Record<string, string> = {};
   if (query !== undefined) {
     for (const pair of query.split('&')) {
@@ -408,6 +408,14 @@ function renderContext(page: PageState): RenderContext {
   };
 }
 
+// Labels per config: a pure memo (the same config always gives the same labels), shared by every render.
+const labelMemos = new WeakMap<PageConfig, Map<string, string>>();
+function labelMemo(config: PageConfig): Map<string, string> {
+  let memo = labelMemos.get(config);
+  if (memo === undefined) labelMemos.set(config, (memo = new Map()));
+  return memo;
+}
+
 /** decodeURIComponent that keeps malformed escapes as they are (a typed URL must not throw). */
 function safeDecode(s: string): string {
   try {
@@ -419,16 +427,16 @@ function safeDecode(s: string): string {
 
 function handleContext(page: PageState): HandleContext {
   const ctx = renderContext(page);
-  const nodes = new Map<string, WebNode>();
-  const walk = (n: WebNode): void => {
-    nodes.set(n.key, n);
-    for (const c of n.children) walk(c);
+  // A node by key through the bid registry and index: O(depth), no walk of the tree.
+  const nodeOf = (key: string): WebNode | undefined => {
+    const bid = page.bids.get(key);
+    const path = bid === undefined ? undefined : page.index.get(bid);
+    return path === undefined ? undefined : nodeAt(page.tree, path).node;
   };
-  walk(page.tree);
   return {
     ...ctx,
-    value: (key) => page.view.values[key] ?? nodes.get(key)?.value ?? '',
-    checked: (key) => page.view.checks[key] ?? nodes.get(key)?.checked ?? false,
+    value: (key) => page.view.values[key] ?? nodeOf(key)?.value ?? '',
+    checked: (key) => page.view.checks[key] ?? nodeOf(key)?.checked ?? false,
   };
 }
 

@@ -110,8 +110,16 @@ export function labelFor(config: PageConfig, plain: string, memo: Map<string, st
 /** `items` in the page's order for `label` (a seeded shuffle under `reorder`, stable per label). */
 export function arrange<T>(config: PageConfig, label: string, items: readonly T[]): T[] {
   if (!has(config, 'reorder') || items.length < 2) return items.slice();
-  return perturbationRng(config, `order:${label}`).shuffle(items);
+  // The permutation depends only on (config, label, length): memoised per config.
+  let memo = orders.get(config);
+  if (memo === undefined) orders.set(config, (memo = new Map()));
+  const key = `${label}\u0000${items.length}`;
+  let order = memo.get(key);
+  if (order === undefined) memo.set(key, (order = perturbationRng(config, `order:${label}`).shuffle(items.map((_, i) => i))));
+  return order.map((i) => items[i]!);
 }
+
+const orders = new WeakMap<PageConfig, Map<string, number[]>>();
 
 /** A default config (no perturbations) for tests and the browser half. */
 export function plainConfig(seed = 1): PageConfig {
