@@ -140,6 +140,12 @@ export interface Domain<S = unknown> {
    * agent's recovery from them), after the runtime's own. Must be deterministic in the episode so far.
    */
   feedback?(ctx: { action: Action; trace: readonly TraceEntry[]; state: S; task: Task }): Feedback[];
+  /**
+   * Pictures of an episode's pages for the report's spot checks (`envharness report --screenshots N`):
+   * PNGs of the first page and of the page after the last action. Domains with pages declare it (web,
+   * through real Chromium); `env` locates the browser.
+   */
+  screenshots?(request: { task: Task; actions: readonly Action[]; env: Readonly<Record<string, string | undefined>> }): Promise<Array<{ label: string; png: Uint8Array }>>;
   /** Domain-specific fields of the episode's outcome, put in the last step's `info.report`. */
   report?(ctx: PolicyContext<S> & { referenceState: S }): JsonObject;
   /**

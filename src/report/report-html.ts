@@ -6,6 +6,15 @@ import type { BatchView, HeatmapCell, ReportData, RunReport } from './report-dat
 export interface RenderOptions {
   /** chart.js UMD source to inline (default: read from the installed chart.js package). */
   chartJs?: string;
+  /** Page screenshots of a few episodes (domains that declare `screenshots`), inlined as data: PNGs. */
+  screenshots?: readonly EpisodeScreenshots[];
+}
+
+/** One episode's screenshots for the report. */
+export interface EpisodeScreenshots {
+  episodeId: string;
+  taskId: string;
+  images: ReadonlyArray<{ label: string; png: Uint8Array }>;
 }
 
 /**
@@ -29,6 +38,7 @@ export function renderReportHtml(data: ReportData, options: RenderOptions = {}):
     section('regression', 'Regression set vs dynamic set', '<p class="note">The frozen regression set\'s score at each evaluation against the dynamic set\'s recent success. Triangles and dashed lines mark regression-guard events (red: hold or rollback, green: release).</p>', perRun(runs, (r, i) => chartOrEmpty(r.regression.evals.length > 0, `chart-regression-${i}`, 'No regression-set evaluations in this run (train with evalEvery / --eval-every).'))),
     section('feedback', 'Feedback by code', '<p class="note">Process feedback events over the run\'s episodes, by code (green: progress, grey: injected faults, amber: budget warnings, red: mistakes).</p>', perRun(runs, (r, i) => chartOrEmpty(r.feedback.length > 0, `chart-feedback-${i}`, 'No feedback events were recorded.', 'chart', 90 + 30 * Math.max(...runs.map((x) => x.feedback.length))))),
     section('passk', 'pass^k', '<p class="note">pass^k as tau-bench computes it: per task, C(c, k) / C(n, k) over its n trials with c successes, averaged over tasks; 95% Wilson interval of pass^1.</p>', perRun(runs, passK)),
+    options.screenshots?.length ? section('screenshots', 'Page screenshots', '<p class="note">Spot checks: the first page of an episode and the page after its last action, as real Chromium draws them.</p>', screenshots(options.screenshots)) : '',
     section('generation', 'Generation log', `<p class="note">Every batch in this store: accepted candidates and rejections by gate. ${data.generation.totals.candidates} candidates, ${data.generation.totals.accepted} accepted, ${data.generation.totals.rejected} rejected (${data.generation.totals.duplicates} duplicates).</p>`, generation(data)),
     `<footer>EnvHarness report · format ${esc(data.format)} · store ${esc(data.store)}</footer>`,
   ].join('\n');
@@ -184,6 +194,14 @@ function generation(data: ReportData): string {
 <h3>Rejection reasons</h3>${reasons}`;
 }
 
+function screenshots(episodes: readonly EpisodeScreenshots[]): string {
+  return episodes
+    .map((e) => `<h3>episode <code>${esc(e.episodeId)}</code> · task <code>${esc(e.taskId)}</code></h3><div class="shots">${e.images
+      .map((i) => `<figure><img alt="${esc(i.label)}" src="data:image/png;base64,${Buffer.from(i.png).toString('base64')}"><figcaption>${esc(i.label)}</figcaption></figure>`)
+      .join('')}</div>`)
+    .join('');
+}
+
 function fmtPct(value: number | null, decimals = 0): string {
   if (value === null) return '—';
   const f = 10 ** decimals;
@@ -237,5 +255,7 @@ table { border-collapse: collapse; }
 .up { color: #15803d; } .down { color: #b91c1c; }
 .scroll { overflow-x: auto; }
 code { font: 12px ui-monospace, SFMono-Regular, Menlo, monospace; }
+.shots { display: grid; grid-template-columns: 1fr 1fr; gap: 12px; }
+.shots figure { margin: 0; } .shots img { width: 100%; border: 1px solid var(--line); border-radius: 6px; }
 footer { color: var(--dim); font-size: 12px; margin-top: 24px; }
 `;

@@ -1,6 +1,8 @@
 /** The `web` domain declaration: state, tools, templates, feedback, baseline and regression set wired together. */
 import { defineDomain, type BatchRequest, type Domain, type RegisteredTemplate } from '../../core/index.js';
 import { createWebBaselineAgent } from './baseline.js';
+import { webCommands } from './browser/commands.js';
+import { webScreenshots } from './browser/screenshots.js';
 import { createWebState, exportWebState, forkWebState, hashWebState, type WebState } from './state.js';
 import { WEB_TEMPLATES } from './templates.js';
 import { WEB_TOOLS, webFeedback } from './tools.js';
@@ -44,6 +46,9 @@ export function createWebDomain(): Domain<WebState> {
     feedback: (ctx) => webFeedback(ctx),
     baselines: { 'rule-based': () => createWebBaselineAgent() },
     defaults: { train: false },
+    // The same pages in real Chromium (playwright-core loads only when one of these runs).
+    commands: webCommands(),
+    screenshots: webScreenshots,
   });
 }
 
