@@ -68,7 +68,7 @@ const MAX_SEEN = 2000;
  * each tool's latest output, and whether confirmation was asked and the result told.
  */
 export const genericSkills: SkillSet = {
-  id: 'generic@2',
+  id: 'generic@3',
   handles: () => true,
   start: (reset) => new GenericTracker(reset),
 };
@@ -202,6 +202,8 @@ class GenericTracker implements SkillTracker {
     for (const tool of this.tools) {
       const isNamed = named(tool);
       if (tool.effect === 'write' && anyWriteNamed && !isNamed) continue;
+      // A read that takes nothing (a whole catalogue) only when the user named it.
+      if (!isNamed && (!Array.isArray(tool.parameters['required']) || (tool.parameters['required'] as unknown[]).length === 0)) continue;
       const props = (tool.parameters['properties'] ?? {}) as Record<string, Schema>;
       const required = Array.isArray(tool.parameters['required']) ? (tool.parameters['required'] as string[]) : [];
       let combos: Array<{ name: string; args: Record<string, JsonValue> }> = [{ name: '', args: {} }];
@@ -369,8 +371,12 @@ class GenericTracker implements SkillTracker {
     switch (source) {
       case 'o':
         return this.fromOutputs(arg, fits, !numeric && !/(^|_)ids?$/.test(arg));
-      case 'n':
-        return this.named(arg, numeric);
+      case 'n': {
+        const value = this.named(arg, numeric);
+        // "my order for ..." names no order: with an example in the schema, the value must have its shape.
+        const shape = numeric ? undefined : exampleShape(schema.description);
+        return shape === undefined || (typeof value === 'string' && shapeOf(value) === shape) ? value : undefined;
+      }
       case 'i': {
         if (numeric) return undefined;
         // With an example in the schema ("e.g. '#W0000000'"), only a token of the same shape will do.
@@ -432,7 +438,8 @@ class GenericTracker implements SkillTracker {
 /** The shape of the first example a schema description gives ("e.g. 'someone@example.com'"), or undefined. */
 function exampleShape(description: unknown): string | undefined {
   if (typeof description !== 'string') return undefined;
-  const m = description.match(/e\.g\.,?\s*['"]([^'"]+)['"]/);
+  const m = description.match(/e\.g\.,?\s*['"]([^'"\s]+)['"]/);
+  // Only a one-token example is a shape to match ("e.g. '#W0000000'"), not a phrase ("e.g. '(19.99 + 5) * 3'").
   return m === null ? undefined : shapeOf(m[1]!);
 }
 
