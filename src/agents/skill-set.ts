@@ -30,7 +30,7 @@ export interface SkillSet {
   start(reset: Observation): SkillTracker;
 }
 
-type Schema = { type?: unknown; enum?: unknown; items?: unknown; properties?: unknown; required?: unknown; description?: unknown };
+type Schema = { type?: unknown; enum?: unknown; items?: unknown; properties?: unknown; required?: unknown; description?: unknown; pattern?: unknown };
 
 /**
  * Where an argument's value comes from, one letter each (a macro's name lists one per required argument):
@@ -105,6 +105,8 @@ class GenericTracker implements SkillTracker {
   private readonly naming = new Map<string, readonly string[]>();
   /** Tools whose name says they produce what another tool takes (`find_member` → `member_id`): asking for their arguments is worth it. */
   private readonly producers = new Set<string>();
+  /** Per tool, optional arguments that a refusal said are needed. */
+  private readonly needed = new Map<string, Set<string>>();
 
   constructor(reset: Observation) {
     this.tools = [...(reset.tools ?? [])].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -168,6 +170,14 @@ class GenericTracker implements SkillTracker {
       } else {
         this.last = isFaultError(obs) ? 'fault' : `e:${obs.error.code}`;
         if (!isFaultError(obs)) this.failed.add(key);
+        // An optional argument the refusal names (by pointer, or by name in its message) is needed after all.
+        const props = this.tools.find((t) => t.name === action.tool)?.parameters['properties'] as Record<string, unknown> | undefined;
+        const pointed = obs.error.pointer?.match(/^\/(?:args\/)?([^/]+)$/)?.[1];
+        for (const prop of Object.keys(props ?? {})) {
+          if (Object.hasOwn(action.args, prop) || !(prop === pointed || new RegExp(`\\b${prop}\\b`).test(obs.error.message))) continue;
+          const set = this.needed.get(action.tool) ?? new Set<string>();
+          this.needed.set(action.tool, set.add(prop));
+        }
         // A refused write may need a (new) confirmation that names it.
         if (this.tools.find((t) => t.name === action.tool)?.effect === 'write') this.asked = false;
       }
@@ -205,7 +215,9 @@ class GenericTracker implements SkillTracker {
       // A read that takes nothing (a whole catalogue) only when the user named it.
       if (!isNamed && (!Array.isArray(tool.parameters['required']) || (tool.parameters['required'] as unknown[]).length === 0)) continue;
       const props = (tool.parameters['properties'] ?? {}) as Record<string, Schema>;
-      const required = Array.isArray(tool.parameters['required']) ? (tool.parameters['required'] as string[]) : [];
+      const declared = Array.isArray(tool.parameters['required']) ? (tool.parameters['required'] as string[]) : [];
+      // An optional argument a refusal named ("customer_id is required") is required from then on.
+      const required = [...declared, ...[...(this.needed.get(tool.name) ?? [])].filter((a) => !declared.includes(a))];
       let combos: Array<{ name: string; args: Record<string, JsonValue> }> = [{ name: '', args: {} }];
       const unsure: string[] = [];
       for (const arg of required) {
@@ -246,6 +258,8 @@ class GenericTracker implements SkillTracker {
     if (this.last === 'fault' && this.lastCall !== undefined) out.set('retry', this.lastCall);
     // Answers only where there is nothing to change: a world with write tools is graded on its state.
     if (!this.tools.some((t) => t.effect === 'write')) for (const [name, answer] of this.answers()) out.set(`answer:${name}`, { type: 'finish', answer });
+    // An answer read from the last output: a field the user asked about by name ("what is the status of ...").
+    for (const [field, value] of this.askedFields()) out.set(`answer:field:${field}`, { type: 'finish', answer: value });
     out.set('finish', { type: 'finish' });
     this.cache = out;
     return out;
@@ -263,6 +277,24 @@ class GenericTracker implements SkillTracker {
     if (call === undefined) return 'I am about to make this change. ';
     const args = Object.entries(call.args).map(([k, v]) => `${k.replace(/_/g, ' ')} ${Array.isArray(v) ? v.join(', ') : String(v)}`);
     return `I can ${call.tool.replace(/_/g, ' ')} with ${args.join(', ')}. Shall I go ahead? `;
+  }
+
+  /** Scalar fields of the last output (or of its only list element) whose name the user said, with their values as text. */
+  private askedFields(): Array<[string, string]> {
+    let record = this.lastOutput;
+    if (record !== null && typeof record === 'object' && !Array.isArray(record)) {
+      const lists = Object.values(record).filter((v) => Array.isArray(v));
+      if (lists.length === 1 && (lists[0] as JsonValue[]).length === 1) record = (lists[0] as JsonValue[])[0]!;
+    }
+    if (record === null || typeof record !== 'object' || Array.isArray(record)) return [];
+    const out: Array<[string, string]> = [];
+    for (const key of Object.keys(record).sort()) {
+      const value = record[key]!;
+      if (value === null || typeof value === 'object') continue;
+      const words = key.split('_').filter((w) => w !== 'id' && w.length >= 3);
+      if (words.length > 0 && words.every((w) => this.userWords.has(w))) out.push([key, String(value)]);
+    }
+    return out;
   }
 
   /** Answers built from what was said: the last number, the signed sum of the numbers, how often one quoted string occurs in another. */
@@ -375,6 +407,8 @@ class GenericTracker implements SkillTracker {
         const value = this.named(arg, numeric);
         // "my order for ..." names no order: with an example in the schema, the value must have its shape.
         const shape = numeric ? undefined : exampleShape(schema.description);
+        const pattern = patternOf(schema.pattern);
+        if (pattern !== undefined && typeof value === 'string' && !pattern.test(value)) return undefined;
         return shape === undefined || (typeof value === 'string' && shapeOf(value) === shape) ? value : undefined;
       }
       case 'i': {
@@ -382,7 +416,8 @@ class GenericTracker implements SkillTracker {
         // With an example in the schema ("e.g. '#W0000000'"), only a token of the same shape will do.
         const shape = exampleShape(schema.description);
         this.idents ??= [...(this.userText.match(IDENT) ?? [])].reverse().filter((w) => /[0-9@_#-]/.test(w) && !/^[0-9]+$/.test(w));
-        return this.idents.find((w) => shape === undefined || shapeOf(w) === shape);
+        const pattern = patternOf(schema.pattern);
+        return this.idents.find((w) => (shape === undefined || shapeOf(w) === shape) && (pattern === undefined || pattern.test(w)));
       }
       case 'q':
         if (numeric) return undefined;
@@ -453,4 +488,14 @@ function shapeOf(token: string): string {
 /** A word without a plural or third-person `s` ("deletes" → "delete", "items" → "item"). */
 function stem(word: string): string {
   return word.length > 4 && word.endsWith('s') && !word.endsWith('ss') ? word.slice(0, -1) : word;
+}
+
+/** The schema's declared `pattern` as a RegExp (an invalid one is ignored). */
+function patternOf(pattern: unknown): RegExp | undefined {
+  if (typeof pattern !== 'string') return undefined;
+  try {
+    return new RegExp(pattern, 'u');
+  } catch {
+    return undefined;
+  }
 }
