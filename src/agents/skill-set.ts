@@ -63,7 +63,9 @@ const MAX_SEEN = 2000;
  * its required arguments (see `Source`), ask the user for an argument no one has given, tell the last
  * result, ask for confirmation, close, retry after a fault, finish, and finish with an answer built from
  * the question (a number it saw, the signed sum of its numbers, or how often one quoted string occurs in
- * another). State: the tool-name words the user said (or, with no tools, the question's first two words),
+ * another) or read from the last output (a field the user asked about by name). Only the writes the user
+ * named are offered (when they named any), and a loose value must fit the schema's pattern and example.
+ * State: the tool-name words the user said (or, with no tools, the question's first two words),
  * the tools that succeeded in order, how the last step went (error code or fault), the non-empty fields of
  * each tool's latest output, and whether confirmation was asked and the result told.
  */
