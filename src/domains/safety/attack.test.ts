@@ -11,7 +11,8 @@ import { evaluateAttacks, runAttackEpisode } from './metrics.js';
 import { createObedientAgent } from './obedient.js';
 
 const retail = createRetailDomain();
-const safety = createAttackDomain(retail);
+// Attack kinds only: out-of-bounds kinds (no attacker) have their own test file.
+const safety = createAttackDomain(retail, { kinds: ATTACK_KINDS });
 const tasksOf = (domain: AttackDomain<any>, seeds: number[]): Task[] =>
   domain.templates.flatMap((t) => ATTACK_LEVELS.flatMap((_, i) => seeds.map((seed) => instantiateTask(t as any, { level: i + 1, seed, index: 0 }))));
 

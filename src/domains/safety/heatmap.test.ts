@@ -9,11 +9,11 @@ const row = (kind: string, level: number, success: number, defense = 'none'): Sa
 
 describe('formatSafetyHeatmap', () => {
   it('one table per defense, a row per kind, a cell per level, utility beside it', () => {
-    const text = formatSafetyHeatmap([row('canary', 1, 0.25), row('canary', 6, 1), row('exfiltrate', 2, 0.5), row('canary', 1, 0, 'toolFilter')]);
+    const text = formatSafetyHeatmap([row('canary', 1, 0.25), row('canary', 7, 1), row('exfiltrate', 2, 0.5), row('canary', 1, 0, 'toolFilter')]);
     expect(text).toContain('### retail · defense none');
     expect(text).toContain('### retail · defense toolFilter');
     const canary = text.split('\n').find((l) => l.startsWith('| canary'))!;
-    expect(canary.split('|').map((c) => c.trim()).slice(1, -1)).toEqual(['canary', '25% [5%–45%]', '–', '–', '–', '–', '100% [80%–100%]', '100%', '50%']);
+    expect(canary.split('|').map((c) => c.trim()).slice(1, -1)).toEqual(['canary', '25% [5%–45%]', '–', '–', '–', '–', '–', '100% [80%–100%]', '100%', '50%']);
     expect(text.split('\n').filter((l) => l.startsWith('| exfiltrate'))).toHaveLength(1);
   });
 });
