@@ -43,9 +43,34 @@ export interface GuardPoint {
   action: string;
 }
 
+/** A rate with its 95% Wilson interval, as a run's `safety` event stores it. */
+export interface RateView {
+  rate: number;
+  low: number;
+  high: number;
+  n: number;
+}
+
+/** One row of a run's `safety` event (written by `envharness eval` for wrapped domains). */
+export interface SafetyRowView {
+  base: string;
+  kind: string;
+  level: number;
+  strength: string;
+  defense: string;
+  /** An out-of-bounds kind (the user's own request, no attacker): its levels are how hard the user pushes. */
+  outOfBounds: boolean;
+  utilityClean: RateView;
+  utilityAttacked: RateView;
+  attackSuccess: RateView;
+  leaks: number;
+}
+
 export interface RunTimeline {
   run: RunRecord;
   episodes: EpisodeEvent[];
+  /** Safety rows per (base, kind, level, defense), from the run's `safety` events (empty without). */
+  safety: SafetyRowView[];
   curriculum: CurriculumPoint[];
   evals: EvalPoint[];
   guard: GuardPoint[];
@@ -83,7 +108,7 @@ export async function readRunTimeline(store: Store, run: RunRecord): Promise<Run
 
 /** The pure part of `readRunTimeline`. */
 export function timelineFromEvents(run: RunRecord, events: readonly RunEvent[]): RunTimeline {
-  const timeline: RunTimeline = { run, episodes: [], curriculum: [], evals: [], guard: [], skippedGroups: 0 };
+  const timeline: RunTimeline = { run, episodes: [], safety: [], curriculum: [], evals: [], guard: [], skippedGroups: 0 };
   for (const event of events) {
     const data = asRecord(event.data);
     if (data === undefined) continue;
@@ -112,11 +137,27 @@ export function timelineFromEvents(run: RunRecord, events: readonly RunEvent[]):
       const at = asNumber(data.at);
       const score = asNumber(data.score);
       if (at !== undefined && score !== undefined) timeline.guard.push({ at, score, best: asNumber(data.best) ?? score, action: asString(data.action) ?? 'hold' });
+    } else if (event.kind === 'safety') {
+      timeline.safety.push(...asList(data.rows).flatMap((r) => safetyRowFrom(asRecord(r))));
     } else if (event.kind === 'group-skipped') {
       timeline.skippedGroups++;
     }
   }
   return timeline;
+}
+
+function rateFrom(value: JsonRecord | undefined): RateView | undefined {
+  const [rate, low, high, n] = [value?.rate, value?.low, value?.high, value?.n].map(asNumber);
+  return rate === undefined || low === undefined || high === undefined || n === undefined ? undefined : { rate, low, high, n };
+}
+
+function safetyRowFrom(row: JsonRecord | undefined): SafetyRowView[] {
+  const [base, kind, strength, defense] = [row?.base, row?.kind, row?.strength, row?.defense].map(asString);
+  const level = asNumber(row?.level);
+  const [utilityClean, utilityAttacked, attackSuccess] = [row?.utilityClean, row?.utilityAttacked, row?.attackSuccess].map((v) => rateFrom(asRecord(v)));
+  if (base === undefined || kind === undefined || strength === undefined || defense === undefined || level === undefined) return [];
+  if (utilityClean === undefined || utilityAttacked === undefined || attackSuccess === undefined) return [];
+  return [{ base, kind, level, strength, defense, outOfBounds: row?.outOfBounds === true, utilityClean, utilityAttacked, attackSuccess, leaks: asNumber(row?.leaks) ?? 0 }];
 }
 
 function episodeFrom(data: JsonRecord, position: number): EpisodeEvent | undefined {

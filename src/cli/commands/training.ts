@@ -1,13 +1,14 @@
 /** CLI: envharness train, eval, runs, experiment. */
 import type { Command } from 'commander';
-import { EnvHarnessError } from '../../core/index.js';
+import { EnvHarnessError, type JsonValue } from '../../core/index.js';
 import type { StrategyName } from '../../curriculum/index.js';
 import { createAgent } from '../../agents/index.js';
 import { createHarness, type Harness } from '../../harness/harness.js';
 import { runStaticVsAdaptive } from '../../harness/experiment.js';
-import { resolveRun } from '../../report/run-timeline.js';
+import { readRunTimeline, resolveRun } from '../../report/run-timeline.js';
 import type { TrainSummary } from '../../harness/train.js';
 import { builtinDomains } from '../../builtins.js';
+import { compareSafetyRows, formatSafetyHeatmap, safetyRowsOfOutcomes } from '../../domains/safety/index.js';
 // Read while commands are registered, before src/index.ts has finished evaluating: from its own module.
 import { DEFAULT_TRAIN_STRATEGY } from '../../harness/train.js';
 import { resolveAgent, saveAgentState } from '../agents.js';
@@ -157,7 +158,10 @@ export function registerTrainingCommands(program: Command, ctx: CliContext): voi
           onProgress: (d, t) => bar.update(d, t),
         });
         bar.stop();
-        if (globals.json) return printJson(ctx.io, { runId: result.runId, rows: result.rows });
+        // Wrapped (safety) domains: attack success and utility with and without the attack, kept with the run.
+        const safety = await safetyRowsOfOutcomes(result.outcomes, { domains: h.domains, getTask: (id) => h.store.getTask(id), agent });
+        if (safety !== undefined) await h.store.appendRunEvents([{ runId: result.runId, seq: result.outcomes.length, kind: 'safety', data: { rows: safety as unknown as JsonValue } }]);
+        if (globals.json) return printJson(ctx.io, { runId: result.runId, rows: result.rows, ...(safety === undefined ? {} : { safety }) });
         ctx.io.out(`run ${colors.bold(result.runId)} (${opts.split}, k=${opts.k})`);
         ctx.io.out(table(result.rows.map((r) => ({
           slice: r.slice,
@@ -166,6 +170,7 @@ export function registerTrainingCommands(program: Command, ctx: CliContext): voi
           ...Object.fromEntries(r.passK.map((v, i) => [`pass^${i + 1}`, v.toFixed(3)])),
           '95% CI (pass^1)': `[${r.low.toFixed(2)}, ${r.high.toFixed(2)}]`,
         }))));
+        if (safety !== undefined) ctx.io.out(`\nsafety: attack success by kind × level (95% Wilson interval), utility without and under attack\n\n${formatSafetyHeatmap(safety)}`);
       });
     });
 
@@ -290,7 +295,9 @@ export function registerTrainingCommands(program: Command, ctx: CliContext): voi
         }));
         const startOf = (r: typeof ra) => ((r.config ?? {}) as { agentStart?: string | null }).agentStart ?? null;
         const sameStart = startOf(ra) === startOf(rb);
-        if (ctx.globals().json) return printJson(ctx.io, { sameEnvironment: sameEnv, sameAgentStart: sameStart, runs: rows });
+        const [safetyA, safetyB] = await Promise.all([ra, rb].map(async (r) => (await readRunTimeline(h.store, r)).safety));
+        const safety = safetyA!.length + safetyB!.length === 0 ? undefined : compareSafetyRows(safetyA!, safetyB!);
+        if (ctx.globals().json) return printJson(ctx.io, { sameEnvironment: sameEnv, sameAgentStart: sameStart, runs: rows, ...(safety === undefined ? {} : { safety: { a: safetyA, b: safetyB } }) });
         if (!sameEnv) {
           ctx.io.err(colors.red(colors.bold('WARNING: these runs used different environment versions (template sets or digests differ); their numbers are not comparable.')));
         }
@@ -298,6 +305,7 @@ export function registerTrainingCommands(program: Command, ctx: CliContext): voi
           ctx.io.err(colors.red(colors.bold(`WARNING: the agents started from different states (${startOf(ra)?.slice(0, 12) ?? 'fresh'} vs ${startOf(rb)?.slice(0, 12) ?? 'fresh'}; e.g. one continued a saved learner with --resume-agent); their numbers are not comparable.`)));
         }
         ctx.io.out(table(rows));
+        if (safety !== undefined) ctx.io.out(`\nsafety (A: ${ra.id}, B: ${rb.id}): attack success and utility per kind × level\n${table(safety)}`);
       });
     });
 }

@@ -55,7 +55,7 @@ describe('attack layer on retail', () => {
     const episode = createEpisode(safety, task, {});
     const { last } = await playEpisode(episode, episode.reset({ seed: 0 }), { task, agent: createOracleAgent(), seed: 0, domain: safety.name, flush: false });
     expect(last.info.outcome).toBe(1);
-    expect(last.info.report).toEqual({ safety: { kind: 'canary', level: 1, strength: 'plain', defense: 'none', attackSuccess: false, leaks: 0 } });
+    expect(last.info.report).toEqual({ safety: { base: 'retail', kind: 'canary', level: 1, strength: 'plain', defense: 'none', attackSuccess: false, leaks: 0 } });
     const obeyed = createEpisode(safety, task, {});
     const played = await playEpisode(obeyed, obeyed.reset({ seed: 0 }), { task, agent: createObedientAgent({ inner: createOracleAgent() }), seed: 0, domain: safety.name, flush: false });
     expect(played.last.info.report).toMatchObject({ safety: { attackSuccess: true, leaks: 1 } });

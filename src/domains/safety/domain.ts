@@ -95,6 +95,12 @@ export interface BaseRef {
   params: JsonValue;
 }
 
+/** Whether `domain` is a wrapped one (`createAttackDomain`): what shared code checks instead of a name. */
+export function isAttackDomain(domain: Domain<any>): domain is AttackDomain<any> {
+  const d = domain as Partial<AttackDomain<any>>;
+  return typeof d.attackOf === 'function' && typeof d.baseTask === 'function' && d.base !== undefined;
+}
+
 /** A wrapped domain: the base, the defense, and grading of a finished episode. */
 export interface AttackDomain<S = unknown> extends Domain<S> {
   readonly base: Domain<S>;
@@ -322,7 +328,7 @@ export function createAttackDomain<S>(base: Domain<S>, options: AttackDomainOpti
       const plan = attackOf(ctx.task);
       if (plan === undefined) return own;
       const verdict = gradeAttack(plan.goal, ctx.trace, confirmToolsOf(ctx.task));
-      return { ...own, safety: { kind: plan.kind, level: ctx.task.level, strength: plan.strength, defense: defenseName(defense), attackSuccess: verdict.success, leaks: verdict.leaks.length, ...(verdict.step === undefined ? {} : { step: verdict.step }) } };
+      return { ...own, safety: { base: base.name, kind: plan.kind, level: ctx.task.level, strength: plan.strength, defense: defenseName(defense), attackSuccess: verdict.success, leaks: verdict.leaks.length, ...(verdict.step === undefined ? {} : { step: verdict.step }) } };
     },
     // The base's baselines play the user task as before; `obedient` wraps the base's rule-based bot
     // (or finishes at once) and also does whatever a tool output tells it to.

@@ -4,7 +4,7 @@ import type { SafetyRow } from './metrics.js';
 
 const rate = (rate: number, n: number) => ({ rate, low: Math.max(0, rate - 0.2), high: Math.min(1, rate + 0.2), n });
 const row = (kind: string, level: number, success: number, defense = 'none'): SafetyRow => ({
-  base: 'retail', kind, level, strength: 'x', defense, utilityClean: rate(1, 4), utilityAttacked: rate(0.5, 4), attackSuccess: rate(success, 4), leaks: 0,
+  base: 'retail', kind, level, strength: 'x', defense, outOfBounds: false, utilityClean: rate(1, 4), utilityAttacked: rate(0.5, 4), attackSuccess: rate(success, 4), leaks: 0,
 });
 
 describe('formatSafetyHeatmap', () => {

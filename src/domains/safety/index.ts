@@ -5,14 +5,14 @@ import { SAFETY_REGRESSION_DOMAIN, SAFETY_REGRESSION_SET } from './regression.js
 
 export { ATTACK_KINDS, ATTACK_KIND_TEXT, ATTACK_LANGUAGES, ATTACK_LEVELS, formatDirective, lureText, parseDirective } from './attacks.js';
 export type { AttackKind, AttackLanguage, AttackStrength, Directive, LureVars } from './attacks.js';
-export { createAttackDomain, defenseName, isOutOfBounds } from './domain.js';
+export { createAttackDomain, defenseName, isAttackDomain, isOutOfBounds } from './domain.js';
 export type { AttackDomain, AttackDomainOptions, AttackPlan, BaseRef, Defense, Placement, SafetyKind } from './domain.js';
 export { agentTexts, findLeaks, gradeAttack } from './grade.js';
 export type { AgentText, AttackGoal, AttackVerdict, Leak } from './grade.js';
-export { evaluateAttacks, runAttackEpisode } from './metrics.js';
-export type { AttackEpisode, Rate, SafetyRow } from './metrics.js';
+export { evaluateAttacks, runAttackEpisode, safetyOf, safetyRows, safetyRowsOfOutcomes } from './metrics.js';
+export type { AttackEpisode, Rate, SafetyEpisode, SafetyRow } from './metrics.js';
 export { createObedientAgent } from './obedient.js';
-export { formatSafetyHeatmap } from './heatmap.js';
+export { compareSafetyRows, formatSafetyHeatmap } from './heatmap.js';
 export type { ObedientOptions } from './obedient.js';
 export { ATTACK_CURRICULUM_CONFIG, attackResult, createAttackCurriculum } from './curriculum.js';
 export { SAFETY_REGRESSION_BATCHES, SAFETY_REGRESSION_DIGEST, SAFETY_REGRESSION_DOMAIN, SAFETY_REGRESSION_SET } from './regression.js';
