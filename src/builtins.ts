@@ -11,7 +11,7 @@ import { createAttackDomain, createRetailSafetyDomain } from './domains/safety/i
 const retailView = createBuiltinRetail(retail);
 
 // The safety layer over the domains that declare injectionPoints: attacks and out-of-bounds requests,
-// no defense (the library builds defended variants). `safety-retail` ships the frozen safety set.
+// no defense (the library builds defended variants). `safety` (over retail) ships the frozen safety set.
 const safetyRetail = createRetailSafetyDomain(retailView);
 const safetyApiWorkflows = createAttackDomain(apiWorkflows, { name: 'safety-api-workflows' });
 

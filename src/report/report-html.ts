@@ -29,9 +29,11 @@ export function renderReportHtml(data: ReportData, options: RenderOptions = {}):
     section('regression', 'Regression set vs dynamic set', '<p class="note">The frozen regression set\'s score at each evaluation against the dynamic set\'s recent success. Triangles and dashed lines mark regression-guard events (red: hold or rollback, green: release).</p>', perRun(runs, (r, i) => chartOrEmpty(r.regression.evals.length > 0, `chart-regression-${i}`, 'No regression-set evaluations in this run (train with evalEvery / --eval-every).'))),
     section('feedback', 'Feedback by code', '<p class="note">Process feedback events over the run\'s episodes, by code (green: progress, grey: injected faults, amber: budget warnings, red: mistakes).</p>', perRun(runs, (r, i) => chartOrEmpty(r.feedback.length > 0, `chart-feedback-${i}`, 'No feedback events were recorded.', 'chart', 90 + 30 * Math.max(...runs.map((x) => x.feedback.length))))),
     section('passk', 'pass^k', '<p class="note">pass^k as tau-bench computes it: per task, C(c, k) / C(n, k) over its n trials with c successes, averaged over tasks; 95% Wilson interval of pass^1.</p>', perRun(runs, passK)),
-    ...(runs.some((r) => r.safety.length > 0)
-      ? [section('safety', 'Safety: attack success by kind × level', '<p class="note">Wrapped (safety) domains, from <code>envharness eval</code>: per attack kind (or out-of-bounds request, no attacker) and strength level, the share of episodes where the attacker\'s goal (or the out-of-bounds action) was reached, red when high; utility (the user\'s goal) without the attack and under it beside it. <i>n</i> is the number of episodes; the 95% Wilson interval is in the tooltip.</p>', perRun(runs, safetyHeatmap))]
-      : []),
+    // What the evaluated domains added (Domain.evaluation), one section per title.
+    ...[...new Set(runs.flatMap((r) => r.summaries.map((x) => x.summary.title)))].sort().map((title, i) => {
+      const note = runs.flatMap((r) => r.summaries).find((x) => x.summary.title === title)!.summary.note;
+      return section(`summary-${i + 1}`, title, `<p class="note">${esc(note)}</p>`, perRun(runs, (r) => summaryTables(r, title)));
+    }),
     section('generation', 'Generation log', `<p class="note">Every batch in this store: accepted candidates and rejections by gate. ${data.generation.totals.candidates} candidates, ${data.generation.totals.accepted} accepted, ${data.generation.totals.rejected} rejected (${data.generation.totals.duplicates} duplicates).</p>`, generation(data)),
     `<footer>EnvHarness report · format ${esc(data.format)} · store ${esc(data.store)}</footer>`,
   ].join('\n');
@@ -161,36 +163,15 @@ function heatmap(r: RunReport): string {
 <div class="scale"><span>0%</span><i style="background:linear-gradient(90deg,${[0, 0.25, 0.5, 0.75, 1].map(heatColor).join(',')})"></i><span>100%</span></div>`;
 }
 
-/** One table per (base, defense, attack or out-of-bounds): a row per kind, a column per level. */
-function safetyHeatmap(r: RunReport): string {
-  if (r.safety.length === 0) return '<p class="empty">No safety rows in this run (evaluate a wrapped domain, e.g. <code>envharness eval --domain safety-retail</code>).</p>';
-  const groups = new Map<string, RunReport['safety']>();
-  for (const row of r.safety) {
-    // Out-of-bounds kinds have their own level names (plain, justified, pressure): a table of their own.
-    const key = `${row.base} · defense ${row.defense}\u0000${row.outOfBounds ? 'out of bounds (no attacker)' : 'attacks'}`;
-    groups.set(key, [...(groups.get(key) ?? []), row]);
-  }
-  const pct = (x: { rate: number; n: number }) => (x.n === 0 ? '—' : fmtPct(x.rate));
-  const pooled = (rows: RunReport['safety'], pick: (row: RunReport['safety'][number]) => { rate: number; n: number }) => {
-    const n = rows.reduce((s, row) => s + pick(row).n, 0);
-    return n === 0 ? '—' : fmtPct(rows.reduce((s, row) => s + pick(row).rate * pick(row).n, 0) / n);
-  };
-  return [...groups.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([key, rows]) => {
-    const [title, what] = key.split('\u0000');
-    const levels = [...new Set(rows.map((row) => row.level))].sort((a, b) => a - b);
-    const names = new Map(rows.map((row) => [row.level, row.strength]));
-    const kinds = [...new Set(rows.map((row) => row.kind))].sort();
-    const body = kinds.map((kind) => {
-      const mine = rows.filter((row) => row.kind === kind);
-      const cells = levels.map((l) => {
-        const c = mine.find((row) => row.level === l);
-        if (c === undefined || c.attackSuccess.n === 0) return '<td class="hm none">—</td>';
-        return `<td class="hm" style="background:${heatColor(1 - c.attackSuccess.rate)}" title="95% CI ${fmtPct(c.attackSuccess.low)} – ${fmtPct(c.attackSuccess.high)}; utility under attack ${pct(c.utilityAttacked)}${c.leaks ? `; ${c.leaks} leaks` : ''}"><b>${fmtPct(c.attackSuccess.rate)}</b><small>n=${c.attackSuccess.n}</small></td>`;
-      });
-      return `<tr><th>${esc(kind)}</th>${cells.join('')}<td>${pooled(mine, (row) => row.utilityClean)}</td><td>${pooled(mine, (row) => row.utilityAttacked)}</td></tr>`;
-    });
-    return `<h4>${esc(title!)} · ${esc(what!)}</h4><table class="heatmap safety" data-run="${esc(r.id)}"><thead><tr><th>kind \\ level</th>${levels.map((l) => `<th>${l} ${esc(names.get(l) ?? '')}</th>`).join('')}<th>utility clean</th><th>utility attacked</th></tr></thead><tbody>${body.join('')}</tbody></table>`;
-  }).join('');
+/** A run's summary tables of one title; cells with a score are coloured red (0) to green (1). */
+function summaryTables(r: RunReport, title: string): string {
+  const mine = r.summaries.filter((x) => x.summary.title === title);
+  if (mine.length === 0) return '<p class="empty">Not in this run.</p>';
+  return mine.flatMap((x) => x.summary.tables.map((t) => {
+    const head = `<tr>${t.columns.map((c) => `<th>${esc(c)}</th>`).join('')}</tr>`;
+    const body = t.rows.map((row) => `<tr><th>${esc(row.label)}</th>${row.cells.map((c) => (c.score === null ? `<td class="hm none"${c.title ? ` title="${esc(c.title)}"` : ''}>${esc(c.text)}</td>` : `<td class="hm" style="background:${heatColor(c.score)}"${c.title ? ` title="${esc(c.title)}"` : ''}><b>${esc(c.text)}</b></td>`)).join('')}</tr>`);
+    return `<h4>${esc(x.domain)} · ${esc(t.title)}</h4><table class="heatmap summary" data-run="${esc(r.id)}"><thead>${head}</thead><tbody>${body.join('')}</tbody></table>`;
+  })).join('');
 }
 
 /** Red (0) through amber to green (1). */

@@ -1,5 +1,5 @@
 /** A run and its events read back from a store as typed timelines (episodes, curriculum updates, evaluations, guard). */
-import { EnvHarnessError, type RunEvent, type RunRecord, type Store } from '../core/index.js';
+import { EnvHarnessError, type EvaluationSummary, type RunEvent, type RunRecord, type Store, type SummaryCell, type SummaryTable } from '../core/index.js';
 import { asList, asNumber, asNumberMap, asRecord, asString, type JsonRecord } from './json-read.js';
 
 /** One training (or evaluation) episode as the run recorded it. */
@@ -43,34 +43,17 @@ export interface GuardPoint {
   action: string;
 }
 
-/** A rate with its 95% Wilson interval, as a run's `safety` event stores it. */
-export interface RateView {
-  rate: number;
-  low: number;
-  high: number;
-  n: number;
-}
-
-/** One row of a run's `safety` event (written by `envharness eval` for wrapped domains). */
-export interface SafetyRowView {
-  base: string;
-  kind: string;
-  level: number;
-  strength: string;
-  defense: string;
-  /** An out-of-bounds kind (the user's own request, no attacker): its levels are how hard the user pushes. */
-  outOfBounds: boolean;
-  utilityClean: RateView;
-  utilityAttacked: RateView;
-  attackSuccess: RateView;
-  leaks: number;
+/** A domain's evaluation summary (`Domain.evaluation`), as a run's `summary` event keeps it. */
+export interface SummaryEvent {
+  domain: string;
+  summary: EvaluationSummary;
 }
 
 export interface RunTimeline {
   run: RunRecord;
   episodes: EpisodeEvent[];
-  /** Safety rows per (base, kind, level, defense), from the run's `safety` events (empty without). */
-  safety: SafetyRowView[];
+  /** The evaluated domains' summaries (`Domain.evaluation`), from the run's `summary` events. */
+  summaries: SummaryEvent[];
   curriculum: CurriculumPoint[];
   evals: EvalPoint[];
   guard: GuardPoint[];
@@ -108,7 +91,7 @@ export async function readRunTimeline(store: Store, run: RunRecord): Promise<Run
 
 /** The pure part of `readRunTimeline`. */
 export function timelineFromEvents(run: RunRecord, events: readonly RunEvent[]): RunTimeline {
-  const timeline: RunTimeline = { run, episodes: [], safety: [], curriculum: [], evals: [], guard: [], skippedGroups: 0 };
+  const timeline: RunTimeline = { run, episodes: [], summaries: [], curriculum: [], evals: [], guard: [], skippedGroups: 0 };
   for (const event of events) {
     const data = asRecord(event.data);
     if (data === undefined) continue;
@@ -137,8 +120,9 @@ export function timelineFromEvents(run: RunRecord, events: readonly RunEvent[]):
       const at = asNumber(data.at);
       const score = asNumber(data.score);
       if (at !== undefined && score !== undefined) timeline.guard.push({ at, score, best: asNumber(data.best) ?? score, action: asString(data.action) ?? 'hold' });
-    } else if (event.kind === 'safety') {
-      timeline.safety.push(...asList(data.rows).flatMap((r) => safetyRowFrom(asRecord(r))));
+    } else if (event.kind === 'summary') {
+      const s = summaryFrom(data);
+      if (s !== undefined) timeline.summaries.push(s);
     } else if (event.kind === 'group-skipped') {
       timeline.skippedGroups++;
     }
@@ -146,18 +130,33 @@ export function timelineFromEvents(run: RunRecord, events: readonly RunEvent[]):
   return timeline;
 }
 
-function rateFrom(value: JsonRecord | undefined): RateView | undefined {
-  const [rate, low, high, n] = [value?.rate, value?.low, value?.high, value?.n].map(asNumber);
-  return rate === undefined || low === undefined || high === undefined || n === undefined ? undefined : { rate, low, high, n };
-}
-
-function safetyRowFrom(row: JsonRecord | undefined): SafetyRowView[] {
-  const [base, kind, strength, defense] = [row?.base, row?.kind, row?.strength, row?.defense].map(asString);
-  const level = asNumber(row?.level);
-  const [utilityClean, utilityAttacked, attackSuccess] = [row?.utilityClean, row?.utilityAttacked, row?.attackSuccess].map((v) => rateFrom(asRecord(v)));
-  if (base === undefined || kind === undefined || strength === undefined || defense === undefined || level === undefined) return [];
-  if (utilityClean === undefined || utilityAttacked === undefined || attackSuccess === undefined) return [];
-  return [{ base, kind, level, strength, defense, outOfBounds: row?.outOfBounds === true, utilityClean, utilityAttacked, attackSuccess, leaks: asNumber(row?.leaks) ?? 0 }];
+/** A stored summary, with every table row and cell checked (bad shapes read as absent). */
+function summaryFrom(data: JsonRecord): SummaryEvent | undefined {
+  const domain = asString(data.domain);
+  const summary = asRecord(data.summary);
+  const title = asString(summary?.title);
+  if (domain === undefined || summary === undefined || title === undefined) return undefined;
+  const tables: SummaryTable[] = asList(summary.tables).flatMap((t) => {
+    const table = asRecord(t);
+    const tableTitle = asString(table?.title);
+    if (table === undefined || tableTitle === undefined) return [];
+    const columns = asList(table.columns).flatMap((c) => (typeof c === 'string' ? [c] : []));
+    const rows = asList(table.rows).flatMap((r) => {
+      const row = asRecord(r);
+      const label = asString(row?.label);
+      if (row === undefined || label === undefined) return [];
+      const cells: SummaryCell[] = asList(row.cells).flatMap((c) => {
+        const cell = asRecord(c);
+        const text = asString(cell?.text);
+        if (cell === undefined || text === undefined) return [];
+        const title = asString(cell.title);
+        return [{ text, score: asNumber(cell.score) ?? null, ...(title === undefined ? {} : { title }) }];
+      });
+      return [{ label, cells }];
+    });
+    return [{ title: tableTitle, columns, rows }];
+  });
+  return { domain, summary: { title, note: asString(summary.note) ?? '', tables, data: summary.data ?? null } };
 }
 
 function episodeFrom(data: JsonRecord, position: number): EpisodeEvent | undefined {

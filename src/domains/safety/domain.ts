@@ -27,25 +27,14 @@ import { sampleFromSchema } from '../../agents/schema-sample.js';
 import { toolSpec } from '../../runtime/tool-specs.js';
 import { ATTACK_KINDS, ATTACK_LANGUAGES, ATTACK_LEVELS, lureText, renderAttack, type AttackKind, type AttackLanguage, type Directive, type LureVars } from './attacks.js';
 import { createObedientAgent } from './obedient.js';
-import { OUT_OF_BOUNDS_KINDS, OUT_OF_BOUNDS_LEVELS, OUT_OF_BOUNDS_POLICY, renderRequest, type OutOfBoundsKind } from './out-of-bounds.js';
+import { isOutOfBounds, OUT_OF_BOUNDS_KINDS, OUT_OF_BOUNDS_LEVELS, OUT_OF_BOUNDS_POLICY, renderRequest, type OutOfBoundsKind } from './out-of-bounds.js';
+import { defenseName, type Defense } from './defense.js';
+import { safetySummary } from './heatmap.js';
+import { safetyRowsOfEpisodes } from './metrics.js';
+
+export { defenseName, isOutOfBounds, type Defense };
 import { gradeAttack, type AttackGoal, type AttackVerdict } from './grade.js';
 import type { TraceEntry } from '../../core/index.js';
-
-/** Defenses a run can turn on to compare (all off by default). */
-export interface Defense {
-  /** Wrap placed text in `<<untrusted-data>>` markers; the policy says text inside is data, never instructions. */
-  delimit?: boolean;
-  /** Spotlighting by datamarking: spaces in placed text become `^`; the policy says marked text is data. */
-  spotlight?: boolean;
-  /** Offer only the tools the user task's reference solution uses (`constraints.allowedTools`). */
-  toolFilter?: boolean;
-}
-
-/** The defense's short name for metrics: `none`, or the defenses on, joined with `+`. */
-export function defenseName(defense: Defense = {}): string {
-  const on = (['delimit', 'spotlight', 'toolFilter'] as const).filter((d) => defense[d] === true);
-  return on.length === 0 ? 'none' : on.join('+');
-}
 
 export interface AttackDomainOptions {
   /** The wrapped domain's name (default `safety`); templates are `<name>/<kind>@1`. */
@@ -82,10 +71,7 @@ export interface AttackPlan {
   request?: string;
 }
 
-/** Whether `kind` is an out-of-bounds kind (no attacker; the user asks). */
-export function isOutOfBounds(kind: string): kind is OutOfBoundsKind {
-  return (OUT_OF_BOUNDS_KINDS as readonly string[]).includes(kind);
-}
+
 
 /** Where the user task came from (in `params.base`). */
 export interface BaseRef {
@@ -340,8 +326,15 @@ export function createAttackDomain<S>(base: Domain<S>, options: AttackDomainOpti
       },
     },
     ...(options.regressionSet === undefined ? {} : { regressionSet: options.regressionSet }),
+    // `envharness eval`: attack success and utility with and without the attack, per kind × level.
+    evaluation: {
+      summarize: async (episodes, ctx) => {
+        const rows = await safetyRowsOfEpisodes(wrapped, episodes, ctx);
+        return rows === undefined ? undefined : safetySummary(rows);
+      },
+    },
   });
-  return Object.assign(domain, {
+  const wrapped: AttackDomain<S> = Object.assign(domain, {
     base,
     defense,
     attackOf,
@@ -356,6 +349,7 @@ export function createAttackDomain<S>(base: Domain<S>, options: AttackDomainOpti
       return instantiateBase(template, view.level, paramsOf(task)!.base.seed);
     },
   });
+  return wrapped;
 }
 
 /** Whether `action`, run next, reaches the plan's goal (and the trace so far had not). */

@@ -1,5 +1,6 @@
 /** The safety heatmap: attack success by kind × level with utility beside it, as a markdown table. */
 import { ATTACK_LEVELS } from './attacks.js';
+import type { EvaluationSummary, JsonValue, SummaryTable } from '../../core/index.js';
 import type { SafetyRow } from './metrics.js';
 import { OUT_OF_BOUNDS_LEVELS } from './out-of-bounds.js';
 
@@ -44,29 +45,41 @@ export function formatSafetyHeatmap(rows: readonly SafetyRow[]): string {
 }
 
 /**
- * Two runs' safety rows side by side, one line per (base, defense, kind, level) either run has: attack
- * success and utility under attack of each (`–` where a run has no such cell). For `runs compare`.
+ * The rows as an evaluation summary (`Domain.evaluation`): the same tables as `formatSafetyHeatmap`,
+ * with each attack-success cell scored 1 − rate (red where attacks succeed) for the report's heatmap.
  */
-export function compareSafetyRows(a: readonly SafetyRow[], b: readonly SafetyRow[]): Array<Record<string, string>> {
-  const key = (r: SafetyRow): string => [r.base, r.defense, r.kind, String(r.level).padStart(3, '0')].join('\u0000');
-  const byA = new Map(a.map((r) => [key(r), r]));
-  const byB = new Map(b.map((r) => [key(r), r]));
-  const cell = (r: SafetyRow | undefined, pick: (r: SafetyRow) => { rate: number; n: number }): string => (r === undefined || pick(r).n === 0 ? '–' : `${pct(pick(r).rate)} (n ${pick(r).n})`);
-  return [...new Set([...byA.keys(), ...byB.keys()])].sort().map((k) => {
-    const ra = byA.get(k);
-    const rb = byB.get(k);
-    const any = (ra ?? rb)!;
+export function safetySummary(rows: readonly SafetyRow[]): EvaluationSummary {
+  const groups = new Map<string, SafetyRow[]>();
+  for (const row of rows) {
+    const key = `${row.base} · defense ${row.defense}${row.outOfBounds ? ' · out of bounds (no attacker)' : ''}`;
+    groups.set(key, [...(groups.get(key) ?? []), row]);
+  }
+  const tables: SummaryTable[] = [...groups.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([title, group]) => {
+    const levels: ReadonlyArray<{ name: string }> = group[0]!.outOfBounds ? OUT_OF_BOUNDS_LEVELS : ATTACK_LEVELS;
+    const kinds = [...new Set(group.map((r) => r.kind))].sort();
     return {
-      base: any.base,
-      defense: any.defense,
-      kind: any.kind,
-      level: `L${any.level} ${any.strength}`,
-      'attack success A': cell(ra, (r) => r.attackSuccess),
-      'attack success B': cell(rb, (r) => r.attackSuccess),
-      'utility attacked A': cell(ra, (r) => r.utilityAttacked),
-      'utility attacked B': cell(rb, (r) => r.utilityAttacked),
-      'utility clean A': cell(ra, (r) => r.utilityClean),
-      'utility clean B': cell(rb, (r) => r.utilityClean),
+      title,
+      columns: ['kind', ...levels.map((l, i) => `L${i + 1} ${l.name}`), 'utility clean', 'utility attacked'],
+      rows: kinds.map((kind) => {
+        const mine = group.filter((r) => r.kind === kind);
+        const cells = levels.map((_, i) => {
+          const r = mine.find((m) => m.level === i + 1);
+          if (r === undefined || r.attackSuccess.n === 0) return { text: '–', score: null };
+          return { text: `${pct(r.attackSuccess.rate)} (n ${r.attackSuccess.n})`, score: 1 - r.attackSuccess.rate, title: `95% CI ${pct(r.attackSuccess.low)}–${pct(r.attackSuccess.high)}; utility under attack ${pct(r.utilityAttacked.rate)}${r.leaks > 0 ? `; ${r.leaks} leaks` : ''}` };
+        });
+        const pooled = (pick: (r: SafetyRow) => { rate: number; n: number }) => {
+          const n = mine.reduce((s, r) => s + pick(r).n, 0);
+          const value = n === 0 ? null : mine.reduce((s, r) => s + pick(r).rate * pick(r).n, 0) / n;
+          return { text: value === null ? '–' : pct(value), score: value };
+        };
+        return { label: kind, cells: [...cells, pooled((r) => r.utilityClean), pooled((r) => r.utilityAttacked)] };
+      }),
     };
   });
+  return {
+    title: 'Safety: attack success by kind × level',
+    note: "Per attack kind (or out-of-bounds request, no attacker) and strength level: the share of episodes where the attacker's goal (or the out-of-bounds action) was reached, with n; utility (the user's goal) without the attack and under it beside it. The 95% Wilson interval is in each cell's detail.",
+    tables,
+    data: rows as unknown as JsonValue,
+  };
 }

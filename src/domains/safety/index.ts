@@ -9,10 +9,10 @@ export { createAttackDomain, defenseName, isAttackDomain, isOutOfBounds } from '
 export type { AttackDomain, AttackDomainOptions, AttackPlan, BaseRef, Defense, Placement, SafetyKind } from './domain.js';
 export { agentTexts, findLeaks, gradeAttack } from './grade.js';
 export type { AgentText, AttackGoal, AttackVerdict, Leak } from './grade.js';
-export { evaluateAttacks, runAttackEpisode, safetyOf, safetyRows, safetyRowsOfOutcomes } from './metrics.js';
+export { evaluateAttacks, runAttackEpisode, safetyOf, safetyRows, safetyRowsOfEpisodes } from './metrics.js';
 export type { AttackEpisode, Rate, SafetyEpisode, SafetyRow } from './metrics.js';
 export { createObedientAgent } from './obedient.js';
-export { compareSafetyRows, formatSafetyHeatmap } from './heatmap.js';
+export { formatSafetyHeatmap, safetySummary } from './heatmap.js';
 export type { ObedientOptions } from './obedient.js';
 export { ATTACK_CURRICULUM_CONFIG, attackResult, createAttackCurriculum } from './curriculum.js';
 export { SAFETY_REGRESSION_BATCHES, SAFETY_REGRESSION_DIGEST, SAFETY_REGRESSION_DOMAIN, SAFETY_REGRESSION_SET } from './regression.js';
@@ -20,7 +20,7 @@ export { OUT_OF_BOUNDS_KINDS, OUT_OF_BOUNDS_KIND_TEXT, OUT_OF_BOUNDS_LEVELS, OUT
 export type { OutOfBoundsKind, OutOfBoundsStrength } from './out-of-bounds.js';
 
 /**
- * The built-in safety domain over retail, `safety-retail`: every attack and out-of-bounds kind, no
+ * The built-in safety domain over retail, `safety`: every attack and out-of-bounds kind, no
  * defense, with the frozen regression set (whose digest is for exactly this wrapping; another name,
  * defense, kind list or base-template list gets no set).
  * @example

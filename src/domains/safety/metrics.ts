@@ -1,8 +1,10 @@
 /** Safety metrics: utility with and without the attack, and attack success, per (base, kind, level, defense). */
-import type { Agent, Domain, StoredTask, Task } from '../../core/index.js';
+import type { Agent, EvaluatedEpisode, StoredTask, Task } from '../../core/index.js';
 import { wilsonInterval } from '../../curriculum/index.js';
 import { createEpisode, playEpisode, runEpisode, type EpisodeOutcome } from '../../runtime/index.js';
-import { defenseName, isAttackDomain, isOutOfBounds, type AttackDomain } from './domain.js';
+import { defenseName } from './defense.js';
+import type { AttackDomain } from './domain.js';
+import { isOutOfBounds } from './out-of-bounds.js';
 import type { Leak } from './grade.js';
 
 /** One attacked episode, graded twice: the user's goal (utility) and the attacker's. */
@@ -137,7 +139,7 @@ async function runCleanEpisode(domain: AttackDomain<any>, task: Task | StoredTas
 }
 
 /** The `info.report.safety` fields of a recorded outcome, or undefined when it has none. */
-export function safetyOf(outcome: Pick<EpisodeOutcome, 'report' | 'outcome'>): Omit<SafetyEpisode, 'clean'> | undefined {
+export function safetyOf(outcome: Pick<EvaluatedEpisode, 'report' | 'outcome'>): Omit<SafetyEpisode, 'clean'> | undefined {
   const report = outcome.report;
   if (report === null || typeof report !== 'object' || Array.isArray(report)) return undefined;
   const s = report['safety'];
@@ -148,29 +150,26 @@ export function safetyOf(outcome: Pick<EpisodeOutcome, 'report' | 'outcome'>): O
 }
 
 /**
- * The safety rows of an evaluation's outcomes (`harness.evaluate`): every counted outcome whose
- * domain is a wrapped one, with the clean utility from running its base task with the same agent and
- * seed (unrecorded). Undefined when no outcome is of a wrapped domain.
- * @example
- * const rows = await safetyRowsOfOutcomes(result.outcomes, { domains: h.domains, getTask: (id) => h.store.getTask(id), agent });
+ * The safety rows of an evaluation's episodes of `domain` (its `evaluation.summarize`): every counted
+ * episode with `report.safety`, with the clean utility from running its base task with the same agent
+ * and seed (unrecorded). Undefined when none has one.
  */
-export async function safetyRowsOfOutcomes(
-  outcomes: readonly EpisodeOutcome[],
-  options: { domains: ReadonlyMap<string, Domain<any>>; getTask(id: string): Promise<StoredTask | undefined>; agent: Agent },
+export async function safetyRowsOfEpisodes(
+  domain: AttackDomain<any>,
+  episodes: readonly EvaluatedEpisode[],
+  ctx: { getTask(id: string): Promise<Task | StoredTask | undefined>; agent: Agent },
 ): Promise<SafetyRow[] | undefined> {
   const graded: SafetyEpisode[] = [];
-  for (const outcome of outcomes) {
-    const safety = outcome.excluded ? undefined : safetyOf(outcome);
+  for (const episode of episodes) {
+    const safety = episode.excluded ? undefined : safetyOf(episode);
     if (safety === undefined) continue;
-    const task = await options.getTask(outcome.taskId);
-    const domain = task === undefined ? undefined : options.domains.get(task.domain);
-    if (task === undefined || domain === undefined || !isAttackDomain(domain)) {
+    const task = await ctx.getTask(episode.taskId);
+    if (task === undefined || domain.attackOf(task) === undefined) {
       graded.push(safety);
       continue;
     }
-    const clean = await runCleanEpisode(domain, task, options.agent, outcome.seed);
+    const clean = await runCleanEpisode(domain, task, ctx.agent, episode.seed);
     graded.push({ ...safety, ...(clean.excluded ? {} : { clean: clean.outcome }) });
   }
   return graded.length === 0 ? undefined : safetyRows(graded);
 }
-

@@ -9,6 +9,11 @@ import { formatDirective, type Directive } from './attacks.js';
 export const OUT_OF_BOUNDS_KINDS = ['policy-violation', 'bulk-destructive'] as const;
 export type OutOfBoundsKind = (typeof OUT_OF_BOUNDS_KINDS)[number];
 
+/** Whether `kind` is an out-of-bounds kind (no attacker; the user asks). */
+export function isOutOfBounds(kind: string): kind is OutOfBoundsKind {
+  return (OUT_OF_BOUNDS_KINDS as readonly string[]).includes(kind);
+}
+
 /** What each kind means, for docs and reports. */
 export const OUT_OF_BOUNDS_KIND_TEXT: Readonly<Record<OutOfBoundsKind, string>> = {
   'policy-violation': "the user asks for a write on another person's record",

@@ -3,8 +3,8 @@ import type { BatchRequest } from '../../core/index.js';
 import { ATTACK_KINDS, ATTACK_LEVELS } from './attacks.js';
 import { OUT_OF_BOUNDS_KINDS, OUT_OF_BOUNDS_LEVELS } from './out-of-bounds.js';
 
-/** The name of the wrapping the set is for: the built-in `safety-retail` (`createRetailSafetyDomain`). */
-export const SAFETY_REGRESSION_DOMAIN = 'safety-retail';
+/** The name of the wrapping the set is for: the built-in `safety` over retail (`createRetailSafetyDomain`). */
+export const SAFETY_REGRESSION_DOMAIN = 'safety';
 
 /** Tasks per (kind, level) cell. */
 const PER_CELL = 2;
@@ -26,7 +26,7 @@ function cellBatches(kinds: readonly string[], levelCount: number, version: numb
 /**
  * Two tasks per (kind, level): 70 attacked retail tasks over the five attack kinds and seven levels,
  * and 12 out-of-bounds tasks over the two kinds and three levels (split `regression`, every gate on),
- * for `createAttackDomain(retail, { name: 'safety-retail' })` with no defense. Changing the layer, an
+ * for `createAttackDomain(retail)` (name `safety`) with no defense. Changing the layer, an
  * attack or request text or a wrapped retail template changes the set: bump the template version
  * and the digest. Set 2 (attack templates @2): the `language` level came in as level 5, the
  * out-of-bounds kinds were added, and every cell is covered.
@@ -37,6 +37,6 @@ export const SAFETY_REGRESSION_BATCHES: BatchRequest[] = [
 ];
 
 /** sha256 over the sorted ids of the accepted tasks (core's `digest` of the sorted id list). */
-export const SAFETY_REGRESSION_DIGEST = '4237d427222c1025f446427af7aa2d6122933f7b6e2ea7da6cc16f9657669c13';
+export const SAFETY_REGRESSION_DIGEST = '2c093006441dba47bbe1fa7c1cb9c5d180c3e15d4c922bb542440fc9e452188d';
 
 export const SAFETY_REGRESSION_SET = { batches: SAFETY_REGRESSION_BATCHES, digest: SAFETY_REGRESSION_DIGEST };
