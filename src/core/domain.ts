@@ -6,6 +6,7 @@ import type { Rng } from './rng.js';
 import type { BatchRequest } from './batch.js';
 import type { Task, Template } from './template.js';
 import type { Agent } from './agent.js';
+import type { Finding } from './problem.js';
 import type { Store } from './store.js';
 
 /** What a tool run may use besides the state. */
@@ -50,7 +51,8 @@ export interface PolicyRule<S = unknown> {
   description: string;
   severity: Severity;
   block?: boolean;
-  check(action: Action & { type: 'tool' }, ctx: PolicyContext<S>): string | undefined;
+  /** A violation, or undefined when the call is allowed. */
+  check(action: Action & { type: 'tool' }, ctx: PolicyContext<S>): Finding | undefined;
 }
 
 /** The simulated user's turn. */
@@ -74,7 +76,8 @@ export interface SimulatedUser {
 /** A domain-specific acceptance check beyond final state / outputs / ordering. */
 export interface AcceptanceCheck<S = unknown> {
   id: string;
-  check(ctx: PolicyContext<S> & { referenceState: S }): string | undefined;
+  /** A failed criterion, or undefined when it holds. */
+  check(ctx: PolicyContext<S> & { referenceState: S }): Finding | undefined;
 }
 
 /**

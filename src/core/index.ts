@@ -18,3 +18,4 @@ export { computeTaskId, fastDigest, fastRng, fastTaskId, rngFor } from './hashin
 export * from './json-pointer.js';
 export * from './problem.js';
 export * from './agent.js';
+export * from './replica-store.js';

@@ -77,3 +77,42 @@ def populate(client) -> None:  # type: ignore[no-untyped-def]
     client.generate(["inventory/restock@1", "inventory/clearance@1"], levels=[1, 2], count=40, seed=1)
     client.generate(["math/chain-sum@1"], levels=[1, 2, 3], count=30, seed=1)
     client.generate(["null/noop@1"], levels=[1], count=1, seed=1, gates={"non_trivial": False})
+
+
+class SharedServer:
+    """One populated server and client for a whole test module: ``start()`` in ``setUpModule``, ``stop()`` in
+    ``tearDownModule`` (which fails the module when the server did not exit cleanly)."""
+
+    def __init__(self, extra_args: Optional[List[str]] = None) -> None:
+        self.extra_args = extra_args
+        self.server: Optional[ServeProcess] = None
+        self.client = None  # type: ignore[var-annotated]
+
+    def start(self):  # type: ignore[no-untyped-def]
+        """Starts ``envharness serve``, generates the test tasks, and returns the client."""
+        from envharness_client.client import Client
+
+        self.server = ServeProcess(self.extra_args)
+        self.client = Client(self.server.url, self.server.token)
+        populate(self.client)
+        return self.client
+
+    @property
+    def url(self) -> str:
+        assert self.server is not None, "SharedServer.start() was not called"
+        return self.server.url
+
+    @property
+    def token(self) -> str:
+        assert self.server is not None, "SharedServer.start() was not called"
+        return self.server.token
+
+    def stop(self) -> None:
+        """Closes the client, stops the server, and raises if it exited with an error."""
+        if self.client is not None:
+            self.client.close()
+        if self.server is None:
+            return
+        code = self.server.stop()
+        if code not in (0, None):
+            raise AssertionError(f"envharness serve exited with {code}:\n{''.join(self.server.output)}")

@@ -25,24 +25,19 @@ from envharness_client import (  # noqa: E402
     message,
     tool,
 )
-from tests.server import ServeProcess, populate  # noqa: E402
+from tests.server import SharedServer  # noqa: E402
 
-SERVER: ServeProcess
+SHARED = SharedServer()
 CLIENT: Client
 
 
 def setUpModule() -> None:
-    global SERVER, CLIENT
-    SERVER = ServeProcess()
-    CLIENT = Client(SERVER.url, SERVER.token)
-    populate(CLIENT)
+    global CLIENT
+    CLIENT = SHARED.start()
 
 
 def tearDownModule() -> None:
-    CLIENT.close()
-    code = SERVER.stop()
-    if code not in (0, None):
-        raise AssertionError(f"envharness serve exited with {code}:\n{''.join(SERVER.output)}")
+    SHARED.stop()
 
 
 def solve_restock(env, obs):  # type: ignore[no-untyped-def]
@@ -168,7 +163,7 @@ class Batched(unittest.TestCase):
 
 class Errors(unittest.TestCase):
     def test_typed_exceptions(self) -> None:
-        with Client(SERVER.url, "wrong-token-0123456789") as stranger, self.assertRaises(UnauthorizedError):
+        with Client(SHARED.url, "wrong-token-0123456789") as stranger, self.assertRaises(UnauthorizedError):
             stranger.health()
         with self.assertRaises(TaskNotFoundError):
             CLIENT.make(task_id="0" * 64)
@@ -206,7 +201,7 @@ class Errors(unittest.TestCase):
         env.close()
 
     def test_a_broken_connection_is_retried_without_applying_twice(self) -> None:
-        client = Client(SERVER.url, SERVER.token)
+        client = Client(SHARED.url, SHARED.token)
         env = client.make(domain="null", seed=0)
         for i in range(5):
             env.step(tool("noop"))

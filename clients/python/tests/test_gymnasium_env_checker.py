@@ -18,24 +18,19 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from envharness_client.client import Client, SeededRandom  # noqa: E402
-from tests.server import ServeProcess, populate  # noqa: E402
+from tests.server import SharedServer  # noqa: E402
 
-SERVER: ServeProcess
+SHARED = SharedServer()
 CLIENT: Client
 
 
 def setUpModule() -> None:
-    global SERVER, CLIENT
-    SERVER = ServeProcess()
-    CLIENT = Client(SERVER.url, SERVER.token)
-    populate(CLIENT)
+    global CLIENT
+    CLIENT = SHARED.start()
 
 
 def tearDownModule() -> None:
-    CLIENT.close()
-    code = SERVER.stop()
-    if code not in (0, None):
-        raise AssertionError(f"envharness serve exited with {code}:\n{''.join(SERVER.output)}")
+    SHARED.stop()
 
 
 def data_equivalence(a, b) -> bool:  # type: ignore[no-untyped-def]

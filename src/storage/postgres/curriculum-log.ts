@@ -1,19 +1,13 @@
 /** The append-only curriculum log shared by `serve` replicas (docs/design/021-replicas.md, "One curriculum"). */
 import type pg from 'pg';
-import { canonicalize, type JsonValue } from '../../core/index.js';
+import { canonicalize, type CurriculumLog, type CurriculumLogEntry, type JsonValue } from '../../core/index.js';
 
 /** Second key of the advisory lock that serialises appends (the first is the schema's hash). */
 const APPEND_LOCK = 0x43757272; // 'Curr'
 
-export type CurriculumLogKind = 'use' | 'adjust' | 'distribution';
+export type CurriculumLogKind = CurriculumLogEntry['kind'];
 
-export interface CurriculumLogEntry {
-  seq: number;
-  kind: CurriculumLogKind;
-  body: JsonValue;
-}
-
-export class PostgresCurriculumLog {
+export class PostgresCurriculumLog implements CurriculumLog {
   constructor(
     private readonly pool: pg.Pool,
     private readonly schema: string,

@@ -1,22 +1,10 @@
 /**
  * Server episodes shared by `serve` replicas on one PostgreSQL database: ownership with a fencing epoch and
- * the Idempotency-Keys of applied steps (docs/design/021-replicas.md). Implements server/replicas.ts's contract.
+ * the Idempotency-Keys of applied steps (docs/design/021-replicas.md). Implements core's `SharedEpisodes`.
  */
 import type pg from 'pg';
-import { canonicalize, EnvHarnessError, type JsonObject } from '../../core/index.js';
+import { canonicalize, EnvHarnessError, type JsonObject, type SharedEpisodeRow, type SharedEpisodes, type SharedStepKey } from '../../core/index.js';
 import { stepKeyOf, type StepKeyRow } from './transition-writer.js';
-
-/** Mirrors `SharedEpisodeRow` of src/server/replicas.ts (storage does not import the server). */
-export interface SharedEpisodeRow {
-  id: string;
-  tokenHash: Buffer;
-  body: JsonObject;
-  taskId: string;
-  attempt: number;
-  seed: number | undefined;
-  closed: boolean;
-  epoch: number;
-}
 
 interface Row {
   id: string;
@@ -32,7 +20,7 @@ interface Row {
 const COLUMNS = 'id, token_hash, body, task_id, attempt, seed, closed, epoch';
 
 /** The shared-episode operations of one replica over the store's pool. */
-export class PostgresSharedEpisodes {
+export class PostgresSharedEpisodes implements SharedEpisodes {
   constructor(
     private readonly pool: pg.Pool,
     readonly replica: string,

@@ -37,8 +37,9 @@ import {
 } from '../../core/index.js';
 import { CHECKPOINT_INTERVAL_MS, CHECKPOINTER_AFTER_WRITES, FALLBACK_AUTOCHECKPOINT_PAGES, startCheckpointer, type Checkpointer, type CheckpointReport } from './checkpointer.js';
 import { migrate, SCHEMA_VERSION, userVersion } from './schema.js';
-import { TransitionInserter, type TransitionRow } from './transitions.js';
+import { TransitionInserter } from './transitions.js';
 import { readGenerationLog, writeGenerationLog } from './generation-log.js';
+import { limitClause as sharedLimitClause, questionMark, reviewFromRow, storedTaskFromRow, taskBody, taskQuery as sharedTaskQuery, whereOf as sharedWhereOf, type ReviewRow, type TaskRow } from '../rows.js';
 
 /** Milliseconds a write waits for another connection's lock before it fails with STORE_FAILED. */
 const DEFAULT_BUSY_TIMEOUT_MS = DEFAULT_SQLITE_BUSY_TIMEOUT_MS;
@@ -316,8 +317,8 @@ export class SqliteStore implements Store {
   async listEpisodes(filter: { runId?: string; taskId?: string; limit?: number } = {}): Promise<EpisodeRecord[]> {
     return this.guard('listEpisodes', () => {
       const { where, params } = whereOf([
-        ['run_id = ?', filter.runId],
-        ['task_id = ?', filter.taskId],
+        ['run_id', filter.runId],
+        ['task_id', filter.taskId],
       ]);
       const limit = limitClause(filter.limit, params);
       const texts = this.pluck(`SELECT body FROM episodes${where} ORDER BY seq${limit}`)
@@ -744,13 +745,14 @@ export class SqliteStore implements Store {
    * Keys this transaction creates go into `created`, for the caller to remember once it has committed.
    */
   private writeTransitions(transitions: readonly Transition[], episodes: readonly EpisodeRecord[], created: Map<string, number>): void {
-    const rows: TransitionRow[] = new Array(transitions.length);
-    for (let i = 0; i < transitions.length; i++) {
-      const t = transitions[i]!;
-      rows[i] = { key: this.episodeKey(t.episodeId, created), step: t.step, body: canonicalize(t) };
-    }
     (this.transitionInserter ??= new TransitionInserter(this.db)).insert(
-      rows,
+      transitions.length,
+      (index, params, at) => {
+        const t = transitions[index]!;
+        params[at] = this.episodeKey(t.episodeId, created);
+        params[at + 1] = t.step;
+        params[at + 2] = canonicalize(t);
+      },
       (index) => {
         const { episodeId, step } = transitions[index]!;
         const message = `episode ${episodeId} already has step ${step}; none of the ${transitions.length} transitions of this call were written`;
@@ -942,24 +944,7 @@ export class SqliteStore implements Store {
 
 // ---- rows and their mapping ----
 
-interface TaskRow {
-  seq: number;
-  split: Split;
-  status: TaskStatus;
-  batch_id: string;
-  body: string;
-}
-
 type IndexRow = [string, number, string, string, string, number, Split, TaskStatus];
-
-interface ReviewRow {
-  task_id: string;
-  batch_id: string;
-  status: ReviewStatus;
-  reviewer: string | null;
-  note: string | null;
-  decided_at: string | null;
-}
 
 interface RunEventRow {
   run_id: string;
@@ -970,62 +955,20 @@ interface RunEventRow {
 
 const SYNCHRONOUS_NAMES: Record<number, SqliteStoreInfo['synchronous']> = { 0: 'OFF', 1: 'NORMAL', 2: 'FULL', 3: 'EXTRA' };
 
-/** The stored body of a task: the task itself, without where it sits in the pool. */
-function taskBody(task: Task | StoredTask): string {
-  const { id, template, domain, taskType, level, params, spec, origin } = task;
-  return canonicalize({ id, template, domain, taskType, level, params, spec, origin });
-}
-
-function storedTaskFromRow(row: TaskRow): StoredTask {
-  return { ...(JSON.parse(row.body) as Task), split: row.split, status: row.status, batchId: row.batch_id, seq: row.seq };
-}
-
-function reviewFromRow(row: ReviewRow): ReviewItem {
-  const item: ReviewItem = { taskId: row.task_id, batchId: row.batch_id, status: row.status };
-  if (row.reviewer !== null) item.reviewer = row.reviewer;
-  if (row.note !== null) item.note = row.note;
-  if (row.decided_at !== null) item.decidedAt = row.decided_at;
-  return item;
-}
-
-/** SELECT over tasks honouring every TaskFilter field, in seq order. */
+/** SELECT over tasks honouring every TaskFilter field, in seq order (`?` parameters). */
 function taskQuery(columns: string, filter: TaskFilter): { sql: string; params: unknown[] } {
-  if (filter.afterSeq !== undefined && !Number.isSafeInteger(filter.afterSeq)) {
-    throw new EnvHarnessError('PARAMS_INVALID', `task filter: afterSeq must be an integer, got ${filter.afterSeq}`, {
-      details: { pointer: '/afterSeq' },
-    });
-  }
-  const { where, params } = whereOf([
-    ['split = ?', filter.split],
-    ['status = ?', filter.status],
-    ['template = ?', filter.template],
-    ['task_type = ?', filter.taskType],
-    ['level = ?', filter.level],
-    ['batch_id = ?', filter.batchId],
-    ['seq > ?', filter.afterSeq],
-  ]);
-  const limit = limitClause(filter.limit, params);
-  return { sql: `SELECT ${columns} FROM tasks${where} ORDER BY seq${limit}`, params };
+  const { text, values } = sharedTaskQuery(columns, filter, questionMark);
+  return { sql: text, params: values };
 }
 
-/** A WHERE clause of the conditions whose value is defined (one `?` each), and their parameters. */
+/** A WHERE clause of the defined conditions (`?` parameters); see `../rows.js`. */
 function whereOf(conditions: ReadonlyArray<readonly [string, unknown]>): { where: string; params: unknown[] } {
-  const active = conditions.filter(([, value]) => value !== undefined);
-  return {
-    where: active.length === 0 ? '' : ` WHERE ${active.map(([condition]) => condition).join(' AND ')}`,
-    params: active.map(([, value]) => value),
-  };
+  const { where, values } = sharedWhereOf(conditions, questionMark);
+  return { where, params: values };
 }
 
 function limitClause(limit: number | undefined, params: unknown[]): string {
-  if (limit === undefined) return '';
-  if (!Number.isSafeInteger(limit) || limit < 0) {
-    throw new EnvHarnessError('PARAMS_INVALID', `filter: limit must be a non-negative integer, got ${limit}`, {
-      details: { pointer: '/limit' },
-    });
-  }
-  params.push(limit);
-  return ' LIMIT ?';
+  return sharedLimitClause(limit, params, questionMark);
 }
 
 /** The review ids of a save, each checked to be one of the batch's tasks. */

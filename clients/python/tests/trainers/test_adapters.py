@@ -19,27 +19,22 @@ from envharness_client.adapters.skyrl import EnvHarnessTextEnv
 from envharness_client.adapters.trl import EnvHarnessTRLEnv, environment_factory
 from envharness_client.adapters.verl import AgentLoopOutput, EnvHarnessAgentLoop, EnvHarnessTool, aclose_clients
 from policies import CharTokenizer, RestockModel, ScriptedServerManager, restock_goal
-from tests.server import ServeProcess, populate
+from tests.server import SharedServer
 
 EPISODES = 32
-SERVER: ServeProcess
+SHARED = SharedServer()
 CLIENT: Client
 
 
 def setUpModule() -> None:
-    global SERVER, CLIENT
-    SERVER = ServeProcess()
-    CLIENT = Client(SERVER.url, SERVER.token)
-    populate(CLIENT)
-    os.environ["ENVHARNESS_URL"] = SERVER.url
-    os.environ["ENVHARNESS_TOKEN"] = SERVER.token
+    global CLIENT
+    CLIENT = SHARED.start()
+    os.environ["ENVHARNESS_URL"] = SHARED.url
+    os.environ["ENVHARNESS_TOKEN"] = SHARED.token
 
 
 def tearDownModule() -> None:
-    CLIENT.close()
-    code = SERVER.stop()
-    if code not in (0, None):
-        raise AssertionError(f"envharness serve exited with {code}:\n{''.join(SERVER.output)}")
+    SHARED.stop()
 
 
 def google_args(doc: str) -> Dict[str, str]:
@@ -273,7 +268,7 @@ class SkyrlTextEnv(unittest.TestCase):
     def test_contract_and_thirty_two_episodes(self) -> None:
         rewards: List[float] = []
         for i in range(EPISODES):
-            env = EnvHarnessTextEnv({"url": SERVER.url, "token": SERVER.token}, {"domain": "inventory", "task_type": "restock", "seed": 300 + i})
+            env = EnvHarnessTextEnv({"url": SHARED.url, "token": SHARED.token}, {"domain": "inventory", "task_type": "restock", "seed": 300 + i})
             prompt, meta = env.init([{"role": "user", "content": "Solve the task."}])
             self.assertEqual(prompt[0]["role"], "system")  # the domain's policy
             self.assertEqual(prompt[1], {"role": "user", "content": "Solve the task."})
@@ -298,7 +293,7 @@ class SkyrlTextEnv(unittest.TestCase):
         self.assertEqual(rewards, [0.0 if i % 3 == 0 else 1.0 for i in range(EPISODES)])
 
     def test_group_extras(self) -> None:
-        envs = [EnvHarnessTextEnv({"url": SERVER.url, "token": SERVER.token}, {"extra_info": {"domain": "inventory", "group_id": "sky-g", "group_size": 2}}) for _ in range(2)]
+        envs = [EnvHarnessTextEnv({"url": SHARED.url, "token": SHARED.token}, {"extra_info": {"domain": "inventory", "group_id": "sky-g", "group_size": 2}}) for _ in range(2)]
         metas = [env.init([])[1] for env in envs]
         self.assertEqual(metas[0]["task_id"], metas[1]["task_id"])
         for env in envs:

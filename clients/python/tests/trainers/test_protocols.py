@@ -15,25 +15,20 @@ from envharness_client import (AsyncClient, CapacityReachedError, Client, Invali
                                OpenEnvSession, StoreConflictError, UnauthorizedError, finish, message, tool)
 from envharness_client.websocket import WebSocket
 from policies import restock_goal
-from tests.server import ServeProcess, populate
+from tests.server import SharedServer
 
 MAX_SESSIONS = 64
-SERVER: ServeProcess
+SHARED = SharedServer(["--openenv-max-sessions", str(MAX_SESSIONS)])
 CLIENT: Client
 
 
 def setUpModule() -> None:
-    global SERVER, CLIENT
-    SERVER = ServeProcess(["--openenv-max-sessions", str(MAX_SESSIONS)])
-    CLIENT = Client(SERVER.url, SERVER.token)
-    populate(CLIENT)
+    global CLIENT
+    CLIENT = SHARED.start()
 
 
 def tearDownModule() -> None:
-    CLIENT.close()
-    code = SERVER.stop()
-    if code not in (0, None):
-        raise AssertionError(f"envharness serve exited with {code}:\n{''.join(SERVER.output)}")
+    SHARED.stop()
 
 
 def http(method: str, path: str, body: Any = None, token: Optional[str] = None) -> Tuple[int, Any]:
@@ -42,7 +37,7 @@ def http(method: str, path: str, body: Any = None, token: Optional[str] = None) 
     headers = {"Content-Type": "application/json"} if body is not None else {}
     if token:
         headers["Authorization"] = f"Bearer {token}"
-    req = urllib.request.Request(SERVER.url + path, data=data, method=method, headers=headers)
+    req = urllib.request.Request(SHARED.url + path, data=data, method=method, headers=headers)
     try:
         with urllib.request.urlopen(req, timeout=60) as res:
             return res.status, json.loads(res.read())
@@ -52,7 +47,7 @@ def http(method: str, path: str, body: Any = None, token: Optional[str] = None) 
 
 def base() -> str:
     """OpenEnv's base URL for this server, with the token in the path (OpenEnv's clients send no headers)."""
-    return f"{SERVER.url}/openenv/key/{SERVER.token}"
+    return f"{SHARED.url}/openenv/key/{SHARED.token}"
 
 
 def run(coro: Any) -> Any:
@@ -61,9 +56,9 @@ def run(coro: Any) -> Any:
 
 class OpenEnvHttp(unittest.TestCase):
     def test_info_endpoints_have_openenv_shapes(self) -> None:
-        key = f"/openenv/key/{SERVER.token}"
+        key = f"/openenv/key/{SHARED.token}"
         self.assertEqual(http("GET", f"{key}/health"), (200, {"status": "healthy"}))
-        status, meta = http("GET", "/openenv/metadata", token=SERVER.token)
+        status, meta = http("GET", "/openenv/metadata", token=SHARED.token)
         self.assertEqual(status, 200)
         self.assertEqual(set(meta), {"name", "description", "readme_content", "version", "author", "documentation_url"})
         status, schema = http("GET", f"{key}/schema")
@@ -78,7 +73,7 @@ class OpenEnvHttp(unittest.TestCase):
         self.assertEqual((status, problem["code"]), (401, "UNAUTHORIZED"))
 
     def test_http_episodes_run_to_the_end(self) -> None:
-        key = f"/openenv/key/{SERVER.token}"
+        key = f"/openenv/key/{SHARED.token}"
         for seed in range(3):
             status, reset = http("POST", f"{key}/reset", {"seed": seed, "domain": "inventory", "task_type": "restock"})
             self.assertEqual(status, 200, reset)
@@ -107,7 +102,7 @@ class OpenEnvHttp(unittest.TestCase):
             self.assertEqual((state["episode_id"], state["step_count"], state["status"]), (eid, 4, "terminated"))
 
     def test_bad_requests_name_the_field(self) -> None:
-        key = f"/openenv/key/{SERVER.token}"
+        key = f"/openenv/key/{SHARED.token}"
         status, problem = http("POST", f"{key}/reset", {"sed": 1})
         self.assertEqual((status, problem["code"], problem["pointer"]), (422, "PARAMS_INVALID", "/sed"))
         status, problem = http("POST", f"{key}/step", {"action": {"type": "finish"}})
@@ -116,7 +111,7 @@ class OpenEnvHttp(unittest.TestCase):
         self.assertEqual((status, problem["code"]), (404, "EPISODE_NOT_FOUND"))
 
     def test_agent_mistakes_are_observations(self) -> None:
-        key = f"/openenv/key/{SERVER.token}"
+        key = f"/openenv/key/{SHARED.token}"
         _, reset = http("POST", f"{key}/reset", {"seed": 1, "domain": "inventory"})
         eid = reset["observation"]["metadata"]["episode_id"]
         status, r = http("POST", f"{key}/step", {"episode_id": eid, "action": {"type": "tool", "tool": "no_such_tool", "args": {}}})
@@ -168,7 +163,7 @@ class OpenEnvWebSocket(unittest.TestCase):
 
     def test_client_class_with_header_auth_and_bad_token(self) -> None:
         async def main() -> None:
-            async with OpenEnvSession(f"{SERVER.url}/openenv", token=SERVER.token) as env:
+            async with OpenEnvSession(f"{SHARED.url}/openenv", token=SHARED.token) as env:
                 result = await env.reset(seed=2, domain="inventory")
                 self.assertFalse(result.done)
                 self.assertEqual(result.metadata["task"]["seed"], 2)
@@ -176,7 +171,7 @@ class OpenEnvWebSocket(unittest.TestCase):
                 self.assertTrue(result.done)
                 self.assertEqual(result.reward, 0.0)
             with self.assertRaises(UnauthorizedError):
-                await OpenEnvSession(f"{SERVER.url}/openenv", token="wrong-token-wrong-token").connect()
+                await OpenEnvSession(f"{SHARED.url}/openenv", token="wrong-token-wrong-token").connect()
         run(main())
 
     def test_capacity_reached_is_reported_then_closed(self) -> None:
@@ -236,7 +231,7 @@ class AsyncClientScale(unittest.TestCase):
         n = 1000
 
         async def main() -> Tuple[int, List[Any], int]:
-            async with AsyncClient(SERVER.url, SERVER.token, max_connections=32) as client:
+            async with AsyncClient(SHARED.url, SHARED.token, max_connections=32) as client:
                 created = await asyncio.gather(*(client.make(domain="null", seed=i) for i in range(n)), return_exceptions=True)
                 envs = [e for e in created if not isinstance(e, BaseException)]
                 open_now = (await client.health())["episodes"]
@@ -263,7 +258,7 @@ class GrpoGroups(unittest.TestCase):
         before = CLIENT.curriculum()["stats"]["inventory/restock"]
 
         async def main() -> Tuple[List[Any], Dict[str, Any], Dict[str, Any]]:
-            async with AsyncClient(SERVER.url, SERVER.token) as client:
+            async with AsyncClient(SHARED.url, SHARED.token) as client:
                 members = await asyncio.gather(*(client.join_group("g-share", 4, domain="inventory", task_type="restock") for _ in range(4)))
                 with self.assertRaises(StoreConflictError):
                     await client.join_group("g-share", 4, domain="inventory", task_type="restock")
@@ -309,7 +304,7 @@ class GrpoGroups(unittest.TestCase):
         before_report = CLIENT.request("GET", "/v1/groups")["slices"].get("inventory/clearance", {"groups": 0, "zeroVariance": 0, "skipped": 0})
 
         async def main() -> Tuple[Dict[str, Any], Dict[str, Any]]:
-            async with AsyncClient(SERVER.url, SERVER.token) as client:
+            async with AsyncClient(SHARED.url, SHARED.token) as client:
                 for gid, skip in (("g-zero-skip", True), ("g-zero-keep", False)):
                     members = await asyncio.gather(*(client.join_group(gid, 3, domain="inventory", task_type="clearance", skip_zero_variance=skip) for _ in range(3)))
                     for env in members:
