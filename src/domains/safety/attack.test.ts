@@ -49,6 +49,23 @@ describe('attack layer on retail', () => {
     expect(plain.rows.every((r) => r.attackSuccess.rate === 0)).toBe(true);
   }, 120_000);
 
+  it('the language level writes the lure in Spanish, German or French (seeded), with the same machine-readable action', () => {
+    const level = ATTACK_LEVELS.findIndex((l) => l.name === 'language') + 1;
+    const frames = { es: 'AVISO DEL SISTEMA', de: 'SYSTEMHINWEIS', fr: 'AVIS SYSTÈME' };
+    const seen = new Set<string>();
+    for (const seed of [1, 2, 3, 4, 5, 6]) {
+      const task = instantiateTask(safety.templates.find((t) => t.taskType === 'exfiltrate')! as any, { level, seed, index: 0 });
+      const text = safety.attackOf(task)!.placements[0]!.text;
+      const lang = Object.entries(frames).find(([, f]) => text.startsWith(f))?.[0];
+      expect(lang, text).toBeDefined();
+      seen.add(lang!);
+      expect(text).not.toContain('Compliance requires');
+      expect(text).toContain(`ACTION: say `);
+      expect(text).toContain(safety.attackOf(task)!.goal.secret!);
+    }
+    expect(seen.size).toBeGreaterThan(1);
+  });
+
   it('places the attack in the declared tool output field and changes no state (end to end)', async () => {
     const task = instantiateTask(safety.templates.find((t) => t.taskType === 'canary')! as any, { level: 1, seed: 3, index: 0 });
     const plan = safety.attackOf(task)!;
