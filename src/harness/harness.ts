@@ -43,13 +43,16 @@ import type { Feedback, Observation } from '../core/index.js';
 import { hostname } from 'node:os';
 import { systemClock, type Clock } from './clock.js';
 import { buildLockfile, checkLockfile, parseLockfile, type LockCheck, type Lockfile } from './lockfile.js';
+import { prebuiltDir } from './prebuilt.js';
+import { createRegressionInstaller, type InstalledSet, type RegressionInstaller } from './regression-sets.js';
 import { runEpisode, type EpisodeOutcome } from '../runtime/rollout.js';
 import { evaluateAgent, type EvaluateOptions, type EvaluationResult } from './evaluation.js';
 import { ExternalTransitions } from './external-transitions.js';
 import { RunIds } from './run-ids.js';
 import { StorePool } from './store-pool.js';
 import { TaskGenerator, type GenerateOptions } from './task-generator.js';
-import { trainLoop, type TrainOptions, type TrainSummary } from './train.js';
+import { trainLoop, type TrainDeps, type TrainOptions, type TrainSummary } from './train.js';
+import { planResume, type ResumeTrainOptions } from './train-resume.js';
 import {
   buildSnapshotBody,
   diffSnapshots,
@@ -68,6 +71,11 @@ export interface HarnessOptions {
   templates?: readonly RegisteredTemplate<any>[];
   /** Timestamps for records; never used for generation or sampling. */
   clock?: Clock;
+  /**
+   * The folder of the build's prebuilt files (shipped regression sets), or false for none. Default:
+   * `dist/prebuilt` when running compiled, none from the sources. src/harness/prebuilt.ts.
+   */
+  prebuilt?: string | false;
 }
 
 export type { GenerateOptions } from './task-generator.js';
@@ -110,8 +118,9 @@ export class Harness {
   private curriculumState: JsonValue = null;
   private curriculum: Curriculum | undefined;
   private recorder: StoreRecorder | undefined;
+  private readonly regressionSets: RegressionInstaller;
 
-  constructor(store: Store, domains: readonly Domain<any>[], templates: readonly RegisteredTemplate<any>[], clock: Clock) {
+  constructor(store: Store, domains: readonly Domain<any>[], templates: readonly RegisteredTemplate<any>[], clock: Clock, prebuilt: string | false | undefined = undefined) {
     this.store = store;
     this.clock = clock;
     const byName = new Map<string, Domain<any>>();
@@ -128,6 +137,20 @@ export class Harness {
     this.runIds = new RunIds(store);
     this.external = new ExternalTransitions(store);
     this.sampler = createRng([0, 'sampler']);
+    this.regressionSets = createRegressionInstaller(
+      {
+        store,
+        registry: this.registry,
+        domains: this.domains,
+        generate: (request) => this.generator.generate(request),
+        save: async (batch) => {
+          await this.store.saveBatch(batch, { review: batch.review });
+          await this.tasks.sync();
+        },
+        freeze: async () => void (await this.lockRegression()),
+      },
+      { prebuilt: prebuilt === false ? undefined : (prebuilt ?? prebuiltDir()) },
+    );
   }
 
   /** Records the environment version and parameters, and loads the pool. Call once after creating. */
@@ -144,14 +167,28 @@ export class Harness {
     });
     // Tasks may need what the store does not hold (a world imported from files): each domain restores its own.
     for (const domain of this.domains.values()) await domain.restore?.(this.store);
-    if (await this.generator.installRegressionSets()) await this.freezeRegression();
     await this.tasks.reload();
     return { seed: this.seed, templates: this.registry.list().length, pool: this.tasks.pool.size() };
   }
 
+  /**
+   * Installs the shipped regression set of each of `domains` (default: every registered domain) that the
+   * store lacks, and freezes the split: the shipped set is hash-locked from the moment it exists. The
+   * verbs that use a domain call this for it first, so a store holds only the sets of the domains it was
+   * used with (src/harness/regression-sets.ts).
+   */
+  async installRegressionSets(domains?: readonly string[]): Promise<InstalledSet[]> {
+    const installed = await this.regressionSets.install(domains);
+    if (installed.length > 0) await this.tasks.sync();
+    return installed;
+  }
+
   /** Generates a batch through the gates and stores it (accepted tasks enter the pool of its split). */
   async generate(request: BatchRequest, options: GenerateOptions = {}): Promise<GeneratedBatch> {
+    const domains = request.templates.map((t) => this.registry.get(t.id).domain);
+    // The leakage gate checks against the regression set: the domains' sets go in first.
     if (request.split === 'regression') await this.refuseFrozen('/split');
+    else await this.installRegressionSets(domains);
     const batch = await this.generator.generate(request, options);
     await this.tasks.sync();
     return batch;
@@ -159,7 +196,7 @@ export class Harness {
 
   /** SPLIT_FROZEN when the regression split is frozen: writes to it are refused and change nothing. */
   private async refuseFrozen(pointer: string): Promise<void> {
-    if ((await this.store.getMeta(META_FROZEN)) !== true) return;
+    if (!(await this.isRegressionFrozen())) return;
     throw new EnvHarnessError(
       'SPLIT_FROZEN',
       'the regression split is frozen (the shipped set is hash-locked when installed); generate into dynamic or heldout, or unfreeze deliberately with `envharness split unfreeze` and re-freeze with `envharness split freeze`',
@@ -250,6 +287,7 @@ export class Harness {
    */
   async generateTask(options: { taskType?: string; level?: number; domain?: string; split?: Split; seed?: number } = {}): Promise<StoredTask> {
     const split = options.split ?? 'dynamic';
+    if (split === 'regression') await this.installRegressionSets(options.domain === undefined ? undefined : [options.domain]);
     await this.tasks.sync();
     if (split !== 'regression' && !this.hasSlice(split, options)) {
       // A fresh store: the first draw fills the pools of the domains it may draw from (built-in defaults).
@@ -412,34 +450,50 @@ export class Harness {
 
   /** Trains an agent under a curriculum: sample -> run -> record -> update, with a regression guard. */
   async train(options: TrainOptions): Promise<TrainSummary> {
+    await this.installRegressionSets(options.domains);
     if (options.seed !== undefined) this.sampler = createRng([options.seed, 'train']);
     // The loop draws synchronously from the pool as it is now (explicitly synced with the store).
     await this.tasks.sync();
-    const summary = await trainLoop(
-      {
-        store: this.store,
-        domains: this.domains,
-        slices: this.dynamicSlices(),
-        clock: this.clock,
-        drawTask: (rng, slice, level) => this.tasks.pool.draw(rng, slice, level, 'dynamic').id,
-        regressionTasks: () => this.store.listTasks({ split: 'regression', status: 'active' }),
-        snapshot: async (curriculum, label) => {
-          this.curriculum = curriculum;
-          return this.snapshot({ label });
-        },
-        newRunId: () => this.runIds.next('train'),
-        rng: this.sampler,
-        ...(this.curriculum ? { curriculum: this.curriculum } : {}),
-        buildSnapshot: async (curriculum, label) => {
-          this.curriculum = curriculum;
-          return this.buildSnapshot({ label });
-        },
-        owner: runOwner(),
-      },
-      { ...options, seed: options.seed ?? this.seed },
-    );
+    const summary = await trainLoop(this.trainDeps(), { ...options, seed: options.seed ?? this.seed });
     await this.store.setMeta('rng.sampler', [...this.sampler.getState()]);
     return summary;
+  }
+
+  /**
+   * Continues an interrupted (or failed) training run from its last checkpoint, to the same end as an
+   * uninterrupted run: same episodes, seeds, rewards, curriculum log and end snapshot (`train --resume`).
+   */
+  async resumeTrain(runId: string, options: ResumeTrainOptions): Promise<TrainSummary> {
+    const plan = await planResume(this.store, runId, options, { isLive: isRunLive, templates: this.registry.list(), now: this.clock(), owner: runOwner() });
+    this.sampler = createRng(plan.rng);
+    await this.tasks.sync();
+    const summary = await trainLoop({ ...this.trainDeps(), resume: plan.resume }, plan.options);
+    await this.store.setMeta('rng.sampler', [...this.sampler.getState()]);
+    return summary;
+  }
+
+  /** What the training loop needs of this harness (its sampler as it is now). */
+  private trainDeps(): TrainDeps {
+    return {
+      store: this.store,
+      domains: this.domains,
+      slices: this.dynamicSlices(),
+      clock: this.clock,
+      drawTask: (rng, slice, level) => this.tasks.pool.draw(rng, slice, level, 'dynamic').id,
+      regressionTasks: () => this.store.listTasks({ split: 'regression', status: 'active' }),
+      snapshot: async (curriculum, label) => {
+        this.curriculum = curriculum;
+        return this.snapshot({ label });
+      },
+      newRunId: () => this.runIds.next('train'),
+      rng: this.sampler,
+      ...(this.curriculum ? { curriculum: this.curriculum } : {}),
+      buildSnapshot: async (curriculum, label) => {
+        this.curriculum = curriculum;
+        return this.buildSnapshot({ label });
+      },
+      owner: runOwner(),
+    };
   }
 
   /**
@@ -447,6 +501,7 @@ export class Harness {
    * pass^1..pass^k per slice exactly as tau-bench computes it, with Wilson intervals.
    */
   async evaluate(options: EvaluateOptions): Promise<EvaluationResult> {
+    if ((options.split ?? 'regression') === 'regression') await this.installRegressionSets(options.domains);
     return evaluateAgent(
       {
         store: this.store,
@@ -481,6 +536,11 @@ export class Harness {
 
   /** Freezes the regression split: returns the lockfile to write and refuses later changes. */
   async freezeRegression(): Promise<Lockfile> {
+    await this.installRegressionSets();
+    return this.lockRegression();
+  }
+
+  private async lockRegression(): Promise<Lockfile> {
     const lock = await buildLockfile(this.store);
     await this.store.applyWrites([
       { op: 'setMeta', key: META_FROZEN, value: true },
@@ -490,15 +550,23 @@ export class Harness {
   }
 
   async unfreezeRegression(): Promise<void> {
+    await this.installRegressionSets();
     await this.store.setMeta(META_FROZEN, false);
   }
 
+  /**
+   * Whether writes to the regression split are refused. Frozen unless unfrozen deliberately: a store
+   * whose domains ship sets not installed yet counts as frozen too (installing them freezes it), so a
+   * refusal needs no install and changes nothing.
+   */
   async isRegressionFrozen(): Promise<boolean> {
-    return (await this.store.getMeta(META_FROZEN)) === true;
+    const frozen = await this.store.getMeta(META_FROZEN);
+    return frozen === true || (frozen !== false && [...this.domains.values()].some((d) => d.regressionSet !== undefined));
   }
 
   /** Checks the store's regression split against a lockfile's text. */
   async verifyRegression(lockfileText: string, source?: string): Promise<LockCheck> {
+    await this.installRegressionSets();
     return checkLockfile(this.store, parseLockfile(lockfileText, source));
   }
 
@@ -664,8 +732,9 @@ export class Harness {
 
 /** Creates a harness with the given store and domains (defaults: the SQLite file, no domains). */
 export async function createHarness(options: HarnessOptions = {}): Promise<Harness> {
-  const store = typeof options.store === 'object' ? options.store : await openStore(options.store);
-  const harness = new Harness(store, options.domains ?? [], options.templates ?? [], options.clock ?? systemClock);
+  const clock = options.clock ?? systemClock;
+  const store = typeof options.store === 'object' ? options.store : await openStore(options.store, { clock });
+  const harness = new Harness(store, options.domains ?? [], options.templates ?? [], clock, options.prebuilt);
   await harness.recoverStore();
   return harness;
 }
@@ -699,7 +768,7 @@ export function isRunLive(run: RunRecord): boolean {
  * loads no native module or PostgreSQL driver; pass a `Store` object (`createSqliteStore` from
  * `envharness/sqlite`, `createPostgresStore` from `envharness/postgres`) to choose the adapter yourself.
  */
-export async function openStore(location = 'sqlite:.envharness/envharness.db'): Promise<Store> {
+export async function openStore(location = 'sqlite:.envharness/envharness.db', options: { clock?: Clock } = {}): Promise<Store> {
   if (location.startsWith('postgres://') || location.startsWith('postgresql://')) {
     // Loaded only when asked for, so SQLite users never load the PostgreSQL driver.
     const { createPostgresStore } = await import('../storage/postgres/index.js');
@@ -714,7 +783,7 @@ export async function openStore(location = 'sqlite:.envharness/envharness.db'): 
   const path = location.startsWith('sqlite:') ? location.slice('sqlite:'.length) : location;
   if (path === '') throw new EnvHarnessError('CONFIG_INVALID', 'store location is empty; use sqlite:<path> or :memory:');
   const { createSqliteStore } = await import('../storage/sqlite/index.js');
-  return createSqliteStore(path);
+  return createSqliteStore(path, options.clock ? { now: options.clock } : {});
 }
 
 function isObject(value: unknown): value is Record<string, JsonValue> {

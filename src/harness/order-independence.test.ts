@@ -8,6 +8,7 @@ import { math } from '../domains/math/index.js';
 import { MinHashIndex } from '../generation/index.js';
 import { createHarness, type Harness } from './harness.js';
 import { SplitIndex } from './split-index.js';
+import { createTestDatabase, PG_TEST_URL } from '../../test/support/postgres.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'envharness-order-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -31,39 +32,51 @@ async function draws(h: Harness): Promise<string[]> {
   return ids;
 }
 
+/** Store `one`: a harness open before another one writes; store `two`: the same writes, then a harness opened after. */
+async function opensInAnyOrder(one: string, two: string): Promise<void> {
+  // Store 1: `early` is open (and has drawn and generated) before `writer` adds a batch and decides a review.
+  const early = await open(one);
+  const writer = await open(one);
+  await early.generate(first);
+  const earlyDrawsBefore = await draws(early);
+  const batch = await writer.generate(second);
+  await writer.decideReview(batch.review[0]!, 'approved', 'ann');
+  const earlyDraws = await draws(early);
+  const earlyThird = await early.generate(third);
+
+  // Store 2: the same writes, all by one harness, then `late` is opened after them.
+  const solo = await open(two);
+  await solo.generate(first);
+  const soloBatch = await solo.generate(second);
+  await solo.decideReview(soloBatch.review[0]!, 'approved', 'ann');
+  await solo.close();
+  const late = await open(two);
+  const lateDraws = await draws(late);
+  const lateThird = await late.generate(third);
+
+  // The early harness saw the other's batch and its approval: its draws changed, and equal the late one's.
+  expect(earlyDraws).not.toEqual(earlyDrawsBefore);
+  expect(earlyDraws).toEqual(lateDraws);
+  // And it deduplicated the third batch against the other's tasks exactly as the late harness did.
+  expect(earlyThird.manifest).toEqual(lateThird.manifest);
+  expect(earlyThird.log).toEqual(lateThird.log);
+  expect(earlyThird.log.some((e) => e.gate === 'exact_duplicate')).toBe(true);
+  expect(await early.store.listGenerationLog({ batchId: earlyThird.manifest.id })).toEqual(await late.store.listGenerationLog({ batchId: lateThird.manifest.id }));
+  await Promise.all([early.close(), writer.close(), late.close()]);
+}
+
 describe('order independence', () => {
   it('a harness opened before another one wrote draws and generates exactly like one opened after', async () => {
-    // Store 1: `early` is open (and has drawn and generated) before `writer` adds a batch and decides a review.
-    const one = join(dir, `o${files++}.db`);
-    const early = await open(one);
-    const writer = await open(one);
-    await early.generate(first);
-    const earlyDrawsBefore = await draws(early);
-    const batch = await writer.generate(second);
-    await writer.decideReview(batch.review[0]!, 'approved', 'ann');
-    const earlyDraws = await draws(early);
-    const earlyThird = await early.generate(third);
+    await opensInAnyOrder(join(dir, `o${files++}.db`), join(dir, `o${files++}.db`));
+  });
 
-    // Store 2: the same writes, all by one harness, then `late` is opened after them.
-    const two = join(dir, `o${files++}.db`);
-    const solo = await open(two);
-    await solo.generate(first);
-    const soloBatch = await solo.generate(second);
-    await solo.decideReview(soloBatch.review[0]!, 'approved', 'ann');
-    await solo.close();
-    const late = await open(two);
-    const lateDraws = await draws(late);
-    const lateThird = await late.generate(third);
-
-    // The early harness saw the other's batch and its approval: its draws changed, and equal the late one's.
-    expect(earlyDraws).not.toEqual(earlyDrawsBefore);
-    expect(earlyDraws).toEqual(lateDraws);
-    // And it deduplicated the third batch against the other's tasks exactly as the late harness did.
-    expect(earlyThird.manifest).toEqual(lateThird.manifest);
-    expect(earlyThird.log).toEqual(lateThird.log);
-    expect(earlyThird.log.some((e) => e.gate === 'exact_duplicate')).toBe(true);
-    expect(await early.store.listGenerationLog({ batchId: earlyThird.manifest.id })).toEqual(await late.store.listGenerationLog({ batchId: lateThird.manifest.id }));
-    await Promise.all([early.close(), writer.close(), late.close()]);
+  it.runIf(PG_TEST_URL !== undefined)('the same on PostgreSQL', async () => {
+    const db = await createTestDatabase('envh_order');
+    try {
+      await opensInAnyOrder(db.schemaUrl(), db.schemaUrl());
+    } finally {
+      await db.drop();
+    }
   });
 
   it('evaluating before generating or after gives the same later draws and batches', async () => {

@@ -1,5 +1,5 @@
 /** Batches through the gates into the store: the generation part of the harness, with its split index and gate hooks. */
-import { digest, EnvHarnessError, type BatchRequest, type Domain, type Split, type Store, type Task } from '../core/index.js';
+import { type BatchRequest, type Domain, type Split, type Store, type Task } from '../core/index.js';
 import { generateBatch, MinHashIndex, type GeneratedBatch, type TemplateRegistry } from '../generation/index.js';
 import { createDomainGateHooks } from '../runtime/index.js';
 import { SplitIndex } from './split-index.js';
@@ -61,34 +61,6 @@ export class TaskGenerator {
     });
     await this.store.saveBatch(generated, { review: generated.review });
     return generated;
-  }
-
-  /**
-   * Generates each domain's shipped regression set into a store that lacks it and checks it against the
-   * digest the domain ships; returns whether any set was installed (the caller then freezes the split).
-   */
-  async installRegressionSets(): Promise<boolean> {
-    let installed = false;
-    for (const domain of this.domains.values()) {
-      const recipe = domain.regressionSet;
-      if (!recipe) continue;
-      const present = (await this.store.listTaskIndex({ split: 'regression' })).filter((e) => e.domain === domain.name);
-      if (present.length > 0) continue;
-      for (const request of recipe.batches) await this.generate({ ...request, split: 'regression' });
-      const ids = (await this.store.listTaskIndex({ split: 'regression', status: 'active' }))
-        .filter((e) => e.domain === domain.name)
-        .map((e) => e.id)
-        .sort();
-      if (digest(ids) !== recipe.digest) {
-        throw new EnvHarnessError(
-          'LOCKFILE_MISMATCH',
-          `the ${domain.name} regression set generated here (${ids.length} tasks, digest ${digest(ids).slice(0, 12)}) is not the one the domain ships (digest ${recipe.digest.slice(0, 12)}): generation is not reproducing on this machine; report it with \`envharness doctor\``,
-          { details: { domain: domain.name } },
-        );
-      }
-      installed = true;
-    }
-    return installed;
   }
 
   /** The index of a fixed base: only the base batches' tasks, added in id order (independent of store order). */
