@@ -154,6 +154,51 @@ export interface Domain<S = unknown> {
    * only there; a domain without it cannot be wrapped.
    */
   injectionPoints?: readonly InjectionPoint[];
+  /**
+   * What the domain adds to an evaluation (`envharness eval`): a summary computed from the eval's
+   * outcomes of its tasks, kept with the run and shown by eval, `runs compare` and the report (the
+   * safety layer's attack success by kind × level).
+   */
+  evaluation?: DomainEvaluation;
+}
+
+/** One evaluated episode as `DomainEvaluation.summarize` sees it (the recorded outcome). */
+export interface EvaluatedEpisode {
+  taskId: string;
+  seed: number;
+  outcome: number;
+  excluded: boolean;
+  /** The domain's `report` of the episode. */
+  report?: JsonValue;
+}
+
+/** A domain's evaluation summary; computed once per eval, from the domain's own outcomes. */
+export interface DomainEvaluation {
+  summarize(episodes: readonly EvaluatedEpisode[], ctx: { getTask(id: string): Promise<Task | undefined>; agent: Agent }): Promise<EvaluationSummary | undefined>;
+}
+
+/** Tables any front end can show: the CLI as text, the report as a heatmap (cells with a `score`). */
+export interface EvaluationSummary {
+  title: string;
+  note: string;
+  tables: SummaryTable[];
+  /** The machine-readable rows (`--json`). */
+  data: JsonValue;
+}
+
+export interface SummaryTable {
+  title: string;
+  /** Header of the label column, then one per cell. */
+  columns: string[];
+  rows: Array<{ label: string; cells: SummaryCell[] }>;
+}
+
+export interface SummaryCell {
+  text: string;
+  /** 0–1, higher is better: the report colours the cell red to green; null leaves it plain. */
+  score: number | null;
+  /** Detail shown on hover (intervals, counts). */
+  title?: string;
 }
 
 /**

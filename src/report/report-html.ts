@@ -39,6 +39,11 @@ export function renderReportHtml(data: ReportData, options: RenderOptions = {}):
     section('feedback', 'Feedback by code', '<p class="note">Process feedback events over the run\'s episodes, by code (green: progress, grey: injected faults, amber: budget warnings, red: mistakes).</p>', perRun(runs, (r, i) => chartOrEmpty(r.feedback.length > 0, `chart-feedback-${i}`, 'No feedback events were recorded.', 'chart', 90 + 30 * Math.max(...runs.map((x) => x.feedback.length))))),
     section('passk', 'pass^k', '<p class="note">pass^k as tau-bench computes it: per task, C(c, k) / C(n, k) over its n trials with c successes, averaged over tasks; 95% Wilson interval of pass^1.</p>', perRun(runs, passK)),
     options.screenshots?.length ? section('screenshots', 'Page screenshots', '<p class="note">Spot checks: the first page of an episode and the page after its last action, as real Chromium draws them.</p>', screenshots(options.screenshots)) : '',
+    // What the evaluated domains added (Domain.evaluation), one section per title.
+    ...[...new Set(runs.flatMap((r) => r.summaries.map((x) => x.summary.title)))].sort().map((title, i) => {
+      const note = runs.flatMap((r) => r.summaries).find((x) => x.summary.title === title)!.summary.note;
+      return section(`summary-${i + 1}`, title, `<p class="note">${esc(note)}</p>`, perRun(runs, (r) => summaryTables(r, title)));
+    }),
     section('generation', 'Generation log', `<p class="note">Every batch in this store: accepted candidates and rejections by gate. ${data.generation.totals.candidates} candidates, ${data.generation.totals.accepted} accepted, ${data.generation.totals.rejected} rejected (${data.generation.totals.duplicates} duplicates).</p>`, generation(data)),
     `<footer>EnvHarness report · format ${esc(data.format)} · store ${esc(data.store)}</footer>`,
   ].join('\n');
@@ -166,6 +171,17 @@ function heatmap(r: RunReport): string {
   const body = slices.map((s) => `<tr><th>${esc(s)}</th>${allLevels.map((l) => cell(cells.get(`${s}\u0000${l}`))).join('')}</tr>`);
   return `<table class="heatmap" data-run="${esc(r.id)}"><thead><tr><th>slice \\ level</th>${allLevels.map((l) => `<th>${l}</th>`).join('')}</tr></thead><tbody>${body.join('')}</tbody></table>
 <div class="scale"><span>0%</span><i style="background:linear-gradient(90deg,${[0, 0.25, 0.5, 0.75, 1].map(heatColor).join(',')})"></i><span>100%</span></div>`;
+}
+
+/** A run's summary tables of one title; cells with a score are coloured red (0) to green (1). */
+function summaryTables(r: RunReport, title: string): string {
+  const mine = r.summaries.filter((x) => x.summary.title === title);
+  if (mine.length === 0) return '<p class="empty">Not in this run.</p>';
+  return mine.flatMap((x) => x.summary.tables.map((t) => {
+    const head = `<tr>${t.columns.map((c) => `<th>${esc(c)}</th>`).join('')}</tr>`;
+    const body = t.rows.map((row) => `<tr><th>${esc(row.label)}</th>${row.cells.map((c) => (c.score === null ? `<td class="hm none"${c.title ? ` title="${esc(c.title)}"` : ''}>${esc(c.text)}</td>` : `<td class="hm" style="background:${heatColor(c.score)}"${c.title ? ` title="${esc(c.title)}"` : ''}><b>${esc(c.text)}</b></td>`)).join('')}</tr>`);
+    return `<h4>${esc(x.domain)} · ${esc(t.title)}</h4><table class="heatmap summary" data-run="${esc(r.id)}"><thead>${head}</thead><tbody>${body.join('')}</tbody></table>`;
+  })).join('');
 }
 
 /** Red (0) through amber to green (1). */

@@ -1,14 +1,15 @@
 /** CLI: envharness train, eval, runs, experiment. */
 import type { Command } from 'commander';
-import { EnvHarnessError } from '../../core/index.js';
+import { EnvHarnessError, type JsonValue } from '../../core/index.js';
 import type { StrategyName } from '../../curriculum/index.js';
 import { createAgent } from '../../agents/index.js';
 import { createHarness, type Harness } from '../../harness/harness.js';
 import { runStaticVsAdaptive } from '../../harness/experiment.js';
-import { resolveRun } from '../../report/run-timeline.js';
+import { readRunTimeline, resolveRun } from '../../report/run-timeline.js';
 import type { TrainProgress, TrainSummary } from '../../harness/train.js';
-import type { Agent, JsonValue } from '../../core/index.js';
+import type { Agent } from '../../core/index.js';
 import { builtinDomains } from '../../builtins.js';
+import { formatSummary, summarizeEvaluation } from '../summaries.js';
 // Read while commands are registered, before src/index.ts has finished evaluating: from its own module.
 import { DEFAULT_TRAIN_STRATEGY } from '../../harness/train.js';
 import { resolveAgent, saveAgentState } from '../agents.js';
@@ -136,7 +137,12 @@ export function registerTrainingCommands(program: Command, ctx: CliContext): voi
           onProgress: (d, t) => bar.update(d, t),
         });
         bar.stop();
-        if (globals.json) return printJson(ctx.io, { runId: result.runId, rows: result.rows });
+        // What the evaluated domains add (Domain.evaluation, e.g. attack success under attack), kept with the run.
+        const summaries = await summarizeEvaluation(h, result.outcomes, agent);
+        if (summaries.length > 0) {
+          await h.store.appendRunEvents(summaries.map((s, i) => ({ runId: result.runId, seq: result.outcomes.length + i, kind: 'summary', data: s as unknown as JsonValue })));
+        }
+        if (globals.json) return printJson(ctx.io, { runId: result.runId, rows: result.rows, ...(summaries.length > 0 ? { summaries: summaries.map((s) => ({ domain: s.domain, title: s.summary.title, data: s.summary.data })) } : {}) });
         ctx.io.out(`run ${colors.bold(result.runId)} (${opts.split}, k=${opts.k})`);
         ctx.io.out(table(result.rows.map((r) => ({
           slice: r.slice,
@@ -145,6 +151,7 @@ export function registerTrainingCommands(program: Command, ctx: CliContext): voi
           ...Object.fromEntries(r.passK.map((v, i) => [`pass^${i + 1}`, v.toFixed(3)])),
           '95% CI (pass^1)': `[${r.low.toFixed(2)}, ${r.high.toFixed(2)}]`,
         }))));
+        for (const s of summaries) ctx.io.out(`\n${s.domain}: ${formatSummary(s.summary)}`);
       });
     });
 
@@ -269,7 +276,9 @@ export function registerTrainingCommands(program: Command, ctx: CliContext): voi
         }));
         const startOf = (r: typeof ra) => ((r.config ?? {}) as { agentStart?: string | null }).agentStart ?? null;
         const sameStart = startOf(ra) === startOf(rb);
-        if (ctx.globals().json) return printJson(ctx.io, { sameEnvironment: sameEnv, sameAgentStart: sameStart, runs: rows });
+        const [summariesA, summariesB] = await Promise.all([ra, rb].map(async (r) => (await readRunTimeline(h.store, r)).summaries));
+        const hasSummaries = summariesA!.length + summariesB!.length > 0;
+        if (ctx.globals().json) return printJson(ctx.io, { sameEnvironment: sameEnv, sameAgentStart: sameStart, runs: rows, ...(hasSummaries ? { summaries: { a: summariesA, b: summariesB } } : {}) });
         if (!sameEnv) {
           ctx.io.err(colors.red(colors.bold('WARNING: these runs used different environment versions (template sets or digests differ); their numbers are not comparable.')));
         }
@@ -277,6 +286,13 @@ export function registerTrainingCommands(program: Command, ctx: CliContext): voi
           ctx.io.err(colors.red(colors.bold(`WARNING: the agents started from different states (${startOf(ra)?.slice(0, 12) ?? 'fresh'} vs ${startOf(rb)?.slice(0, 12) ?? 'fresh'}; e.g. one continued a saved learner with --resume-agent); their numbers are not comparable.`)));
         }
         ctx.io.out(table(rows));
+        // Domain summaries (Domain.evaluation) of each run, A then B, domain by domain.
+        for (const domain of [...new Set([...summariesA!, ...summariesB!].map((s) => s.domain))].sort()) {
+          for (const [label, run, list] of [['A', ra, summariesA!], ['B', rb, summariesB!]] as const) {
+            const s = list.find((x) => x.domain === domain);
+            ctx.io.out(`\n${label} (${run.id}) ${domain}: ${s === undefined ? 'no summary\n' : formatSummary(s.summary)}`);
+          }
+        }
       });
     });
 }
