@@ -26,6 +26,15 @@ const tsArgument = process.argv.slice(2).some((a) => /\.[cm]?ts$/.test(a));
 // (they are the time of extraction); only a checkout compares them.
 const installed = /[\\/]node_modules[\\/]/.test(root);
 const built = !tsArgument && existsSync(stamp) && (installed || !existsSync(`${root}src`) || newest(`${root}src`) <= statSync(stamp).mtimeMs);
+// A reader that went away (`envharness pool stats | head`) ends the command quietly, as SIGPIPE ends a
+// C program, instead of an unhandled EPIPE stack trace. Writes to the store are transactions either way.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error) => {
+    if (error.code !== 'EPIPE') throw error;
+    process.exit(process.exitCode ?? 0);
+  });
+}
+
 let main;
 if (built) {
   ({ main } = await import('../dist/cli/main.js'));
