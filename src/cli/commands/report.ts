@@ -31,7 +31,7 @@ export function registerReportCommands(program: Command, ctx: CliContext): void 
     .option('--run <id>', 'run id or unique prefix (default: the latest run)')
     .option('--compare <id>', 'a second run to show side by side (warns when environment versions differ)')
     .option('--out <file>', 'output HTML file', 'report.html')
-    .option('--screenshots <n>', "add page screenshots (first and last page) of the run's first n episodes whose domain draws pages (web; needs Chromium)", parseIntOption('--screenshots', 0), 0)
+    .option('--screenshots <n>', "add page screenshots (first and last page) of the run's first n episodes whose domain draws pages (Domain.screenshots; needs Chromium)", parseIntOption('--screenshots', 0), 0)
     .action(async (opts: { run?: string; compare?: string; out: string; screenshots: number }) => {
       await withHarness(ctx.globals(), async (h) => {
         const screenshots = opts.screenshots > 0 ? await episodeScreenshots(h.store, opts.run, opts.screenshots) : undefined;
