@@ -10,7 +10,7 @@ export function webCommands(): DomainCommand[] {
   return [
     {
       path: ['web', 'open'],
-      parents: { web: "the web domain's pages in a real browser" },
+      parents: { web: 'open a task of a domain that draws pages in a real browser' },
       description: "render a web task's first page to HTML and open it: a live Chromium window when there is a display, else the HTML file and a screenshot",
       options: [
         { flags: '--task <id>', description: 'a web task id from the store', required: true },
