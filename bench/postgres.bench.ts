@@ -109,6 +109,7 @@ async function benchReplicas(database: string, dir: string, load: string): Promi
   let tasks: StoredTask[];
   try {
     await harness.initialize({ seed: 1 });
+    await harness.installRegressionSets(); // shipped sets install on first use; the replicas play their tasks
     tasks = await harness.store.listTasks({ split: 'regression', status: 'active' });
   } finally {
     await harness.close();
@@ -182,6 +183,7 @@ async function benchRebuild(database: string, load: string): Promise<BenchSectio
   const rows: BenchRow[] = [];
   try {
     await harness.initialize({ seed: 1 });
+    await harness.installRegressionSets(['retail']);
     const task = (await harness.store.listTasks({ split: 'regression', status: 'active' })).find((t) => t.domain === 'retail' && (t.spec.solution ?? []).some((a) => a.type === 'tool'))!;
     const domain = builtinDomains().find((d) => d.name === task.domain)!;
     const probe = (task.spec.solution as Action[]).find((a) => a.type === 'tool')!;

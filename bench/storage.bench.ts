@@ -1,6 +1,6 @@
 /** Storage bench: transition appends by batch size, saveBatch of 10k tasks, pool index loads of 100k tasks. */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import BetterSqlite3 from 'better-sqlite3';
@@ -29,6 +29,7 @@ async function cpuOf(fn: () => Promise<void> | void): Promise<number> {
 }
 
 async function benchTransitions(open: (options?: SqliteStoreOptions) => SqliteStore, dir: string): Promise<BenchSection> {
+  const loadAtStart = loadavg()[0]!;
   const template = makeTransition('bench-episode-0000000000000000', 0);
   const rowBytes = Buffer.byteLength(canonicalize(template));
   const cases: Array<{ batch: number; n: number; synchronous: 'NORMAL' | 'FULL' }> = [
@@ -134,7 +135,8 @@ async function benchTransitions(open: (options?: SqliteStoreOptions) => SqliteSt
       `\`appendTransitions\` on a temp file (WAL, one \`BEGIN IMMEDIATE\` transaction per call, multi-row INSERTs), rows of ${rowBytes} bytes of canonical JSON, ` +
       'one episode, median of 5 runs, canonicalising each transition included. In the same run, interleaved: raw better-sqlite3 on the same table ' +
       'and index with the same pragmas and rows per transaction (a prepared single-row INSERT, bodies from JSON.stringify). "vs raw" is ' +
-      'raw cost / our cost (100% = as cheap as raw).',
+      'raw cost / our cost (100% = as cheap as raw). ' +
+      `Machine load (1 min): ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end, on ${availableParallelism()} cores.`,
     rows,
     notes: [
       `Serialising one transition: core's \`canonicalize\` ${(canon.nsPerOp / 1000).toFixed(2)} µs, JSON.stringify ${(plain.nsPerOp / 1000).toFixed(2)} µs ` +

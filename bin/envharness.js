@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Runs the compiled CLI (dist/, built on install by `prepare`), or the TypeScript sources through tsx when
-// dist/ is missing or older than any source file: a test or an edited checkout never runs stale JavaScript.
+// Runs the compiled CLI (dist/, built on install by `prepare`), or, in a checkout, the TypeScript sources
+// through tsx when dist/ is missing or older than any source file: a test or an edited checkout never runs
+// stale JavaScript.
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
@@ -21,7 +22,19 @@ function newest(dir) {
 // A TypeScript module on the command line (serve --domain-module x.ts) imports the sources' modules: run
 // the CLI from the same sources, so both share one copy of every module.
 const tsArgument = process.argv.slice(2).some((a) => /\.[cm]?ts$/.test(a));
-const built = !tsArgument && existsSync(stamp) && (!existsSync(`${root}src`) || newest(`${root}src`) <= statSync(stamp).mtimeMs);
+// An installed copy (under node_modules) is always built, whatever the file times its unpacking left
+// (they are the time of extraction); only a checkout compares them.
+const installed = /[\\/]node_modules[\\/]/.test(root);
+const built = !tsArgument && existsSync(stamp) && (installed || !existsSync(`${root}src`) || newest(`${root}src`) <= statSync(stamp).mtimeMs);
+// A reader that went away (`envharness pool stats | head`) ends the command quietly, as SIGPIPE ends a
+// C program, instead of an unhandled EPIPE stack trace. Writes to the store are transactions either way.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error) => {
+    if (error.code !== 'EPIPE') throw error;
+    process.exit(process.exitCode ?? 0);
+  });
+}
+
 let main;
 if (built) {
   ({ main } = await import('../dist/cli/main.js'));

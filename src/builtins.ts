@@ -4,14 +4,21 @@ import { apiWorkflows } from './domains/api-workflows/index.js';
 import { library } from './domains/library/index.js';
 import { math } from './domains/math/index.js';
 import { createBuiltinRetail, retail } from './domains/retail/index.js';
+import { web } from './domains/web/index.js';
+import { createAttackDomain, createRetailSafetyDomain } from './domains/safety/index.js';
 
 // Retail runs through the tau-bench view so that imported tau-bench tasks grade as tau-bench does;
 // every other retail task behaves exactly as plain retail.
 const retailView = createBuiltinRetail(retail);
 
+// The safety layer over the domains that declare injectionPoints: attacks and out-of-bounds requests,
+// no defense (the library builds defended variants). `safety` (over retail) ships the frozen safety set.
+const safetyRetail = createRetailSafetyDomain(retailView);
+const safetyApiWorkflows = createAttackDomain(apiWorkflows, { name: 'safety-api-workflows' });
+
 /** The domains `envharness` (CLI and `serve`) runs. */
 export function builtinDomains(): Domain<any>[] {
-  return [retailView, math, apiWorkflows, library];
+  return [retailView, math, apiWorkflows, library, web, safetyRetail, safetyApiWorkflows];
 }
 
 /**

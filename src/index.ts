@@ -13,5 +13,6 @@ export { createHarness, openStore, Harness, type HarnessOptions, type GenerateOp
 export type { Lockfile, LockCheck } from './harness/lockfile.js';
 export type { SnapshotDiff } from './harness/snapshots.js';
 export type { TrainOptions, TrainProgress, TrainSummary, SliceSummary } from './harness/train.js';
+export type { ResumeTrainOptions } from './harness/train-resume.js';
 export { runStaticVsAdaptive, type ExperimentOptions, type ExperimentResult, type ArmCurve } from './harness/experiment.js';
 export { passHatK, passKTable, binomial, type PassKRow, type Trial } from './report/metrics.js';

@@ -113,7 +113,7 @@ export function createLearnerAgent(options: LearnerOptions = {}): LearnerAgent {
   for (const s of skills) tables.set(s.id, new Map());
   let episodes = 0;
   let training = options.training ?? false;
-  if (options.state !== undefined) episodes = restore(options.state, tables);
+  if (options.state !== undefined) episodes = restore(options.state, tables, skills);
 
   const rewardOf = (result: StepResult): number => {
     let r = result.terminated || result.truncated ? result.info.outcome : 0;
@@ -162,7 +162,7 @@ export function createLearnerAgent(options: LearnerOptions = {}): LearnerAgent {
 
   const agent: LearnerAgent = {
     name: 'learner',
-    version: '2',
+    version: '3',
     config(): JsonValue {
       return {
         seed,
@@ -255,7 +255,7 @@ export function createLearnerAgent(options: LearnerOptions = {}): LearnerAgent {
   return agent;
 }
 
-function restore(state: JsonValue, tables: Map<string, Map<string, Entry>>): number {
+function restore(state: JsonValue, tables: Map<string, Map<string, Entry>>, skills: readonly SkillSet[]): number {
   const fail = (pointer: string, why: string): never => {
     throw new EnvHarnessError('PARAMS_INVALID', `learner state is not valid at ${pointer || '/'}: ${why}; pass a value from learner.getState()`, { details: { pointer: `/state${pointer}` } });
   };
@@ -266,6 +266,10 @@ function restore(state: JsonValue, tables: Map<string, Map<string, Entry>>): num
   const raw = state['tables'];
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return fail('/tables', 'expected an object');
   for (const [id, states] of Object.entries(raw)) {
+    // A table is only valid for the skill-set version that made it (its states and macros mean something else in another).
+    if (!skills.some((s) => s.id === id)) {
+      fail(`/tables/${id.replace(/~/g, '~0').replace(/\//g, '~1')}`, `its table was learnt with skill set ${id}, which this learner (version 3, skill sets ${skills.map((s) => s.id).join(', ')}) cannot use; delete the saved state and train again`);
+    }
     if (states === null || typeof states !== 'object' || Array.isArray(states)) fail(`/tables/${id}`, 'expected an object');
     const table = tables.get(id) ?? tables.set(id, new Map()).get(id)!;
     for (const [key, value] of Object.entries(states as JsonObject)) {

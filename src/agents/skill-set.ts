@@ -30,7 +30,7 @@ export interface SkillSet {
   start(reset: Observation): SkillTracker;
 }
 
-type Schema = { type?: unknown; enum?: unknown; items?: unknown; properties?: unknown; required?: unknown };
+type Schema = { type?: unknown; enum?: unknown; items?: unknown; properties?: unknown; required?: unknown; description?: unknown; pattern?: unknown };
 
 /**
  * Where an argument's value comes from, one letter each (a macro's name lists one per required argument):
@@ -42,12 +42,14 @@ type Schema = { type?: unknown; enum?: unknown; items?: unknown; properties?: un
 type Source = 'o' | 'n' | 'i' | 'q' | 'd' | 'e' | 't';
 const SOURCES: readonly Source[] = ['o', 'n', 'i', 'q', 'd', 'e', 't'];
 
-/** A value seen in a tool's output: its field name, the tool, and the words of the object holding it. */
+/** A value seen in a tool's output: the words of the object holding it, and when (the call's order). */
 interface Seen {
-  key: string;
   value: JsonValue;
   words: readonly string[];
   order: number;
+  /** Share of `words` the user has said, as of `heard` words heard (recomputed when the user says more). */
+  relevance: number;
+  heard: number;
 }
 
 const GENERIC_WORDS = new Set(['get', 'set', 'list', 'find', 'all', 'the', 'and', 'for', 'with', 'item', 'items', 'details', 'info', 'by']);
@@ -61,12 +63,14 @@ const MAX_SEEN = 2000;
  * its required arguments (see `Source`), ask the user for an argument no one has given, tell the last
  * result, ask for confirmation, close, retry after a fault, finish, and finish with an answer built from
  * the question (a number it saw, the signed sum of its numbers, or how often one quoted string occurs in
- * another). State: the tool-name words the user said (or, with no tools, the question's first two words),
+ * another) or read from the last output (a field the user asked about by name). Only the writes the user
+ * named are offered (when they named any), and a loose value must fit the schema's pattern and example.
+ * State: the tool-name words the user said (or, with no tools, the question's first two words),
  * the tools that succeeded in order, how the last step went (error code or fault), the non-empty fields of
  * each tool's latest output, and whether confirmation was asked and the result told.
  */
 export const genericSkills: SkillSet = {
-  id: 'generic@2',
+  id: 'generic@3',
   handles: () => true,
   start: (reset) => new GenericTracker(reset),
 };
@@ -76,7 +80,10 @@ class GenericTracker implements SkillTracker {
   private readonly cue: string;
   private userText = '';
   private userWords = new Set<string>();
-  private readonly seen: Seen[] = [];
+  private readonly userStems = new Set<string>();
+  /** Values seen in outputs, by field name (and by the `<thing>_id` an `id` field stands for inside a `<things>` map). */
+  private readonly seen = new Map<string, Seen[]>();
+  private seenCount = 0;
   /** Non-empty top-level fields of each tool's latest successful output. */
   private readonly facts = new Map<string, string[]>();
   private readonly succeeded: string[] = [];
@@ -96,8 +103,26 @@ class GenericTracker implements SkillTracker {
   /** Required arguments that a tool output can fill now (part of the state). */
   private slots = new Set<string>();
 
+  /** Per tool, the words of its name that at most one other tool's name shares: the words that name it. */
+  private readonly naming = new Map<string, readonly string[]>();
+  /** Tools whose name says they produce what another tool takes (`find_member` → `member_id`): asking for their arguments is worth it. */
+  private readonly producers = new Set<string>();
+  /** Per tool, optional arguments that a refusal said are needed. */
+  private readonly needed = new Map<string, Set<string>>();
+
   constructor(reset: Observation) {
     this.tools = [...(reset.tools ?? [])].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const wordsOf = (name: string): string[] => name.split('_').filter((w) => w.length >= 3 && !GENERIC_WORDS.has(w));
+    // What names a tool: the words of its name and of its description's first clause ("Deletes an item from the catalogue").
+    const namingWords = (tool: ToolSpec): Set<string> =>
+      new Set([...wordsOf(tool.name), ...((tool.description ?? '').split(/[.;:,(]/)[0]!.toLowerCase().match(/[a-z]+/g) ?? [])].filter((w) => w.length >= 3 && !GENERIC_WORDS.has(w)).map(stem));
+    const frequency = new Map<string, number>();
+    for (const tool of this.tools) for (const w of namingWords(tool)) frequency.set(w, (frequency.get(w) ?? 0) + 1);
+    for (const tool of this.tools) {
+      this.naming.set(tool.name, [...namingWords(tool)].filter((w) => frequency.get(w)! <= 2));
+      const others = this.tools.filter((t) => t !== tool).flatMap((t) => (Array.isArray(t.parameters['required']) ? (t.parameters['required'] as string[]) : []));
+      if (wordsOf(tool.name).some((w) => others.some((arg) => arg.split('_').includes(w)))) this.producers.add(tool.name);
+    }
     this.hear(reset.text ?? '');
     const said = this.userWords;
     if (this.tools.length === 0) {
@@ -147,6 +172,14 @@ class GenericTracker implements SkillTracker {
       } else {
         this.last = isFaultError(obs) ? 'fault' : `e:${obs.error.code}`;
         if (!isFaultError(obs)) this.failed.add(key);
+        // An optional argument the refusal names (by pointer, or by name in its message) is needed after all.
+        const props = this.tools.find((t) => t.name === action.tool)?.parameters['properties'] as Record<string, unknown> | undefined;
+        const pointed = obs.error.pointer?.match(/^\/(?:args\/)?([^/]+)$/)?.[1];
+        for (const prop of Object.keys(props ?? {})) {
+          if (Object.hasOwn(action.args, prop) || !(prop === pointed || new RegExp(`\\b${prop}\\b`).test(obs.error.message))) continue;
+          const set = this.needed.get(action.tool) ?? new Set<string>();
+          this.needed.set(action.tool, set.add(prop));
+        }
         // A refused write may need a (new) confirmation that names it.
         if (this.tools.find((t) => t.name === action.tool)?.effect === 'write') this.asked = false;
       }
@@ -175,14 +208,25 @@ class GenericTracker implements SkillTracker {
     const missing = new Set<string>();
     this.slots = new Set();
     let writable = false;
+    // A write the user asked for by name is the only kind on offer, unless they named none (in other words).
+    const named = (tool: ToolSpec): boolean => this.naming.get(tool.name)!.some((w) => this.userStems.has(w));
+    const anyWriteNamed = this.tools.some((t) => t.effect === 'write' && named(t));
     for (const tool of this.tools) {
+      const isNamed = named(tool);
+      if (tool.effect === 'write' && anyWriteNamed && !isNamed) continue;
+      // A read that takes nothing (a whole catalogue) only when the user named it.
+      if (!isNamed && (!Array.isArray(tool.parameters['required']) || (tool.parameters['required'] as unknown[]).length === 0)) continue;
       const props = (tool.parameters['properties'] ?? {}) as Record<string, Schema>;
-      const required = Array.isArray(tool.parameters['required']) ? (tool.parameters['required'] as string[]) : [];
+      const declared = Array.isArray(tool.parameters['required']) ? (tool.parameters['required'] as string[]) : [];
+      // An optional argument a refusal named ("customer_id is required") is required from then on.
+      const required = [...declared, ...[...(this.needed.get(tool.name) ?? [])].filter((a) => !declared.includes(a))];
       let combos: Array<{ name: string; args: Record<string, JsonValue> }> = [{ name: '', args: {} }];
       const unsure: string[] = [];
       for (const arg of required) {
         let options = SOURCES.flatMap((s) => {
-          const v = this.fill(arg, props[arg] ?? {}, s);
+          // A loose identifier for an argument with no example to check it against, only for a tool the user named.
+          if (s === 'i' && !isNamed && exampleShape(props[arg]?.description) === undefined) return [];
+          const v = this.fillOf(tool.name, arg, props[arg] ?? {}, s);
           return v === undefined ? [] : [{ s, v }];
         });
         if (options.some((o) => o.s === 'o')) this.slots.add(arg);
@@ -195,7 +239,8 @@ class GenericTracker implements SkillTracker {
         if (combos.length > 16) combos = combos.slice(0, 16);
       }
       // Ask for an argument only when it is the one thing a call lacks; guess at most one argument from loose words.
-      if (unsure.length === 1) missing.add(unsure[0]!);
+      // ... and only what a user could know: an argument with an example, or one of a tool named or producing another's input.
+      if (unsure.length === 1 && (isNamed || this.producers.has(tool.name) || exampleShape(props[unsure[0]!]?.description) !== undefined)) missing.add(unsure[0]!);
       if (unsure.length > 1) continue;
       for (const c of combos) {
         const action: Action = { type: 'tool', tool: tool.name, args: c.args };
@@ -210,11 +255,13 @@ class GenericTracker implements SkillTracker {
       if ((this.asks.get(arg) ?? 0) < 2) out.set(`ask:${arg}`, { type: 'message', text: `Could you tell me your ${arg.replace(/_/g, ' ')}?` });
     }
     if (this.lastOutput !== undefined && !this.told) out.set('tell', { type: 'message', text: `Here is what I found: ${flattenJson(this.lastOutput)}.` });
-    if (writable && !this.asked) out.set('confirm', { type: 'message', text: `${this.proposal()}Do you confirm?` });
+    if ((writable || this.refusedWrite() !== undefined) && !this.asked) out.set('confirm', { type: 'message', text: `${this.proposal()}Do you confirm?` });
     out.set('close', { type: 'message', text: 'Is there anything else I can help you with?' });
     if (this.last === 'fault' && this.lastCall !== undefined) out.set('retry', this.lastCall);
     // Answers only where there is nothing to change: a world with write tools is graded on its state.
     if (!this.tools.some((t) => t.effect === 'write')) for (const [name, answer] of this.answers()) out.set(`answer:${name}`, { type: 'finish', answer });
+    // An answer read from the last output: a field the user asked about by name ("what is the status of ...").
+    for (const [field, value] of this.askedFields()) out.set(`answer:field:${field}`, { type: 'finish', answer: value });
     out.set('finish', { type: 'finish' });
     this.cache = out;
     return out;
@@ -234,6 +281,24 @@ class GenericTracker implements SkillTracker {
     return `I can ${call.tool.replace(/_/g, ' ')} with ${args.join(', ')}. Shall I go ahead? `;
   }
 
+  /** Scalar fields of the last output (or of its only list element) whose name the user said, with their values as text. */
+  private askedFields(): Array<[string, string]> {
+    let record = this.lastOutput;
+    if (record !== null && typeof record === 'object' && !Array.isArray(record)) {
+      const lists = Object.values(record).filter((v) => Array.isArray(v));
+      if (lists.length === 1 && (lists[0] as JsonValue[]).length === 1) record = (lists[0] as JsonValue[])[0]!;
+    }
+    if (record === null || typeof record !== 'object' || Array.isArray(record)) return [];
+    const out: Array<[string, string]> = [];
+    for (const key of Object.keys(record).sort()) {
+      const value = record[key]!;
+      if (value === null || typeof value === 'object') continue;
+      const words = key.split('_').filter((w) => w !== 'id' && w.length >= 3);
+      if (words.length > 0 && words.every((w) => this.userWords.has(w))) out.push([key, String(value)]);
+    }
+    return out;
+  }
+
   /** Answers built from what was said: the last number, the signed sum of the numbers, how often one quoted string occurs in another. */
   private answers(): Array<[string, string]> {
     const out: Array<[string, string]> = [];
@@ -251,12 +316,18 @@ class GenericTracker implements SkillTracker {
   }
 
   private hear(text: string): void {
+    this.fromText.clear();
+    this.idents = undefined;
     if (this.userText.length < 20_000) this.userText += ` ${text}`;
-    for (const w of text.toLowerCase().match(WORDS) ?? []) this.userWords.add(w);
+    for (const w of text.toLowerCase().match(WORDS) ?? []) {
+      this.userWords.add(w);
+      this.userStems.add(stem(w));
+    }
   }
 
   /** Records the fields of a tool's output (values to copy later, and the non-empty ones as state facts). */
   private remember(tool: string, output: JsonValue): void {
+    this.fromSeen.clear();
     const order = this.calls++;
     const facts: string[] = [];
     if (output !== null && typeof output === 'object' && !Array.isArray(output)) {
@@ -269,15 +340,44 @@ class GenericTracker implements SkillTracker {
     this.facts.set(tool, facts);
     // A bare value is named by what the tool's name says it returns: find_user_id_by_email → "user_id".
     const named = tool.replace(/_by_.*$/, '').replace(/^[a-z]+_(?=[a-z])/, '');
-    const walk = (value: JsonValue, key: string, holder: readonly string[]): void => {
-      if (this.seen.length >= MAX_SEEN) return;
-      if (Array.isArray(value)) for (const v of value) walk(v, key, holder);
+    const walk = (value: JsonValue, key: string, holder: readonly string[], container: string | undefined): void => {
+      if (this.seenCount >= MAX_SEEN) return;
+      if (Array.isArray(value)) for (const v of value) walk(v, key, holder, container);
       else if (value !== null && typeof value === 'object') {
         const words = Object.values(value).flatMap((v) => (typeof v === 'string' ? v.toLowerCase().match(WORDS) ?? [] : []));
-        for (const k of Object.keys(value)) walk(value[k]!, k, words);
-      } else this.seen.push({ key, value, words: holder, order });
+        // The nearest plural key above names what this object is: `payment_methods: { x: { id } }` → `payment_method_id`.
+        const inner = key.endsWith('s') && key.length > 3 ? key.slice(0, -1) : container;
+        for (const k of Object.keys(value)) walk(value[k]!, k, words, inner);
+      } else {
+        const entry: Seen = { value, words: holder, order, relevance: 0, heard: -1 };
+        this.index(key, entry);
+        if (key === 'id' && container !== undefined) this.index(`${container}_id`, entry);
+      }
     };
-    walk(output, named, []);
+    walk(output, named, [], undefined);
+  }
+
+  private index(key: string, entry: Seen): void {
+    this.seenCount++;
+    const list = this.seen.get(key);
+    if (list === undefined) this.seen.set(key, [entry]);
+    else list.push(entry);
+  }
+
+  /** `fill`'s answers from outputs since a tool last answered, and from words since the user last spoke (they depend on nothing else). */
+  private readonly fromSeen = new Map<string, JsonValue | undefined>();
+  private readonly fromText = new Map<string, JsonValue | undefined>();
+  /** The identifier-like tokens the user said, latest first (computed once per message). */
+  private idents: string[] | undefined;
+
+  /** A value for `arg` of `tool` from one source, or undefined (memoised until something new is heard or seen). */
+  private fillOf(tool: string, arg: string, schema: Schema, source: Source): JsonValue | undefined {
+    const memo = source === 'o' ? this.fromSeen : this.fromText;
+    const key = `${tool}\u0000${arg}\u0000${source}`;
+    if (memo.has(key)) return memo.get(key);
+    const value = this.fill(arg, schema, source);
+    memo.set(key, value);
+    return value;
   }
 
   /** A value for `arg` from one source, or undefined. */
@@ -304,12 +404,23 @@ class GenericTracker implements SkillTracker {
     const fits = (v: JsonValue): boolean => (numeric ? typeof v === 'number' && (type === 'number' || Number.isInteger(v)) : typeof v === 'string');
     switch (source) {
       case 'o':
-        return this.fromOutputs(arg, fits);
-      case 'n':
-        return this.named(arg, numeric);
-      case 'i':
+        return this.fromOutputs(arg, fits, !numeric && !/(^|_)ids?$/.test(arg));
+      case 'n': {
+        const value = this.named(arg, numeric);
+        // "my order for ..." names no order: with an example in the schema, the value must have its shape.
+        const shape = numeric ? undefined : exampleShape(schema.description);
+        const pattern = patternOf(schema.pattern);
+        if (pattern !== undefined && typeof value === 'string' && !pattern.test(value)) return undefined;
+        return shape === undefined || (typeof value === 'string' && shapeOf(value) === shape) ? value : undefined;
+      }
+      case 'i': {
         if (numeric) return undefined;
-        return [...(this.userText.match(IDENT) ?? [])].reverse().find((w) => /[0-9@_#-]/.test(w) && !/^[0-9]+$/.test(w));
+        // With an example in the schema ("e.g. '#W0000000'"), only a token of the same shape will do.
+        const shape = exampleShape(schema.description);
+        this.idents ??= [...(this.userText.match(IDENT) ?? [])].reverse().filter((w) => /[0-9@_#-]/.test(w) && !/^[0-9]+$/.test(w));
+        const pattern = patternOf(schema.pattern);
+        return this.idents.find((w) => (shape === undefined || shapeOf(w) === shape) && (pattern === undefined || pattern.test(w)));
+      }
       case 'q':
         if (numeric) return undefined;
         return [...this.userText.matchAll(/"([^"]+)"/g)].map((m) => m[1]!).pop();
@@ -324,16 +435,25 @@ class GenericTracker implements SkillTracker {
     }
   }
 
-  /** The output value whose field matches `arg`, from the object most like what the user said, then the most recent. */
-  private fromOutputs(arg: string, fits: (v: JsonValue) => boolean): JsonValue | undefined {
+  /**
+   * The output value whose field matches `arg`, from the object most like what the user said, then the most
+   * recent. A descriptive value (a string argument that is not an id: a city, a street) is copied only from
+   * an object the user spoke about, so that a write is not filled with the record's current values.
+   */
+  private fromOutputs(arg: string, fits: (v: JsonValue) => boolean, descriptive: boolean): JsonValue | undefined {
     const stem = arg.replace(/_ids?$/, '');
-    const matches = (key: string): boolean => key === arg || key === `${stem}s` || key === `${arg}s`;
     let best: Seen | undefined;
-    let score = -1;
-    for (const s of this.seen) {
-      if (!matches(s.key) || !fits(s.value)) continue;
-      const relevance = s.words.length === 0 ? 0 : s.words.filter((w) => this.userWords.has(w)).length / s.words.length;
-      if (relevance > score || (relevance === score && s.order > best!.order)) [best, score] = [s, relevance];
+    let score = descriptive ? 0 : -1;
+    const heard = this.userWords.size;
+    for (const key of new Set([arg, `${stem}s`, `${arg}s`])) {
+      for (const s of this.seen.get(key) ?? []) {
+        if (!fits(s.value)) continue;
+        if (s.heard !== heard) {
+          s.relevance = s.words.length === 0 ? 0 : s.words.filter((w) => this.userWords.has(w)).length / s.words.length;
+          s.heard = heard;
+        }
+        if (s.relevance > score || (s.relevance === score && best !== undefined && s.order > best.order)) [best, score] = [s, s.relevance];
+      }
     }
     return best?.value;
   }
@@ -349,5 +469,35 @@ class GenericTracker implements SkillTracker {
     if (found === undefined) return undefined;
     if (numeric) return Number(found);
     return found.startsWith('"') ? found.slice(1, -1) : found;
+  }
+}
+
+/** The shape of the first example a schema description gives ("e.g. 'someone@example.com'"), or undefined. */
+function exampleShape(description: unknown): string | undefined {
+  if (typeof description !== 'string') return undefined;
+  const m = description.match(/e\.g\.,?\s*['"]([^'"\s]+)['"]/);
+  // Only a one-token example is a shape to match ("e.g. '#W0000000'"), not a phrase ("e.g. '(19.99 + 5) * 3'").
+  return m === null ? undefined : shapeOf(m[1]!);
+}
+
+/** A token's shape: its first character's class and the set of punctuation in it ("#W123" → "#:#", "a.b@c.d" → "a:.@"). */
+function shapeOf(token: string): string {
+  const first = token[0]!;
+  const head = /[0-9]/.test(first) ? '9' : /[A-Za-z]/.test(first) ? 'a' : first;
+  return `${head}:${[...new Set(token.replace(/[A-Za-z0-9]/g, ''))].sort().join('')}`;
+}
+
+/** A word without a plural or third-person `s` ("deletes" → "delete", "items" → "item"). */
+function stem(word: string): string {
+  return word.length > 4 && word.endsWith('s') && !word.endsWith('ss') ? word.slice(0, -1) : word;
+}
+
+/** The schema's declared `pattern` as a RegExp (an invalid one is ignored). */
+function patternOf(pattern: unknown): RegExp | undefined {
+  if (typeof pattern !== 'string') return undefined;
+  try {
+    return new RegExp(pattern, 'u');
+  } catch {
+    return undefined;
   }
 }

@@ -14,8 +14,11 @@ export interface AgentFlags {
   model?: string;
 }
 
-/** The built-in agent, with a learner's saved state loaded from `agentState` when the file exists. */
-export async function resolveAgent(flags: AgentFlags, env: NodeJS.ProcessEnv): Promise<Agent> {
+/**
+ * The built-in agent, with a learner's saved state loaded from `agentState` when the file exists, or
+ * `state` when given (a resumed run's checkpoint; null: start fresh).
+ */
+export async function resolveAgent(flags: AgentFlags, env: NodeJS.ProcessEnv, state?: JsonValue): Promise<Agent> {
   if (flags.agent === 'openai') {
     // Loaded on demand: the openai client is only needed for this agent.
     const mod = await import('../agents/openai.js');
@@ -23,7 +26,9 @@ export async function resolveAgent(flags: AgentFlags, env: NodeJS.ProcessEnv): P
   }
   // `rule-based` plays each domain's own baseline (`Domain.baselines`).
   const options: Record<string, unknown> = { seed: flags.seed ?? 0, domains: builtinDomains() };
-  if (flags.agent === 'learner' && flags.agentState && existsSync(flags.agentState)) {
+  if (state !== undefined) {
+    if (state !== null) options.state = state;
+  } else if (flags.agent === 'learner' && flags.agentState && existsSync(flags.agentState)) {
     try {
       options.state = JSON.parse(readFileSync(flags.agentState, 'utf8')) as JsonValue;
     } catch (error) {

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { defineDomain, EnvHarnessError, type Domain, type RegisteredTemplate } from '../core/index.js';
 import { loadDeclarativeTemplates } from '../generation/declarative.js';
 import { createHarness, type Harness } from '../harness/harness.js';
+import { applyTemplateDigests } from '../harness/prebuilt.js';
 import { builtinDomains } from '../builtins.js';
 import type { GlobalOptions } from './options.js';
 
@@ -27,7 +28,10 @@ export function loadTemplateFiles(files: readonly string[]): RegisteredTemplate<
  */
 export async function openHarness(globals: GlobalOptions, options: { domains?: readonly Domain<any>[] } = {}): Promise<Harness> {
   const templates = loadTemplateFiles(globals.templates);
-  const domains = [...builtinDomains(), ...(options.domains ?? [])];
+  const builtin = builtinDomains();
+  // The compiled CLI knows its templates' digests from the build (probing them is most of a start-up).
+  applyTemplateDigests(builtin.flatMap((d) => d.templates as RegisteredTemplate<any>[]));
+  const domains = [...builtin, ...(options.domains ?? [])];
   const harness = await createHarness({ store: globals.store, domains: [...domains, ...declarativeDomains(templates, domains)], templates });
   // initialize() also lets each domain restore what its imported tasks need (Domain.restore).
   await harness.initialize();

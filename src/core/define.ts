@@ -25,7 +25,31 @@ export function defineTemplate<P>(template: Template<P>): RegisteredTemplate<P> 
   if (template.levels.length < 1) {
     throw new EnvHarnessError('PARAMS_INVALID', `template ${id}: declare at least one level in \`levels\``);
   }
-  return { ...template, id, sourceDigest: templateSourceDigest(template) };
+  const registered = { ...template, id } as RegisteredTemplate<P>;
+  // Computed when first read: a fingerprint probes the template's output (tens of milliseconds for a
+  // domain's worth), which a process that never reads it, or that knows it from the build
+  // (knownSourceDigest), does not pay.
+  Object.defineProperty(registered, 'sourceDigest', {
+    enumerable: true,
+    configurable: true,
+    get: () => settle(registered, templateSourceDigest(template)),
+  });
+  return registered;
+}
+
+function settle(template: RegisteredTemplate<unknown>, sourceDigest: string): string {
+  Object.defineProperty(template, 'sourceDigest', { value: sourceDigest, enumerable: true, configurable: false, writable: false });
+  return sourceDigest;
+}
+
+/**
+ * Gives a template made by `defineTemplate` the source digest computed beforehand from the same code (the
+ * build's table of the shipped templates, src/harness/prebuilt.ts), so reading it costs nothing. Does
+ * nothing once the digest was read or set: a digest never changes after it was seen.
+ */
+export function knownSourceDigest(template: RegisteredTemplate<unknown>, sourceDigest: string): void {
+  const property = Object.getOwnPropertyDescriptor(template, 'sourceDigest');
+  if (property?.get !== undefined && property.configurable === true) settle(template, sourceDigest);
 }
 
 /** Probe tasks per level that a template's content fingerprint is computed from. */

@@ -6,6 +6,7 @@ import type { Rng } from './rng.js';
 import type { BatchRequest } from './batch.js';
 import type { Task, Template } from './template.js';
 import type { Agent } from './agent.js';
+import type { Finding } from './problem.js';
 import type { Store } from './store.js';
 
 /** What a tool run may use besides the state. */
@@ -50,7 +51,8 @@ export interface PolicyRule<S = unknown> {
   description: string;
   severity: Severity;
   block?: boolean;
-  check(action: Action & { type: 'tool' }, ctx: PolicyContext<S>): string | undefined;
+  /** A violation, or undefined when the call is allowed. */
+  check(action: Action & { type: 'tool' }, ctx: PolicyContext<S>): Finding | undefined;
 }
 
 /** The simulated user's turn. */
@@ -74,7 +76,8 @@ export interface SimulatedUser {
 /** A domain-specific acceptance check beyond final state / outputs / ordering. */
 export interface AcceptanceCheck<S = unknown> {
   id: string;
-  check(ctx: PolicyContext<S> & { referenceState: S }): string | undefined;
+  /** A failed criterion, or undefined when it holds. */
+  check(ctx: PolicyContext<S> & { referenceState: S }): Finding | undefined;
 }
 
 /**
@@ -137,6 +140,12 @@ export interface Domain<S = unknown> {
    * agent's recovery from them), after the runtime's own. Must be deterministic in the episode so far.
    */
   feedback?(ctx: { action: Action; trace: readonly TraceEntry[]; state: S; task: Task }): Feedback[];
+  /**
+   * Pictures of an episode's pages for the report's spot checks (`envharness report --screenshots N`):
+   * PNGs of the first page and of the page after the last action. Domains with pages declare it (web,
+   * through real Chromium); `env` locates the browser.
+   */
+  screenshots?(request: { task: Task; actions: readonly Action[]; env: Readonly<Record<string, string | undefined>> }): Promise<Array<{ label: string; png: Uint8Array }>>;
   /** Domain-specific fields of the episode's outcome, put in the last step's `info.report`. */
   report?(ctx: PolicyContext<S> & { referenceState: S }): JsonObject;
   /**
@@ -145,6 +154,51 @@ export interface Domain<S = unknown> {
    * only there; a domain without it cannot be wrapped.
    */
   injectionPoints?: readonly InjectionPoint[];
+  /**
+   * What the domain adds to an evaluation (`envharness eval`): a summary computed from the eval's
+   * outcomes of its tasks, kept with the run and shown by eval, `runs compare` and the report (the
+   * safety layer's attack success by kind × level).
+   */
+  evaluation?: DomainEvaluation;
+}
+
+/** One evaluated episode as `DomainEvaluation.summarize` sees it (the recorded outcome). */
+export interface EvaluatedEpisode {
+  taskId: string;
+  seed: number;
+  outcome: number;
+  excluded: boolean;
+  /** The domain's `report` of the episode. */
+  report?: JsonValue;
+}
+
+/** A domain's evaluation summary; computed once per eval, from the domain's own outcomes. */
+export interface DomainEvaluation {
+  summarize(episodes: readonly EvaluatedEpisode[], ctx: { getTask(id: string): Promise<Task | undefined>; agent: Agent }): Promise<EvaluationSummary | undefined>;
+}
+
+/** Tables any front end can show: the CLI as text, the report as a heatmap (cells with a `score`). */
+export interface EvaluationSummary {
+  title: string;
+  note: string;
+  tables: SummaryTable[];
+  /** The machine-readable rows (`--json`). */
+  data: JsonValue;
+}
+
+export interface SummaryTable {
+  title: string;
+  /** Header of the label column, then one per cell. */
+  columns: string[];
+  rows: Array<{ label: string; cells: SummaryCell[] }>;
+}
+
+export interface SummaryCell {
+  text: string;
+  /** 0–1, higher is better: the report colours the cell red to green; null leaves it plain. */
+  score: number | null;
+  /** Detail shown on hover (intervals, counts). */
+  title?: string;
 }
 
 /**

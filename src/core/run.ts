@@ -26,6 +26,8 @@ export interface RunRecord {
   owner?: { host: string; pid: number };
   /** Set when found `interrupted`: the last event it recorded (seq -1: none). */
   interrupted?: { lastEventSeq: number; lastEventKind?: string; at: string };
+  /** Each `train --resume` of this run: when, the checkpoint's episode count, and the status it continued from. */
+  resumed?: Array<{ at: string; fromEpisode: number; from: RunStatus }>;
   createdAt: string;
   updatedAt: string;
 }

@@ -74,7 +74,11 @@ export type StoreWrite =
   | { op: 'saveSnapshot'; snapshot: Snapshot }
   | { op: 'saveRun'; run: RunRecord }
   | { op: 'appendRunEvents'; events: readonly RunEvent[] }
-  | { op: 'setMeta'; key: string; value: JsonValue };
+  | { op: 'setMeta'; key: string; value: JsonValue }
+  /** Deletes these episode records and their transitions (ids not stored are skipped). Only as a write. */
+  | { op: 'discardEpisodes'; ids: readonly string[] }
+  /** Deletes the run's events with seq >= `fromSeq`. Only as a write. */
+  | { op: 'discardRunEvents'; runId: string; fromSeq: number };
 
 /** Everything a snapshot export holds of the pool, as one consistent view (see `Store.readPool`). */
 export interface PoolContent {
@@ -183,7 +187,9 @@ export interface Store {
    * batch, `decideReview` throws REVIEW_NOT_FOUND, a duplicate event is STORE_CONFLICT, ...), and later
    * writes see the effects of earlier ones (a `decideReview` may decide a task saved by an earlier
    * `saveBatch` of the same list). An empty list writes nothing. Used for every multi-step write:
-   * snapshot import, split freeze, run finalisation.
+   * snapshot import, split freeze, run finalisation. `discardEpisodes` and `discardRunEvents` exist only
+   * as writes: `train --resume` rewinds a run to its last checkpoint with them, in the same transaction
+   * that marks it running again.
    */
   applyWrites(writes: readonly StoreWrite[]): Promise<void>;
 

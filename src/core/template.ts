@@ -3,6 +3,7 @@ import type { ZodType } from 'zod';
 import type { Action, Budget, Constraints, FaultProfile } from './episode.js';
 import type { JsonObject, JsonValue } from './json.js';
 import type { Rng } from './rng.js';
+import type { Finding } from './problem.js';
 
 /** What one difficulty level means for a template's parameters: values, [min, max] ranges or lists. */
 export type LevelSpec = Readonly<Record<string, JsonValue>>;
@@ -96,8 +97,8 @@ export interface Template<P = JsonValue> {
   build(params: P, ctx: BuildContext): Omit<TaskSpec, 'solution'>;
   /** The reference solution. Pure. */
   solve(params: P, spec: Omit<TaskSpec, 'solution'>, ctx: BuildContext): Action[];
-  /** Extra checks; returns problems, empty when fine. */
-  validate?(task: Task): string[];
+  /** Extra checks; returns problems (`Problem`s, or their messages alone), empty when fine. */
+  validate?(task: Task): Finding[];
   /** Extra text folded into the source digest (declarative templates put their definition here). */
   sourceText?: string;
   /**

@@ -128,7 +128,9 @@ export function checkTaskSchema(task: unknown, template?: RegisteredTemplate<any
   if (template?.validate !== undefined) {
     const problems = template.validate(task as Task);
     if (problems.length > 0) {
-      return { ok: false, reason: `template ${template.id} check: ${problems.join('; ')}`, details: { problems } };
+      // Messages are logged as they were; Problems keep their code and pointer in the details.
+      const text = problems.map((p) => (typeof p === 'string' ? p : p.message)).join('; ');
+      return { ok: false, reason: `template ${template.id} check: ${text}`, details: { problems: problems as JsonValue[] } };
     }
   }
   return { ok: true };

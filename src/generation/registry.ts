@@ -25,7 +25,8 @@ export function createTemplateRegistry(templates: readonly RegisteredTemplate<an
 
   function register(template: RegisteredTemplate<any>): void {
     const id = formatTemplateId({ domain: template.domain, name: template.name, version: template.version });
-    if (template.id !== id || typeof template.sourceDigest !== 'string') {
+    // `in`, not the value: reading a template's digest computes it (defineTemplate), which registering must not.
+    if (template.id !== id || !('sourceDigest' in template)) {
       throw new EnvHarnessError(
         'PARAMS_INVALID',
         `template ${template.id} does not match its declaration (${id}); create templates with defineTemplate`,

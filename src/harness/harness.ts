@@ -20,17 +20,8 @@ import {
   type Store,
   type StoredTask,
   type Task,
-  type TaskIndexEntry,
 } from '../core/index.js';
-import {
-  createTaskPool,
-  createTemplateRegistry,
-  generateBatch,
-  MinHashIndex,
-  type GeneratedBatch,
-  type TaskPool,
-  type TemplateRegistry,
-} from '../generation/index.js';
+import { createTemplateRegistry, type GeneratedBatch, type TaskPool, type TemplateRegistry } from '../generation/index.js';
 import {
   createCurriculum,
   slicesFromTemplates,
@@ -42,21 +33,26 @@ import {
 } from '../curriculum/index.js';
 import {
   createEpisode,
-  createDomainGateHooks,
   createStoreRecorder,
-  validateAction,
   type DynamicsOptions,
   type Episode,
   type Recorder,
   type StoreRecorder,
 } from '../runtime/index.js';
-import type { Action, Feedback, JsonObject, Observation } from '../core/index.js';
+import type { Feedback, Observation } from '../core/index.js';
 import { hostname } from 'node:os';
 import { systemClock, type Clock } from './clock.js';
 import { buildLockfile, checkLockfile, parseLockfile, type LockCheck, type Lockfile } from './lockfile.js';
+import { prebuiltDir } from './prebuilt.js';
+import { createRegressionInstaller, type InstalledSet, type RegressionInstaller } from './regression-sets.js';
 import { runEpisode, type EpisodeOutcome } from '../runtime/rollout.js';
-import { passKTable, type PassKRow } from '../report/metrics.js';
-import { trainLoop, type TrainOptions, type TrainSummary } from './train.js';
+import { evaluateAgent, type EvaluateOptions, type EvaluationResult } from './evaluation.js';
+import { ExternalTransitions } from './external-transitions.js';
+import { RunIds } from './run-ids.js';
+import { StorePool } from './store-pool.js';
+import { TaskGenerator, type GenerateOptions } from './task-generator.js';
+import { trainLoop, type TrainDeps, type TrainOptions, type TrainSummary } from './train.js';
+import { planResume, type ResumeTrainOptions } from './train-resume.js';
 import {
   buildSnapshotBody,
   diffSnapshots,
@@ -75,25 +71,15 @@ export interface HarnessOptions {
   templates?: readonly RegisteredTemplate<any>[];
   /** Timestamps for records; never used for generation or sampling. */
   clock?: Clock;
+  /**
+   * The folder of the build's prebuilt files (shipped regression sets), or false for none. Default:
+   * `dist/prebuilt` when running compiled, none from the sources. src/harness/prebuilt.ts.
+   */
+  prebuilt?: string | false;
 }
 
-export interface GenerateOptions {
-  workers?: number;
-  onProgress?: (done: number, total: number) => void;
-  /** Modules exporting `templates`, for worker threads. */
-  templateModules?: string[];
-  /**
-   * A module exporting `createGateHooks()` (e.g. `() => createDomainGateHooks(retail)`): worker threads
-   * then run the oracle and non-triviality gates themselves instead of the calling thread.
-   */
-  hookModule?: string;
-  /**
-   * The pool base: ids of the stored batches this batch deduplicates against (exact and near duplicates),
-   * instead of every stored task of its split. With a base the batch depends only on the request and the
-   * base, not on what else was stored meanwhile (refill jobs finishing in any order; docs/design/021-replicas.md).
-   */
-  base?: readonly string[];
-}
+export type { GenerateOptions } from './task-generator.js';
+export type { EvaluateOptions, EvaluationResult } from './evaluation.js';
 
 export interface PoolStats {
   total: number;
@@ -121,15 +107,20 @@ export class Harness {
   readonly registry: TemplateRegistry;
   readonly domains: ReadonlyMap<string, Domain<any>>;
   private readonly clock: Clock;
-  private pool: TaskPool;
+  /** The draw pool, synced from the store before each draw. */
+  private readonly tasks: StorePool;
+  private readonly generator: TaskGenerator;
+  private readonly runIds: RunIds;
+  private readonly external: ExternalTransitions;
   private sampler: Rng;
   private seed = 0;
   private config: JsonValue = {};
   private curriculumState: JsonValue = null;
   private curriculum: Curriculum | undefined;
   private recorder: StoreRecorder | undefined;
+  private readonly regressionSets: RegressionInstaller;
 
-  constructor(store: Store, domains: readonly Domain<any>[], templates: readonly RegisteredTemplate<any>[], clock: Clock) {
+  constructor(store: Store, domains: readonly Domain<any>[], templates: readonly RegisteredTemplate<any>[], clock: Clock, prebuilt: string | false | undefined = undefined) {
     this.store = store;
     this.clock = clock;
     const byName = new Map<string, Domain<any>>();
@@ -141,8 +132,25 @@ export class Harness {
     this.registry = createTemplateRegistry();
     for (const domain of domains) for (const t of domain.templates) this.registry.register(t as RegisteredTemplate<any>);
     for (const t of templates) this.registry.register(t);
-    this.pool = createTaskPool();
+    this.tasks = new StorePool(store);
+    this.generator = new TaskGenerator(store, this.registry, this.domains);
+    this.runIds = new RunIds(store);
+    this.external = new ExternalTransitions(store);
     this.sampler = createRng([0, 'sampler']);
+    this.regressionSets = createRegressionInstaller(
+      {
+        store,
+        registry: this.registry,
+        domains: this.domains,
+        generate: (request) => this.generator.generate(request),
+        save: async (batch) => {
+          await this.store.saveBatch(batch, { review: batch.review });
+          await this.tasks.sync();
+        },
+        freeze: async () => void (await this.lockRegression()),
+      },
+      { prebuilt: prebuilt === false ? undefined : (prebuilt ?? prebuiltDir()) },
+    );
   }
 
   /** Records the environment version and parameters, and loads the pool. Call once after creating. */
@@ -159,51 +167,36 @@ export class Harness {
     });
     // Tasks may need what the store does not hold (a world imported from files): each domain restores its own.
     for (const domain of this.domains.values()) await domain.restore?.(this.store);
-    await this.reloadPool();
-    await this.installRegressionSets();
-    return { seed: this.seed, templates: this.registry.list().length, pool: this.pool.size() };
+    await this.tasks.reload();
+    return { seed: this.seed, templates: this.registry.list().length, pool: this.tasks.pool.size() };
   }
 
   /**
-   * Generates each domain's shipped regression set into a store that lacks it, checks it against the
-   * digest the domain ships (the set is the same everywhere, or initialisation stops), and freezes the
-   * split: the shipped set is hash-locked from the moment it exists. The check runs at installation
-   * only; afterwards the store's own lock governs (`split verify`, `doctor`), so a deliberate change
-   * (`split unfreeze`, generate, `split freeze`) never leaves a store that later commands refuse.
+   * Installs the shipped regression set of each of `domains` (default: every registered domain) that the
+   * store lacks, and freezes the split: the shipped set is hash-locked from the moment it exists. The
+   * verbs that use a domain call this for it first, so a store holds only the sets of the domains it was
+   * used with (src/harness/regression-sets.ts).
    */
-  private async installRegressionSets(): Promise<void> {
-    let installed = false;
-    for (const domain of this.domains.values()) {
-      const recipe = domain.regressionSet;
-      if (!recipe) continue;
-      const present = (await this.store.listTaskIndex({ split: 'regression' })).filter((e) => e.domain === domain.name);
-      if (present.length > 0) continue;
-      for (const request of recipe.batches) await this.generateBatchInto({ ...request, split: 'regression' }, {});
-      const ids = (await this.store.listTaskIndex({ split: 'regression', status: 'active' }))
-        .filter((e) => e.domain === domain.name)
-        .map((e) => e.id)
-        .sort();
-      if (digest(ids) !== recipe.digest) {
-        throw new EnvHarnessError(
-          'LOCKFILE_MISMATCH',
-          `the ${domain.name} regression set generated here (${ids.length} tasks, digest ${digest(ids).slice(0, 12)}) is not the one the domain ships (digest ${recipe.digest.slice(0, 12)}): generation is not reproducing on this machine; report it with \`envharness doctor\``,
-          { details: { domain: domain.name } },
-        );
-      }
-      installed = true;
-    }
-    if (installed) await this.freezeRegression();
+  async installRegressionSets(domains?: readonly string[]): Promise<InstalledSet[]> {
+    const installed = await this.regressionSets.install(domains);
+    if (installed.length > 0) await this.tasks.sync();
+    return installed;
   }
 
   /** Generates a batch through the gates and stores it (accepted tasks enter the pool of its split). */
   async generate(request: BatchRequest, options: GenerateOptions = {}): Promise<GeneratedBatch> {
+    const domains = request.templates.map((t) => this.registry.get(t.id).domain);
+    // The leakage gate checks against the regression set: the domains' sets go in first.
     if (request.split === 'regression') await this.refuseFrozen('/split');
-    return this.generateBatchInto(request, options);
+    else await this.installRegressionSets(domains);
+    const batch = await this.generator.generate(request, options);
+    await this.tasks.sync();
+    return batch;
   }
 
   /** SPLIT_FROZEN when the regression split is frozen: writes to it are refused and change nothing. */
   private async refuseFrozen(pointer: string): Promise<void> {
-    if ((await this.store.getMeta(META_FROZEN)) !== true) return;
+    if (!(await this.isRegressionFrozen())) return;
     throw new EnvHarnessError(
       'SPLIT_FROZEN',
       'the regression split is frozen (the shipped set is hash-locked when installed); generate into dynamic or heldout, or unfreeze deliberately with `envharness split unfreeze` and re-freeze with `envharness split freeze`',
@@ -211,82 +204,17 @@ export class Harness {
     );
   }
 
-  private async generateBatchInto(request: BatchRequest, options: GenerateOptions): Promise<GeneratedBatch> {
-    for (const t of request.templates) this.registry.get(t.id);
-    const regression = await this.indexSplit('regression');
-    const pool =
-      options.base !== undefined ? await this.indexBase(request.split, options.base) : request.split === 'regression' ? regression : await this.indexSplit(request.split);
-    // The store is async; gates are sync: the stored ids are loaded beforehand, per call (calls may overlap).
-    const known = pool.known;
-    const batch = generateBatch(request, {
-      registry: this.registry,
-      hooks: { oracle: (task) => this.gateFor('oracle', task), nonTrivial: (task) => this.gateFor('nonTrivial', task) },
-      existingIds: (ids) => new Set(ids.filter((id) => known.has(id))),
-      poolIndex: pool.index,
-      regressionIndex: request.split === 'regression' ? undefined : regression.index,
-      workers: options.workers,
-      templateModules: options.templateModules,
-      ...(options.hookModule === undefined ? {} : { hookModule: options.hookModule }),
-      onProgress: options.onProgress,
-    });
-    const generated = await batch;
-    await this.store.saveBatch(generated, { review: generated.review });
-    const reviewed = new Set(generated.review);
-    this.pool.add(
-      generated.tasks
-        .filter((t) => !reviewed.has(t.id))
-        .map((t, i) => indexEntry(t, request.split, i)),
-    );
-    return generated;
-  }
-
-  /** The split's tasks as a near-duplicate index, and every stored id (for the exact-duplicate gate). */
-  private async indexSplit(split: Split): Promise<{ index: MinHashIndex; known: Set<string> }> {
-    const index = new MinHashIndex();
-    const all = await this.store.listTaskIndex();
-    const tasks = await this.store.listTasks({ split });
-    for (const task of tasks) index.add(task);
-    return { index, known: new Set(all.map((e) => e.id)) };
-  }
-
-  /** The index of a fixed base: only the base batches' tasks, added in id order (independent of store order). */
-  private async indexBase(split: Split, base: readonly string[]): Promise<{ index: MinHashIndex; known: Set<string> }> {
-    const batches = new Set(base);
-    const tasks = (await this.store.listTasks({ split })).filter((t) => batches.has(t.batchId)).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    const index = new MinHashIndex();
-    for (const task of tasks) index.add(task);
-    // Exact duplicates are looked up in the base too: a second run of the same job must produce the same batch.
-    return { index, known: new Set(tasks.map((t) => t.id)) };
-  }
-
   /**
    * Replaces the in-memory pool by a wrapper of it (e.g. `createRefillingPool({ pool, ... })`, which
    * starts refills when draws leave a slice low). The wrapper must keep the wrapped pool's contents.
    */
   wrapPool(wrap: (pool: TaskPool) => TaskPool): void {
-    this.pool = wrap(this.pool);
+    this.tasks.wrap(wrap);
   }
 
   /** Adds a stored batch's active tasks to the in-memory pool (a batch another process generated); returns how many were new. */
   async addBatchToPool(batchId: string): Promise<number> {
-    return this.pool.add(await this.store.listTaskIndex({ batchId, status: 'active' }));
-  }
-
-  private readonly gates = new Map<string, { oracle: (t: Task) => any; nonTrivial: (t: Task) => any }>();
-  private gateFor(kind: 'oracle' | 'nonTrivial', task: Task): { ok: true } | { ok: false; reason: string } {
-    const domain = this.domains.get(task.domain);
-    if (domain === undefined) return { ok: true };
-    let gates = this.gates.get(domain.name);
-    if (gates === undefined) {
-      gates = createDomainGateHooks(domain);
-      this.gates.set(domain.name, gates);
-    }
-    return gates[kind](task);
-  }
-
-  private async reloadPool(): Promise<void> {
-    this.pool.clear();
-    this.pool.add(await this.store.listTaskIndex({ status: 'active' }));
+    return this.tasks.addBatch(batchId);
   }
 
   /**
@@ -359,6 +287,8 @@ export class Harness {
    */
   async generateTask(options: { taskType?: string; level?: number; domain?: string; split?: Split; seed?: number } = {}): Promise<StoredTask> {
     const split = options.split ?? 'dynamic';
+    if (split === 'regression') await this.installRegressionSets(options.domain === undefined ? undefined : [options.domain]);
+    await this.tasks.sync();
     if (split !== 'regression' && !this.hasSlice(split, options)) {
       // A fresh store: the first draw fills the pools of the domains it may draw from (built-in defaults).
       const candidates = options.domain !== undefined ? [options.domain] : this.defaultDomains();
@@ -373,7 +303,7 @@ export class Harness {
     };
     if (this.curriculum && split === 'dynamic' && options.taskType === undefined && options.level === undefined && options.domain === undefined) {
       const draw = this.curriculum.draw(rng);
-      const id = draw.replay && draw.taskId ? draw.taskId : this.pool.draw(rng, draw.slice, draw.level, 'dynamic').id;
+      const id = draw.replay && draw.taskId ? draw.taskId : this.tasks.pool.draw(rng, draw.slice, draw.level, 'dynamic').id;
       await advance();
       return this.getTask(id);
     }
@@ -382,8 +312,8 @@ export class Harness {
       throw new EnvHarnessError('POOL_EMPTY', `no active ${split} tasks${options.taskType ? ` of type ${options.taskType}` : ''}; run \`envharness pool fill\` or \`envharness generate\``);
     }
     const slice = slices[rng.int(0, slices.length - 1)]!;
-    const level = options.level ?? rng.pick(this.pool.levels(slice, split));
-    const { id } = this.pool.draw(rng, slice, level, split);
+    const level = options.level ?? rng.pick(this.tasks.pool.levels(slice, split));
+    const { id } = this.tasks.pool.draw(rng, slice, level, split);
     await advance();
     const task = await this.store.getTask(id);
     if (task === undefined) throw new EnvHarnessError('TASK_NOT_FOUND', `task ${id} is in the pool index but not in the store`);
@@ -391,7 +321,7 @@ export class Harness {
   }
 
   private matchingSlices(split: Split, options: { taskType?: string; domain?: string }): string[] {
-    return this.pool.slices(split).filter((s) => {
+    return this.tasks.pool.slices(split).filter((s) => {
       const [domain, type] = s.split('/');
       return (options.domain === undefined || domain === options.domain) && (options.taskType === undefined || type === options.taskType);
     });
@@ -466,43 +396,12 @@ export class Harness {
     nextObservation: Observation,
     options: { episodeId?: string } = {},
   ): Promise<{ feedback: Feedback[]; step: number }> {
-    const episodeId = options.episodeId ?? 'external';
-    const history = this.external.get(episodeId) ?? [];
-    const feedback: Feedback[] = [];
-    const issue = validateAction(action);
-    if (issue) feedback.push({ code: 'INVALID_ACTION', message: issue.message, pointer: issue.pointer });
-    else {
-      const a = action as Action;
-      if (a.type === 'tool') {
-        const key = JSON.stringify([a.tool, a.args]);
-        if (history.includes(key)) feedback.push({ code: 'REDUNDANT_CALL', message: `${a.tool} was already called with these arguments` });
-        history.push(key);
-      }
-    }
-    this.external.set(episodeId, history);
-    const step = (this.externalSteps.get(episodeId) ?? 0);
-    this.externalSteps.set(episodeId, step + 1);
-    await this.store.appendTransitions([
-      {
-        episodeId,
-        step,
-        action: (issue ? { type: 'message', text: JSON.stringify(action ?? null) } : action) as Action,
-        observation: nextObservation,
-        reward,
-        terminated: false,
-        truncated: false,
-        feedback,
-        info: { step, outcome: 0, shaping: 0, stateHash: '', previous: observation as unknown as JsonObject },
-      },
-    ]);
-    return { feedback, step };
+    return this.external.record(observation, action, reward, nextObservation, options.episodeId ?? 'external');
   }
-  private readonly external = new Map<string, string[]>();
-  private readonly externalSteps = new Map<string, number>();
 
   /** Slices (domain, task type) with active dynamic tasks, with level bounds from their templates. */
   dynamicSlices() {
-    const present = new Set(this.pool.slices('dynamic'));
+    const present = new Set(this.tasks.pool.slices('dynamic'));
     return slicesFromTemplates(this.registry.list()).filter((s) => present.has(`${s.domain}/${s.taskType}`));
   }
 
@@ -551,92 +450,71 @@ export class Harness {
 
   /** Trains an agent under a curriculum: sample -> run -> record -> update, with a regression guard. */
   async train(options: TrainOptions): Promise<TrainSummary> {
+    await this.installRegressionSets(options.domains);
     if (options.seed !== undefined) this.sampler = createRng([options.seed, 'train']);
-    const summary = await trainLoop(
-      {
-        store: this.store,
-        domains: this.domains,
-        slices: this.dynamicSlices(),
-        clock: this.clock,
-        drawTask: (rng, slice, level) => this.pool.draw(rng, slice, level, 'dynamic').id,
-        regressionTasks: () => this.store.listTasks({ split: 'regression', status: 'active' }),
-        snapshot: async (curriculum, label) => {
-          this.curriculum = curriculum;
-          return this.snapshot({ label });
-        },
-        newRunId: () => this.newRunId('train'),
-        rng: this.sampler,
-        ...(this.curriculum ? { curriculum: this.curriculum } : {}),
-        buildSnapshot: async (curriculum, label) => {
-          this.curriculum = curriculum;
-          return this.buildSnapshot({ label });
-        },
-        owner: runOwner(),
-      },
-      { ...options, seed: options.seed ?? this.seed },
-    );
+    // The loop draws synchronously from the pool as it is now (explicitly synced with the store).
+    await this.tasks.sync();
+    const summary = await trainLoop(this.trainDeps(), { ...options, seed: options.seed ?? this.seed });
     await this.store.setMeta('rng.sampler', [...this.sampler.getState()]);
     return summary;
+  }
+
+  /**
+   * Continues an interrupted (or failed) training run from its last checkpoint, to the same end as an
+   * uninterrupted run: same episodes, seeds, rewards, curriculum log and end snapshot (`train --resume`).
+   */
+  async resumeTrain(runId: string, options: ResumeTrainOptions): Promise<TrainSummary> {
+    const plan = await planResume(this.store, runId, options, { isLive: isRunLive, templates: this.registry.list(), now: this.clock(), owner: runOwner() });
+    this.sampler = createRng(plan.rng);
+    await this.tasks.sync();
+    const summary = await trainLoop({ ...this.trainDeps(), resume: plan.resume }, plan.options);
+    await this.store.setMeta('rng.sampler', [...this.sampler.getState()]);
+    return summary;
+  }
+
+  /** What the training loop needs of this harness (its sampler as it is now). */
+  private trainDeps(): TrainDeps {
+    return {
+      store: this.store,
+      domains: this.domains,
+      slices: this.dynamicSlices(),
+      clock: this.clock,
+      drawTask: (rng, slice, level) => this.tasks.pool.draw(rng, slice, level, 'dynamic').id,
+      regressionTasks: () => this.store.listTasks({ split: 'regression', status: 'active' }),
+      snapshot: async (curriculum, label) => {
+        this.curriculum = curriculum;
+        return this.snapshot({ label });
+      },
+      newRunId: () => this.runIds.next('train'),
+      rng: this.sampler,
+      ...(this.curriculum ? { curriculum: this.curriculum } : {}),
+      buildSnapshot: async (curriculum, label) => {
+        this.curriculum = curriculum;
+        return this.buildSnapshot({ label });
+      },
+      owner: runOwner(),
+    };
   }
 
   /**
    * Evaluates an agent on a split with the curriculum frozen: every task k times (seeds 0..k-1),
    * pass^1..pass^k per slice exactly as tau-bench computes it, with Wilson intervals.
    */
-  async evaluate(options: { agent: Agent; split?: Split; template?: string; k?: number; limit?: number; domains?: string[]; onProgress?: (done: number, total: number) => void }): Promise<{ runId: string; rows: PassKRow[]; outcomes: EpisodeOutcome[] }> {
-    const split = options.split ?? 'regression';
-    const k = options.k ?? 1;
-    let tasks = await this.store.listTasks({ split, status: 'active', ...(options.template ? { template: options.template } : {}) });
-    if (options.domains) tasks = tasks.filter((t) => options.domains!.includes(t.domain));
-    if (options.limit) tasks = tasks.slice(0, options.limit);
-    if (tasks.length === 0) throw new EnvHarnessError('POOL_EMPTY', `no active ${split} tasks to evaluate on`);
-    const runId = await this.newRunId('eval');
-    const createdAt = this.clock();
-    const start = await this.snapshot({ label: `eval ${split}` });
-    const config = options.agent.config();
-    const base = {
-      id: runId,
-      kind: 'eval' as const,
-      agent: { name: options.agent.name, version: options.agent.version, configDigest: digest(config) },
-      strategy: 'frozen',
-      seed: 0,
-      config: { split, k, tasks: tasks.length, agentConfig: config },
-      snapshotStart: start.id,
-      createdAt,
-    };
-    await this.store.saveRun({ ...base, status: 'running', owner: runOwner(), updatedAt: createdAt });
-    options.agent.setTraining?.(false);
-    const outcomes: EpisodeOutcome[] = [];
-    const total = tasks.length * k;
-    for (const task of tasks) {
-      for (let trial = 0; trial < k; trial++) {
-        outcomes.push(await this.runEpisode(task, options.agent, { seed: trial, runId, episodeId: `${runId}:${outcomes.length}` }));
-        options.onProgress?.(outcomes.length, total);
-      }
-    }
-    await this.recorder?.flush();
-    const rows = passKTable(outcomes.filter((o) => !o.excluded).map((o) => ({ taskId: o.taskId, slice: o.slice, success: o.outcome >= 1 })), k);
-    // The events and the finished record commit together: a run is never `finished` without its events.
-    await this.store.applyWrites([
-      { op: 'appendRunEvents', events: outcomes.map((o, i) => ({ runId, seq: i, kind: 'episode', data: o as unknown as JsonValue })) },
-      { op: 'saveRun', run: { ...base, status: 'finished', snapshotEnd: start.id, summary: { passK: rows as unknown as JsonValue }, updatedAt: this.clock() } },
-    ]);
-    return { runId, rows, outcomes };
+  async evaluate(options: EvaluateOptions): Promise<EvaluationResult> {
+    if ((options.split ?? 'regression') === 'regression') await this.installRegressionSets(options.domains);
+    return evaluateAgent(
+      {
+        store: this.store,
+        clock: this.clock,
+        newRunId: () => this.runIds.next('eval'),
+        snapshot: (label) => this.snapshot({ label }),
+        runEpisode: (task, episode) => this.runEpisode(task, options.agent, episode),
+        flush: async () => this.recorder?.flush(),
+        owner: runOwner(),
+      },
+      options,
+    );
   }
-
-  /**
-   * `<kind>-<n>`: a per-store counter, so run ids depend on the store's content only (never the clock)
-   * and read in the order the runs were made.
-   */
-  private async newRunId(kind: string): Promise<string> {
-    const taken = new Set([...(await this.store.listRuns()).map((r) => r.id), ...this.reservedRunIds]);
-    let n = [...taken].filter((id) => id.startsWith(`${kind}-`)).length + 1;
-    while (taken.has(`${kind}-${n}`)) n++;
-    // Reserved until the process ends: two runs started together in one harness never share an id.
-    this.reservedRunIds.add(`${kind}-${n}`);
-    return `${kind}-${n}`;
-  }
-  private readonly reservedRunIds = new Set<string>();
 
   // ---- review -------------------------------------------------------------------------------
 
@@ -650,7 +528,7 @@ export class Harness {
     if (entry !== undefined) await this.refuseFrozen('/taskId');
     const full: ReviewDecision = { taskId, decision, reviewer, note, at: this.clock() };
     const item = await this.store.decideReview(full);
-    await this.reloadPool();
+    await this.tasks.reload();
     return item;
   }
 
@@ -658,6 +536,11 @@ export class Harness {
 
   /** Freezes the regression split: returns the lockfile to write and refuses later changes. */
   async freezeRegression(): Promise<Lockfile> {
+    await this.installRegressionSets();
+    return this.lockRegression();
+  }
+
+  private async lockRegression(): Promise<Lockfile> {
     const lock = await buildLockfile(this.store);
     await this.store.applyWrites([
       { op: 'setMeta', key: META_FROZEN, value: true },
@@ -667,15 +550,23 @@ export class Harness {
   }
 
   async unfreezeRegression(): Promise<void> {
+    await this.installRegressionSets();
     await this.store.setMeta(META_FROZEN, false);
   }
 
+  /**
+   * Whether writes to the regression split are refused. Frozen unless unfrozen deliberately: a store
+   * whose domains ship sets not installed yet counts as frozen too (installing them freezes it), so a
+   * refusal needs no install and changes nothing.
+   */
   async isRegressionFrozen(): Promise<boolean> {
-    return (await this.store.getMeta(META_FROZEN)) === true;
+    const frozen = await this.store.getMeta(META_FROZEN);
+    return frozen === true || (frozen !== false && [...this.domains.values()].some((d) => d.regressionSet !== undefined));
   }
 
   /** Checks the store's regression split against a lockfile's text. */
   async verifyRegression(lockfileText: string, source?: string): Promise<LockCheck> {
+    await this.installRegressionSets();
     return checkLockfile(this.store, parseLockfile(lockfileText, source));
   }
 
@@ -782,7 +673,7 @@ export class Harness {
     this.sampler = createRng(sampler);
     this.curriculumState = snap.curriculum;
     this.curriculum = curriculum;
-    await this.reloadPool();
+    await this.tasks.reload();
   }
 
   /** The snapshot and its pool as one JSONL file (text); the file's sha256 depends only on content. */
@@ -841,8 +732,9 @@ export class Harness {
 
 /** Creates a harness with the given store and domains (defaults: the SQLite file, no domains). */
 export async function createHarness(options: HarnessOptions = {}): Promise<Harness> {
-  const store = typeof options.store === 'object' ? options.store : await openStore(options.store);
-  const harness = new Harness(store, options.domains ?? [], options.templates ?? [], options.clock ?? systemClock);
+  const clock = options.clock ?? systemClock;
+  const store = typeof options.store === 'object' ? options.store : await openStore(options.store, { clock });
+  const harness = new Harness(store, options.domains ?? [], options.templates ?? [], clock, options.prebuilt);
   await harness.recoverStore();
   return harness;
 }
@@ -876,7 +768,7 @@ export function isRunLive(run: RunRecord): boolean {
  * loads no native module or PostgreSQL driver; pass a `Store` object (`createSqliteStore` from
  * `envharness/sqlite`, `createPostgresStore` from `envharness/postgres`) to choose the adapter yourself.
  */
-export async function openStore(location = 'sqlite:.envharness/envharness.db'): Promise<Store> {
+export async function openStore(location = 'sqlite:.envharness/envharness.db', options: { clock?: Clock } = {}): Promise<Store> {
   if (location.startsWith('postgres://') || location.startsWith('postgresql://')) {
     // Loaded only when asked for, so SQLite users never load the PostgreSQL driver.
     const { createPostgresStore } = await import('../storage/postgres/index.js');
@@ -891,11 +783,7 @@ export async function openStore(location = 'sqlite:.envharness/envharness.db'): 
   const path = location.startsWith('sqlite:') ? location.slice('sqlite:'.length) : location;
   if (path === '') throw new EnvHarnessError('CONFIG_INVALID', 'store location is empty; use sqlite:<path> or :memory:');
   const { createSqliteStore } = await import('../storage/sqlite/index.js');
-  return createSqliteStore(path);
-}
-
-function indexEntry(task: Task, split: Split, i: number): TaskIndexEntry {
-  return { id: task.id, seq: i, template: task.template, domain: task.domain, taskType: task.taskType, level: task.level, split, status: 'active' };
+  return createSqliteStore(path, options.clock ? { now: options.clock } : {});
 }
 
 function isObject(value: unknown): value is Record<string, JsonValue> {

@@ -98,7 +98,7 @@ export const EXPORT_LIMITS = {
 export async function exportSnapshot(store: Store, snapshot: Snapshot): Promise<string> {
   const content = await store.readPool();
   const maxSeq = poolMaxSeqOf(snapshot);
-  const late = maxSeq === undefined ? new Set<string>() : lateBatches(content.tasks, maxSeq);
+  const late = maxSeq === undefined ? new Set<string>() : lateBatches(content.batches, content.tasks, maxSeq);
   const tasks = content.tasks.filter((t) => !late.has(t.batchId));
   const kept = new Set(tasks.map((t) => t.id));
   const batches = content.batches.filter((b) => !late.has(b.id));
@@ -123,17 +123,21 @@ export async function exportSnapshot(store: Store, snapshot: Snapshot): Promise<
 }
 
 /**
- * Batches saved after the snapshot: all their tasks come after its high-water seq (the highest seq of an
- * active task then), and some are active. (A batch whose tasks all await review changes no pool digest.)
+ * The batches an export of the snapshot leaves out: every batch saved (in save order) after the last one
+ * known to predate the snapshot, i.e. the last with a task at or below its high-water seq (the highest seq
+ * of an active task then). Whether a batch without such a task (no accepted task, or only tasks awaiting
+ * review: neither changes a pool digest) was saved before or after the snapshot cannot be told, so after
+ * the last known one it is always left out, and before it always kept: two exports of one snapshot agree
+ * whatever was saved between them.
  */
-function lateBatches(tasks: readonly StoredTask[], maxSeq: number): Set<string> {
+function lateBatches(batches: readonly BatchManifest[], tasks: readonly StoredTask[], maxSeq: number): Set<string> {
   const early = new Set<string>();
-  const active = new Set<string>();
-  for (const t of tasks) {
-    if (t.seq <= maxSeq) early.add(t.batchId);
-    else if (t.status === 'active') active.add(t.batchId);
-  }
-  return new Set([...active].filter((id) => !early.has(id)));
+  for (const t of tasks) if (t.seq <= maxSeq) early.add(t.batchId);
+  let last = -1;
+  batches.forEach((b, i) => {
+    if (early.has(b.id)) last = i;
+  });
+  return new Set(batches.slice(last + 1).map((b) => b.id));
 }
 
 function poolMaxSeqOf(snapshot: Snapshot): number | undefined {

@@ -11,6 +11,7 @@ import {
   type Snapshot,
   type Store,
   type StoredTask,
+  type StoreWrite,
 } from '../core/index.js';
 import {
   createCurriculum,
@@ -26,6 +27,7 @@ import {
 import { createStoreRecorder, type DynamicsOptions } from '../runtime/index.js';
 import { runEpisode, type EpisodeOutcome } from '../runtime/rollout.js';
 import { passKTable, type PassKRow } from '../report/metrics.js';
+import { checkpointKey, DEFAULT_CHECKPOINT_EVERY, type CountedEpisode, type RecordedTrainOptions, type TrainCheckpoint } from './train-checkpoint.js';
 
 export interface TrainOptions {
   agent: Agent;
@@ -48,7 +50,24 @@ export interface TrainOptions {
   /** Record transitions to the store (default true). */
   record?: boolean;
   label?: string;
+  /**
+   * Write a checkpoint (what `train --resume` continues from) at the end of the round that crosses each
+   * multiple of this many episodes (default 100). A checkpoint holds the agent's state, so it costs about
+   * one `agent.getState()` serialisation.
+   */
+  checkpointEvery?: number;
   onProgress?: (progress: TrainProgress) => void;
+}
+
+/** A run to continue from its checkpoint (see `planResume`), instead of starting a new one. */
+export interface TrainResume {
+  /** The run record as it continues (status `running`, this process as owner). */
+  run: RunRecord;
+  checkpoint: TrainCheckpoint;
+  /** The episodes finished before the checkpoint. */
+  counted: CountedEpisode[];
+  /** Writes that discard what the interrupted process wrote after the checkpoint (one transaction with the run record). */
+  rewind: StoreWrite[];
 }
 
 export interface TrainProgress {
@@ -108,6 +127,8 @@ export interface TrainDeps {
   rng: Rng;
   /** A curriculum to continue (the harness's active one), instead of starting a new one. */
   curriculum?: Curriculum;
+  /** Continue this run from its checkpoint (`rng` must then be at the checkpoint's state). */
+  resume?: TrainResume;
 }
 
 export const DEFAULT_TRAIN_STRATEGY: StrategyName = 'learnability';
@@ -125,54 +146,116 @@ export async function trainLoop(deps: TrainDeps, options: TrainOptions): Promise
   if (slices.length === 0) {
     throw new EnvHarnessError('POOL_EMPTY', 'no dynamic tasks to train on; run `envharness pool fill` first');
   }
-  let curriculum = deps.curriculum && deps.curriculum.strategy === strategy && !options.curriculum
-    ? deps.curriculum
-    : createCurriculum({ strategy, slices, ...(options.curriculum ? { config: options.curriculum } : {}) });
-  const guard = createRegressionGuard({ every: options.evalEvery || 1, delta: options.guard?.delta ?? 0.1, rollback: options.guard?.rollback ?? false });
-  const groups = createGroupTracker();
+  const resume = deps.resume;
+  const checkpointEvery = options.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY;
+  if (!(Number.isInteger(checkpointEvery) && checkpointEvery >= 1)) {
+    throw new EnvHarnessError('PARAMS_INVALID', `checkpointEvery must be an integer >= 1, got ${checkpointEvery}`, { details: { pointer: '/checkpointEvery' } });
+  }
+  let curriculum = resume
+    ? createCurriculum({ strategy, slices, state: resume.checkpoint.curriculum })
+    : deps.curriculum && deps.curriculum.strategy === strategy && !options.curriculum
+      ? deps.curriculum
+      : createCurriculum({ strategy, slices, ...(options.curriculum ? { config: options.curriculum } : {}) });
+  const guard = createRegressionGuard({
+    every: options.evalEvery || 1,
+    delta: options.guard?.delta ?? 0.1,
+    rollback: options.guard?.rollback ?? false,
+    ...(resume ? { state: resume.checkpoint.guard } : {}),
+  });
+  const groups = createGroupTracker(resume?.checkpoint.groups);
   const rng = deps.rng;
-  const agentConfig = options.agent.config();
-  const agentInfo = { name: options.agent.name, version: options.agent.version, configDigest: digest(agentConfig) };
-  const start = await deps.snapshot(curriculum, 'train start');
-  const runId = await deps.newRunId(seed, agentInfo.name);
-  const createdAt = deps.clock();
-  const run: RunRecord = {
-    id: runId,
-    kind: 'train',
-    agent: agentInfo,
-    strategy,
-    seed,
-    config: {
+  let run: RunRecord;
+  if (resume) {
+    run = resume.run;
+  } else {
+    const agentConfig = options.agent.config();
+    const agentInfo = { name: options.agent.name, version: options.agent.version, configDigest: digest(agentConfig) };
+    const start = await deps.snapshot(curriculum, 'train start');
+    const runId = await deps.newRunId(seed, agentInfo.name);
+    const createdAt = deps.clock();
+    const recorded: RecordedTrainOptions = {
       episodes: options.episodes,
       concurrency,
       evalEvery: options.evalEvery ?? 0,
+      evalTasks: options.evalTasks ?? null,
       group: options.group ?? null,
-      curriculum: curriculum.config as unknown as JsonValue,
-      agentConfig,
-      // What the agent started from (null: no state): runs compare warns when two runs' differ.
-      agentStart: options.agent.getState ? digest(options.agent.getState()) : null,
-      ...(options.label ? { label: options.label } : {}),
-    },
-    snapshotStart: start.id,
-    status: 'running',
-    ...(deps.owner ? { owner: deps.owner } : {}),
-    createdAt,
-    updatedAt: createdAt,
-  };
-  await deps.store.saveRun(run);
+      domains: options.domains ? [...options.domains] : null,
+      guard: { delta: options.guard?.delta ?? 0.1, rollback: options.guard?.rollback ?? false },
+      checkpointEvery,
+      record: options.record !== false,
+      dynamics: dynamicsData(options.dynamics),
+    };
+    run = {
+      id: runId,
+      kind: 'train',
+      agent: agentInfo,
+      strategy,
+      seed,
+      config: {
+        episodes: options.episodes,
+        concurrency,
+        evalEvery: options.evalEvery ?? 0,
+        group: options.group ?? null,
+        curriculum: curriculum.config as unknown as JsonValue,
+        agentConfig,
+        // What the agent started from (null: no state): runs compare warns when two runs' differ.
+        agentStart: options.agent.getState ? digest(options.agent.getState()) : null,
+        ...(options.label ? { label: options.label } : {}),
+        // What `train --resume` continues the run with.
+        resume: recorded as unknown as JsonValue,
+      },
+      snapshotStart: start.id,
+      status: 'running',
+      ...(deps.owner ? { owner: deps.owner } : {}),
+      createdAt,
+      updatedAt: createdAt,
+    };
+  }
+  const runId = run.id;
+  const agentInfo = run.agent;
+  const start = { id: run.snapshotStart };
   const recorder = options.record === false ? undefined : createStoreRecorder(deps.store, { maxBatch: 1024, maxDelayMs: 50 });
-  let seq = 0;
+  let seq = resume ? resume.checkpoint.eventSeq : 0;
   const events: RunEvent[] = [];
   const emit = (kind: string, data: JsonValue) => events.push({ runId, seq: seq++, kind, data });
   const flushEvents = async () => {
     if (events.length > 0) await deps.store.appendRunEvents(events.splice(0));
   };
-  emit('curriculum', { episode: 0, levels: curriculum.levels(), weights: curriculum.weights() });
 
-  const all: EpisodeOutcome[] = [];
-  const evals: Array<{ episode: number; score: number }> = [];
-  let skippedGroups = 0;
-  let nextEval = options.evalEvery && options.evalEvery > 0 ? options.evalEvery : Infinity;
+  const all: CountedEpisode[] = resume ? [...resume.counted] : [];
+  const evals: Array<{ episode: number; score: number }> = resume ? [...resume.checkpoint.evals] : [];
+  let skippedGroups = resume ? resume.checkpoint.skippedGroups : 0;
+  let nextEval = resume
+    ? (resume.checkpoint.nextEval ?? Infinity)
+    : options.evalEvery && options.evalEvery > 0 ? options.evalEvery : Infinity;
+  let lastCheckpoint = all.length;
+  // The durable point: everything the next round depends on, written with the round's events.
+  const checkpoint = (): StoreWrite => ({
+    op: 'setMeta',
+    key: checkpointKey(runId),
+    value: {
+      format: 'envharness.train-checkpoint/1',
+      episodes: all.length,
+      eventSeq: seq,
+      nextEval: nextEval === Infinity ? null : nextEval,
+      rng: [...rng.getState()],
+      curriculum: curriculum.getState(),
+      guard: guard.getState(),
+      groups: groups.getState() as unknown as JsonValue,
+      evals: evals.map((e) => ({ ...e })),
+      skippedGroups,
+      agent: options.agent.getState?.() ?? null,
+      agentConfig: digest(options.agent.config()),
+    } satisfies TrainCheckpoint as unknown as JsonValue,
+  });
+  if (resume) {
+    // Back to the checkpoint, in one transaction: what the interrupted process wrote after it goes.
+    await deps.store.applyWrites([...resume.rewind, { op: 'saveRun', run }]);
+  } else {
+    emit('curriculum', { episode: 0, levels: curriculum.levels(), weights: curriculum.weights() });
+    await deps.store.applyWrites([{ op: 'saveRun', run }, { op: 'appendRunEvents', events: events.splice(0) }, checkpoint()]);
+  }
+
   options.agent.setTraining?.(true);
 
   try {
@@ -252,7 +335,11 @@ export async function trainLoop(deps: TrainDeps, options: TrainOptions): Promise
           if (verdict.event) emit('guard', verdict.event as unknown as JsonValue);
         }
       }
-      await flushEvents();
+      if (Math.floor(all.length / checkpointEvery) > Math.floor(lastCheckpoint / checkpointEvery) && all.length < options.episodes) {
+        // Every episode of the round is durable by now (each one awaited its recorder flush).
+        await deps.store.applyWrites([{ op: 'appendRunEvents', events: events.splice(0) }, checkpoint()]);
+        lastCheckpoint = all.length;
+      } else await flushEvents();
       options.onProgress?.({
         episodes: all.length,
         total: options.episodes,
@@ -304,7 +391,12 @@ export async function trainLoop(deps: TrainDeps, options: TrainOptions): Promise
   // The end snapshot and the finished record commit together: a finished run always names a stored end.
   const finished: RunRecord = { ...run, status: 'finished', snapshotEnd: end.id, summary: summary as unknown as JsonValue, updatedAt: deps.clock() };
   const saveEnd = endSnapshot !== undefined && (await deps.store.getSnapshot(endSnapshot.id)) === undefined;
-  await deps.store.applyWrites([...(saveEnd ? [{ op: 'saveSnapshot' as const, snapshot: endSnapshot }] : []), { op: 'saveRun', run: finished }]);
+  await deps.store.applyWrites([
+    ...(saveEnd ? [{ op: 'saveSnapshot' as const, snapshot: endSnapshot }] : []),
+    { op: 'saveRun', run: finished },
+    // A finished run is never resumed: its checkpoint (the agent's state, possibly large) goes.
+    { op: 'setMeta', key: checkpointKey(runId), value: null },
+  ]);
   return summary;
 }
 
@@ -333,6 +425,13 @@ async function evaluateRegression(
   } finally {
     options.agent.setTraining?.(true);
   }
+}
+
+/** The plain-data part of the dynamics (what a run record can keep; feedback producers are code). */
+function dynamicsData(dynamics: DynamicsOptions | undefined): JsonValue {
+  if (dynamics === undefined) return null;
+  const { feedback: _code, ...data } = dynamics;
+  return JSON.parse(JSON.stringify(data)) as JsonValue;
 }
 
 function mean(values: readonly number[]): number {

@@ -13,7 +13,7 @@ export type {
   Series,
 } from './report-data.js';
 export { renderReportHtml } from './report-html.js';
-export type { RenderOptions } from './report-html.js';
+export type { EpisodeScreenshots, RenderOptions } from './report-html.js';
 export { writeRunReport } from './write-report.js';
 export type { StoreSource } from './write-report.js';
 export { diagnose, swing, DOCTOR_DEFAULTS } from './doctor.js';

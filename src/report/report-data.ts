@@ -11,7 +11,7 @@ import {
   type Store,
 } from '../core/index.js';
 import { asList, asNumber, asRecord, asString, mean, round } from './json-read.js';
-import { readRunTimeline, resolveRun, runSlices, type RunTimeline } from './run-timeline.js';
+import { readRunTimeline, resolveRun, runSlices, type RunTimeline, type SummaryEvent } from './run-timeline.js';
 
 export interface ReportOptions {
   /** Run id or unique prefix (default: the latest run). */
@@ -84,6 +84,8 @@ export interface RunReport {
   };
   feedback: Array<{ code: string; count: number }>;
   passK: PassKRowView[];
+  /** What the evaluated domains added (`Domain.evaluation`; empty for runs without). */
+  summaries: SummaryEvent[];
   final: { levels: Record<string, number>; weights: Record<string, number> };
 }
 
@@ -196,6 +198,7 @@ export function runReport(timeline: RunTimeline, start: Snapshot | undefined, ma
     },
     feedback: feedbackCounts(timeline),
     passK: passKRows(run.summary, timeline),
+    summaries: timeline.summaries.map((s) => ({ ...s })),
     final: { levels: { ...(last?.levels ?? {}) }, weights: { ...(last?.weights ?? {}) } },
   };
 }

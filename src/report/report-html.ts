@@ -6,6 +6,15 @@ import type { BatchView, HeatmapCell, ReportData, RunReport } from './report-dat
 export interface RenderOptions {
   /** chart.js UMD source to inline (default: read from the installed chart.js package). */
   chartJs?: string;
+  /** Page screenshots of a few episodes (domains that declare `screenshots`), inlined as data: PNGs. */
+  screenshots?: readonly EpisodeScreenshots[];
+}
+
+/** One episode's screenshots for the report. */
+export interface EpisodeScreenshots {
+  episodeId: string;
+  taskId: string;
+  images: ReadonlyArray<{ label: string; png: Uint8Array }>;
 }
 
 /**
@@ -29,6 +38,12 @@ export function renderReportHtml(data: ReportData, options: RenderOptions = {}):
     section('regression', 'Regression set vs dynamic set', '<p class="note">The frozen regression set\'s score at each evaluation against the dynamic set\'s recent success. Triangles and dashed lines mark regression-guard events (red: hold or rollback, green: release).</p>', perRun(runs, (r, i) => chartOrEmpty(r.regression.evals.length > 0, `chart-regression-${i}`, 'No regression-set evaluations in this run (train with evalEvery / --eval-every).'))),
     section('feedback', 'Feedback by code', '<p class="note">Process feedback events over the run\'s episodes, by code (green: progress, grey: injected faults, amber: budget warnings, red: mistakes).</p>', perRun(runs, (r, i) => chartOrEmpty(r.feedback.length > 0, `chart-feedback-${i}`, 'No feedback events were recorded.', 'chart', 90 + 30 * Math.max(...runs.map((x) => x.feedback.length))))),
     section('passk', 'pass^k', '<p class="note">pass^k as tau-bench computes it: per task, C(c, k) / C(n, k) over its n trials with c successes, averaged over tasks; 95% Wilson interval of pass^1.</p>', perRun(runs, passK)),
+    options.screenshots?.length ? section('screenshots', 'Page screenshots', '<p class="note">Spot checks: the first page of an episode and the page after its last action, as real Chromium draws them.</p>', screenshots(options.screenshots)) : '',
+    // What the evaluated domains added (Domain.evaluation), one section per title.
+    ...[...new Set(runs.flatMap((r) => r.summaries.map((x) => x.summary.title)))].sort().map((title, i) => {
+      const note = runs.flatMap((r) => r.summaries).find((x) => x.summary.title === title)!.summary.note;
+      return section(`summary-${i + 1}`, title, `<p class="note">${esc(note)}</p>`, perRun(runs, (r) => summaryTables(r, title)));
+    }),
     section('generation', 'Generation log', `<p class="note">Every batch in this store: accepted candidates and rejections by gate. ${data.generation.totals.candidates} candidates, ${data.generation.totals.accepted} accepted, ${data.generation.totals.rejected} rejected (${data.generation.totals.duplicates} duplicates).</p>`, generation(data)),
     `<footer>EnvHarness report · format ${esc(data.format)} · store ${esc(data.store)}</footer>`,
   ].join('\n');
@@ -158,6 +173,17 @@ function heatmap(r: RunReport): string {
 <div class="scale"><span>0%</span><i style="background:linear-gradient(90deg,${[0, 0.25, 0.5, 0.75, 1].map(heatColor).join(',')})"></i><span>100%</span></div>`;
 }
 
+/** A run's summary tables of one title; cells with a score are coloured red (0) to green (1). */
+function summaryTables(r: RunReport, title: string): string {
+  const mine = r.summaries.filter((x) => x.summary.title === title);
+  if (mine.length === 0) return '<p class="empty">Not in this run.</p>';
+  return mine.flatMap((x) => x.summary.tables.map((t) => {
+    const head = `<tr>${t.columns.map((c) => `<th>${esc(c)}</th>`).join('')}</tr>`;
+    const body = t.rows.map((row) => `<tr><th>${esc(row.label)}</th>${row.cells.map((c) => (c.score === null ? `<td class="hm none"${c.title ? ` title="${esc(c.title)}"` : ''}>${esc(c.text)}</td>` : `<td class="hm" style="background:${heatColor(c.score)}"${c.title ? ` title="${esc(c.title)}"` : ''}><b>${esc(c.text)}</b></td>`)).join('')}</tr>`);
+    return `<h4>${esc(x.domain)} · ${esc(t.title)}</h4><table class="heatmap summary" data-run="${esc(r.id)}"><thead>${head}</thead><tbody>${body.join('')}</tbody></table>`;
+  })).join('');
+}
+
 /** Red (0) through amber to green (1). */
 export function heatColor(success: number): string {
   const s = Math.min(1, Math.max(0, success));
@@ -182,6 +208,14 @@ function generation(data: ReportData): string {
   return `<div class="chart"><canvas id="chart-generation" role="img" aria-label="generation log"></canvas></div>
 <h3>Batches</h3><div class="scroll"><table class="grid"><thead><tr><th>batch</th><th>split</th><th>seed</th><th>templates</th><th>levels</th><th>candidates</th><th>accepted</th><th>rejected</th><th>duplicates</th><th>rejections by gate</th><th>gates off</th></tr></thead><tbody>${g.batches.map(batchRow).join('')}</tbody></table></div>
 <h3>Rejection reasons</h3>${reasons}`;
+}
+
+function screenshots(episodes: readonly EpisodeScreenshots[]): string {
+  return episodes
+    .map((e) => `<h3>episode <code>${esc(e.episodeId)}</code> · task <code>${esc(e.taskId)}</code></h3><div class="shots">${e.images
+      .map((i) => `<figure><img alt="${esc(i.label)}" src="data:image/png;base64,${Buffer.from(i.png).toString('base64')}"><figcaption>${esc(i.label)}</figcaption></figure>`)
+      .join('')}</div>`)
+    .join('');
 }
 
 function fmtPct(value: number | null, decimals = 0): string {
@@ -237,5 +271,7 @@ table { border-collapse: collapse; }
 .up { color: #15803d; } .down { color: #b91c1c; }
 .scroll { overflow-x: auto; }
 code { font: 12px ui-monospace, SFMono-Regular, Menlo, monospace; }
+.shots { display: grid; grid-template-columns: 1fr 1fr; gap: 12px; }
+.shots figure { margin: 0; } .shots img { width: 100%; border: 1px solid var(--line); border-radius: 6px; }
 footer { color: var(--dim); font-size: 12px; margin-top: 24px; }
 `;

@@ -1,5 +1,5 @@
 /** A run and its events read back from a store as typed timelines (episodes, curriculum updates, evaluations, guard). */
-import { EnvHarnessError, type RunEvent, type RunRecord, type Store } from '../core/index.js';
+import { EnvHarnessError, type EvaluationSummary, type RunEvent, type RunRecord, type Store, type SummaryCell, type SummaryTable } from '../core/index.js';
 import { asList, asNumber, asNumberMap, asRecord, asString, type JsonRecord } from './json-read.js';
 
 /** One training (or evaluation) episode as the run recorded it. */
@@ -43,9 +43,17 @@ export interface GuardPoint {
   action: string;
 }
 
+/** A domain's evaluation summary (`Domain.evaluation`), as a run's `summary` event keeps it. */
+export interface SummaryEvent {
+  domain: string;
+  summary: EvaluationSummary;
+}
+
 export interface RunTimeline {
   run: RunRecord;
   episodes: EpisodeEvent[];
+  /** The evaluated domains' summaries (`Domain.evaluation`), from the run's `summary` events. */
+  summaries: SummaryEvent[];
   curriculum: CurriculumPoint[];
   evals: EvalPoint[];
   guard: GuardPoint[];
@@ -83,7 +91,7 @@ export async function readRunTimeline(store: Store, run: RunRecord): Promise<Run
 
 /** The pure part of `readRunTimeline`. */
 export function timelineFromEvents(run: RunRecord, events: readonly RunEvent[]): RunTimeline {
-  const timeline: RunTimeline = { run, episodes: [], curriculum: [], evals: [], guard: [], skippedGroups: 0 };
+  const timeline: RunTimeline = { run, episodes: [], summaries: [], curriculum: [], evals: [], guard: [], skippedGroups: 0 };
   for (const event of events) {
     const data = asRecord(event.data);
     if (data === undefined) continue;
@@ -112,11 +120,43 @@ export function timelineFromEvents(run: RunRecord, events: readonly RunEvent[]):
       const at = asNumber(data.at);
       const score = asNumber(data.score);
       if (at !== undefined && score !== undefined) timeline.guard.push({ at, score, best: asNumber(data.best) ?? score, action: asString(data.action) ?? 'hold' });
+    } else if (event.kind === 'summary') {
+      const s = summaryFrom(data);
+      if (s !== undefined) timeline.summaries.push(s);
     } else if (event.kind === 'group-skipped') {
       timeline.skippedGroups++;
     }
   }
   return timeline;
+}
+
+/** A stored summary, with every table row and cell checked (bad shapes read as absent). */
+function summaryFrom(data: JsonRecord): SummaryEvent | undefined {
+  const domain = asString(data.domain);
+  const summary = asRecord(data.summary);
+  const title = asString(summary?.title);
+  if (domain === undefined || summary === undefined || title === undefined) return undefined;
+  const tables: SummaryTable[] = asList(summary.tables).flatMap((t) => {
+    const table = asRecord(t);
+    const tableTitle = asString(table?.title);
+    if (table === undefined || tableTitle === undefined) return [];
+    const columns = asList(table.columns).flatMap((c) => (typeof c === 'string' ? [c] : []));
+    const rows = asList(table.rows).flatMap((r) => {
+      const row = asRecord(r);
+      const label = asString(row?.label);
+      if (row === undefined || label === undefined) return [];
+      const cells: SummaryCell[] = asList(row.cells).flatMap((c) => {
+        const cell = asRecord(c);
+        const text = asString(cell?.text);
+        if (cell === undefined || text === undefined) return [];
+        const title = asString(cell.title);
+        return [{ text, score: asNumber(cell.score) ?? null, ...(title === undefined ? {} : { title }) }];
+      });
+      return [{ label, cells }];
+    });
+    return [{ title: tableTitle, columns, rows }];
+  });
+  return { domain, summary: { title, note: asString(summary.note) ?? '', tables, data: summary.data ?? null } };
 }
 
 function episodeFrom(data: JsonRecord, position: number): EpisodeEvent | undefined {

@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { EnvHarnessError, type Store } from '../core/index.js';
 import { buildReport, type ReportData } from './report-data.js';
-import { renderReportHtml } from './report-html.js';
+import { renderReportHtml, type EpisodeScreenshots } from './report-html.js';
 
 /** A harness (anything with a `store`) or a store. */
 export type StoreSource = Store | { readonly store: Store };
@@ -22,10 +22,11 @@ export async function writeRunReport(
   source: StoreSource,
   runId: string | undefined,
   outPath: string,
-  options: { compareId?: string } = {},
+  options: { compareId?: string; screenshots?: readonly EpisodeScreenshots[] } = {},
 ): Promise<{ path: string; bytes: number; data: ReportData }> {
-  const data = await buildReport(storeOf(source), { ...(runId === undefined ? {} : { runId }), ...options });
-  const html = renderReportHtml(data);
+  const { screenshots, ...reportOptions } = options;
+  const data = await buildReport(storeOf(source), { ...(runId === undefined ? {} : { runId }), ...reportOptions });
+  const html = renderReportHtml(data, screenshots === undefined ? {} : { screenshots });
   try {
     mkdirSync(dirname(outPath), { recursive: true });
     writeFileSync(outPath, html);

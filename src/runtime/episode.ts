@@ -4,14 +4,13 @@ import type {
   RejectedAction,
   Action,
   Budget,
-  BudgetKind,
   Domain,
   DomainFeedback,
   EndReason,
   EpisodeRecord,
+  Finding,
+  Problem,
   EpisodeStatus,
-  FaultKind,
-  FaultRule,
   Feedback,
   FeedbackCode,
   JsonObject,
@@ -21,7 +20,6 @@ import type {
   StepInfo,
   StepResult,
   Task,
-  Tool,
   ToolOutcome,
   TraceEntry,
   Transition,
@@ -33,6 +31,11 @@ import { DEFAULT_BUDGET_WARNING_RATIO, DEFAULT_FAULT_RETRIES, DEFAULT_NO_PROGRES
 import { DEFAULT_RETRY_AFTER_MS, FAULT_ERROR_CODES, faultMessage, isBlockingFault, partialOutput } from './faults.js';
 import { closestPointer, fastRng, parsePointer } from '../core/index.js';
 import { callKey, matchesPattern } from './patterns.js';
+import { BudgetMeter, budgetName } from './budget-meter.js';
+import { FaultInjector, faultFeedback } from './fault-injector.js';
+import { Grader } from './grader.js';
+import { OrderingTracker } from './ordering-tracker.js';
+import { ProgressTracker } from './progress-tracker.js';
 import type { Recorder } from './recorder.js';
 import { lazyToolContext, runtimeCacheFor } from './runtime-cache.js';
 import type { PreparedTask, RuntimeCache } from './runtime-cache.js';
@@ -102,12 +105,6 @@ export interface Episode {
 
 type Kind = Observation['kind'];
 
-interface ActiveFault {
-  rule: FaultRule;
-  ruleIndex: number;
-  persistent: boolean;
-}
-
 /** What the action part of a step produced, before budgets and end-of-episode checks. */
 interface Outcome {
   observation: Observation;
@@ -144,17 +141,21 @@ const NO_FEEDBACK: readonly Feedback[] = Object.freeze([]);
 const REDUNDANT_MESSAGE = 'the same call (tool and arguments) was already made and nothing has changed since';
 const OFF_PATH_MESSAGE = 'this call (tool and arguments) is not on the reference path';
 
+/**
+ * The orchestration of reset and step. Each concern keeps its own state and resets it: the budget
+ * meter, the fault injector, the grader, and the progress and ordering trackers.
+ */
 class EpisodeRun<S> implements Episode {
   readonly task: Task;
   private readonly budget: Readonly<Budget>;
   private readonly weights: Partial<Record<FeedbackCode, number>> | undefined;
-  private readonly noProgressSteps: number;
-  private readonly warnRatio: number;
-  private readonly faultRules: readonly FaultRule[];
-  private readonly faultRetries: number;
   private readonly keepPrevious: boolean;
   private readonly rules: NonNullable<Domain<S>['policy']>['rules'];
-  private readonly normalize: (text: string) => string;
+  private readonly meter: BudgetMeter;
+  private readonly faults: FaultInjector;
+  private readonly grader: Grader<S>;
+  private readonly progress: ProgressTracker;
+  private readonly ordering: OrderingTracker;
 
   id: string | undefined;
   seed: number | undefined;
@@ -170,28 +171,10 @@ class EpisodeRun<S> implements Episode {
   private hash = '';
   private hashDirty = false;
   private user: SimulatedUser | undefined;
-  private startedAt = 0;
   private createdAt = '';
-  private tokens = 0;
-  private toolCalls = 0;
-  private perTool = new Map<string, number>();
-  private errorStreak = 0;
-  private sinceProgress = 0;
-  private warned = new Set<string>();
+  /** Call keys made since the last write (REDUNDANT_CALL). */
   private seen = new Set<string>();
-  private faulted = new Set<string>();
-  private fired: number[] = [];
-  private persistent = new Map<string, { fault: ActiveFault; left: number }>();
-  /** A persistent fault fired: a failed end of this episode is blamed on it. */
-  private hitPersistent = false;
-  /** A persistent fault used up its retries: the episode ends now. */
-  private lostToFault = false;
   private confirmed = false;
-  private subgoals = new Set<string>();
-  private before: boolean[] = [];
-  private violated = new Set<string>();
-  private messages: string[] = [];
-  private answer: string | undefined;
   private totalReward = 0;
   private lastFlush: Promise<void> = Promise.resolve();
 
@@ -203,13 +186,15 @@ class EpisodeRun<S> implements Episode {
     this.task = prepared.task;
     this.budget = options.budget === undefined ? prepared.budget : deepFreeze({ ...prepared.budget, ...options.budget });
     this.weights = options.shaping !== undefined && Object.keys(options.shaping).length > 0 ? options.shaping : undefined;
-    this.noProgressSteps = positive(options.noProgressSteps ?? DEFAULT_NO_PROGRESS_STEPS, 'noProgressSteps');
-    this.warnRatio = options.budgetWarningRatio ?? DEFAULT_BUDGET_WARNING_RATIO;
-    this.faultRules = options.faults === false ? [] : prepared.faultRules;
-    this.faultRetries = options.faultRetries ?? DEFAULT_FAULT_RETRIES;
+    const noProgressSteps = positive(options.noProgressSteps ?? DEFAULT_NO_PROGRESS_STEPS, 'noProgressSteps');
     this.keepPrevious = options.faults !== false && prepared.hasStaleRule;
     this.rules = domain.policy?.rules ?? [];
-    this.normalize = domain.normalizeOutput ?? normalizeOutput;
+    this.meter = new BudgetMeter(this.budget, options.budgetWarningRatio ?? DEFAULT_BUDGET_WARNING_RATIO, options.clock);
+    this.faults = new FaultInjector(options.faults === false ? [] : prepared.faultRules, options.faultRetries ?? DEFAULT_FAULT_RETRIES);
+    this.grader = new Grader(domain, prepared.task, prepared.referenceHash, prepared.referenceState);
+    const acceptance = prepared.task.spec.acceptance;
+    this.progress = new ProgressTracker(acceptance.subgoals, noProgressSteps);
+    this.ordering = new OrderingTracker(acceptance.ordering);
   }
 
   reset(options: { seed: number }): Observation {
@@ -229,25 +214,13 @@ class EpisodeRun<S> implements Episode {
     this.hashDirty = false;
     this.steps = 0;
     this.trace = [];
-    this.tokens = 0;
-    this.toolCalls = 0;
-    this.perTool = new Map();
-    this.errorStreak = 0;
-    this.sinceProgress = 0;
-    this.warned = new Set();
     this.seen = new Set();
-    this.faulted = new Set();
-    this.fired = this.faultRules.map(() => 0);
-    this.persistent = new Map();
-    this.hitPersistent = false;
-    this.lostToFault = false;
     this.confirmed = false;
-    this.subgoals = new Set();
-    this.before = (task.spec.acceptance.ordering ?? []).map(() => false);
-    this.violated = new Set();
-    this.messages = [];
-    this.answer = undefined;
     this.totalReward = 0;
+    this.faults.reset();
+    this.grader.reset();
+    this.progress.reset();
+    this.ordering.reset();
     let text: string;
     try {
       this.user = this.domain.createUser?.(task, fastRng([task.id, seed, 'user']));
@@ -257,8 +230,9 @@ class EpisodeRun<S> implements Episode {
       throw new EnvHarnessError('INTERNAL', `domain ${this.domain.name}: the simulated user failed to start for task ${task.id}: ${toEnvHarnessError(error).message}`, { cause: error });
     }
     const clock = this.options.clock;
-    this.startedAt = clock === undefined ? 0 : clock();
-    this.createdAt = isoTime(this.startedAt);
+    const startedAt = clock === undefined ? 0 : clock();
+    this.meter.reset(startedAt);
+    this.createdAt = isoTime(startedAt);
     this.status = 'running';
     this.options.recorder?.begin(this.record('running'));
     const observation: Observation = { kind: 'reset', text, tools: this.prepared.toolSpecs as Observation['tools'] };
@@ -288,15 +262,14 @@ class EpisodeRun<S> implements Episode {
   private advance(input: unknown): StepResult {
     const step = ++this.steps;
     const feedback: Feedback[] = [];
-    const budget = this.budget;
-    const clock = this.options.clock;
+    const meter = this.meter;
     const issue = validateAction(input);
     const action = issue === undefined ? (input as Action) : undefined;
-    if (action?.usage !== undefined) this.tokens += (action.usage.inputTokens ?? 0) + (action.usage.outputTokens ?? 0);
+    if (action?.usage !== undefined) meter.tokens += (action.usage.inputTokens ?? 0) + (action.usage.outputTokens ?? 0);
 
     let out: Outcome;
-    if (budget.timeMs !== undefined && clock !== undefined && clock() - this.startedAt >= budget.timeMs) {
-      out = blank({ kind: kindOf(input), error: { code: 'BUDGET_EXHAUSTED', message: `the wall-time budget of ${budget.timeMs} ms was spent before this action; it was not run` } });
+    if (meter.isOutOfTime()) {
+      out = blank({ kind: kindOf(input), error: { code: 'BUDGET_EXHAUSTED', message: `the wall-time budget of ${this.budget.timeMs} ms was spent before this action; it was not run` } });
       out.truncation = 'time';
     } else if (issue !== undefined) {
       out = blank({ kind: kindOf(input), error: { code: 'INVALID_ACTION', message: issue.message, pointer: issue.pointer } });
@@ -307,7 +280,7 @@ class EpisodeRun<S> implements Episode {
     } else if (action!.type === 'message') {
       out = this.message(action as Action & { type: 'message' });
     } else {
-      this.answer = (action as Action & { type: 'finish' }).answer;
+      this.grader.answered((action as Action & { type: 'finish' }).answer);
       out = blank({ kind: 'finish' });
       out.ok = true;
       out.action = action;
@@ -323,19 +296,19 @@ class EpisodeRun<S> implements Episode {
       if (out.ok === true) this.track(out, feedback);
     }
 
-    if (out.agentError) this.errorStreak++;
-    else if (!out.faulted) this.errorStreak = 0;
+    if (out.agentError) meter.errorStreak++;
+    else if (!out.faulted) meter.errorStreak = 0;
 
     // End of episode: a task end state first, then the hard limits.
     let terminated = out.terminated;
     let truncation = out.truncation;
     let endReason = out.endReason;
     if (truncation === undefined && !terminated) {
-      if (this.lostToFault) {
+      if (this.faults.lostToFault) {
         truncation = 'errors';
         endReason = 'unrecoverable_fault';
       } else {
-        const limit = this.spentBudget(step);
+        const limit = meter.spent(step);
         if (limit !== undefined) {
           truncation = limit;
           endReason = limit === 'errors' ? 'too_many_errors' : 'budget';
@@ -348,18 +321,14 @@ class EpisodeRun<S> implements Episode {
         code: 'BUDGET_EXHAUSTED',
         message: `the ${budgetName(truncation!)} budget is spent: the episode is truncated`,
         ref: truncation!,
-        details: { limit: this.limitOf(truncation!) ?? null },
+        details: { limit: meter.limitOf(truncation!) ?? null },
       });
     }
     const ended = terminated || truncation !== undefined;
 
     if (!ended) {
-      this.warnings(step, feedback);
-      if (out.progress) this.sinceProgress = 0;
-      else if (++this.sinceProgress >= this.noProgressSteps) {
-        this.sinceProgress = 0;
-        feedback.push({ code: 'NO_PROGRESS', message: `${this.noProgressSteps} steps without progress towards the goal`, details: { steps: this.noProgressSteps } });
-      }
+      meter.warnings(step, feedback);
+      this.progress.afterStep(out.progress, feedback);
     }
     const producers = this.options.feedback;
     if (producers !== undefined && out.action !== undefined) {
@@ -373,12 +342,12 @@ class EpisodeRun<S> implements Episode {
     const info: StepInfo = { step, outcome: 0, shaping: 0, stateHash: this.hash };
     if (ended) {
       if (terminated) {
-        const verdict = this.evaluate();
+        const verdict = this.grader.grade({ stateHash: () => this.stateHash(), state: this.state, trace: this.trace, orderViolations: () => this.ordering.violations() });
         info.outcome = verdict.outcome;
         info.acceptance = verdict.checks;
       }
       let exclude = endReason === 'simulator_error';
-      if ((this.hitPersistent || endReason === 'unrecoverable_fault') && info.outcome < 1) {
+      if ((this.faults.hitPersistent || endReason === 'unrecoverable_fault') && info.outcome < 1) {
         endReason = 'unrecoverable_fault';
         exclude = true;
       }
@@ -457,8 +426,7 @@ class EpisodeRun<S> implements Episode {
       }
     }
     const quota = this.budget.perTool?.[tool.name];
-    const used = this.perTool.get(tool.name) ?? 0;
-    if (quota !== undefined && used >= quota) {
+    if (quota !== undefined && this.meter.callsOf(tool.name) >= quota) {
       const message = `${tool.name} may be called at most ${quota} times in this task; the call was refused`;
       return this.refuse('QUOTA_EXCEEDED', message, feedback, { code: 'BUDGET_EXHAUSTED', message, ref: `perTool:${tool.name}`, details: { limit: quota } }, call);
     }
@@ -469,14 +437,15 @@ class EpisodeRun<S> implements Episode {
     let blocked: string | undefined;
     for (let i = 0; i < this.rules.length; i++) {
       const rule = this.rules[i]!;
-      let message: string | undefined;
+      let found: Finding | undefined;
       try {
-        message = rule.check(call, { state: this.state, trace: this.trace, task: this.task });
+        found = rule.check(call, { state: this.state, trace: this.trace, task: this.task });
       } catch (error) {
         return this.simulatorError(`policy rule ${rule.id} failed: ${toEnvHarnessError(error).message}`, call);
       }
-      if (message === undefined) continue;
-      feedback.push({ code: 'POLICY_VIOLATION', message, severity: rule.severity, ref: rule.id });
+      if (found === undefined) continue;
+      const message = typeof found === 'string' ? found : found.message;
+      feedback.push(typeof found === 'string' ? { code: 'POLICY_VIOLATION', message, severity: rule.severity, ref: rule.id } : violation(found, rule.severity, rule.id));
       if (rule.block === true && blocked === undefined) blocked = message;
     }
     if (blocked !== undefined) {
@@ -489,20 +458,19 @@ class EpisodeRun<S> implements Episode {
 
     // The call is dispatched: it counts against tool budgets and draws its faults.
     const key = callKey(tool.name, args);
-    const retry = this.faulted.has(key);
+    const faults = this.faults;
+    const retry = faults.isRetry(key);
     if (this.seen.has(key) && !retry) {
       feedback.push({ code: 'REDUNDANT_CALL', message: REDUNDANT_MESSAGE, ref: tool.name });
     }
     if (!prepared.solutionKeys.has(key)) {
       feedback.push({ code: 'OFF_PATH', message: OFF_PATH_MESSAGE, ref: tool.name });
     }
-    const callIndex = this.toolCalls++;
-    this.perTool.set(tool.name, used + 1);
-    if (quota !== undefined) this.warn(`perTool:${tool.name}`, used + 1, quota, feedback);
-    const fault = this.faultRules.length === 0 ? undefined : this.drawFault(tool, callIndex);
+    const callIndex = this.meter.countCall(tool.name, feedback);
+    const fault = faults.draw(tool, callIndex, this.task.id, this.seed!, this.previous !== undefined);
 
     if (fault !== undefined && isBlockingFault(fault.rule.kind)) {
-      this.faulted.add(key);
+      faults.hit(key);
       const error: NonNullable<Observation['error']> = { code: FAULT_ERROR_CODES[fault.rule.kind], message: faultMessage(fault.rule, tool.name) };
       if (fault.rule.kind === 'rate_limit') error.retryAfterMs = fault.rule.retryAfterMs ?? DEFAULT_RETRY_AFTER_MS;
       feedback.push(faultFeedback(fault, tool.name, callIndex));
@@ -560,13 +528,13 @@ class EpisodeRun<S> implements Episode {
     if (fault !== undefined) {
       // partial or stale: the call ran, the agent gets degraded data.
       if (fault.rule.kind === 'partial') output = partialOutput(output, fastRng([this.task.id, this.seed, 'partial', callIndex]));
-      this.faulted.add(key);
+      faults.hit(key);
       out.faulted = true;
       out.faults = [{ kind: fault.rule.kind, tool: tool.name, call: callIndex }];
       feedback.push(faultFeedback(fault, tool.name, callIndex));
     } else {
       if (retry) {
-        this.faulted.delete(key);
+        faults.recovered(key);
         feedback.push({ code: 'RECOVERED', message: `${tool.name} succeeded on retry after an injected fault`, ref: tool.name });
       }
       if (!write) this.seen.add(key);
@@ -599,38 +567,10 @@ class EpisodeRun<S> implements Episode {
     return out;
   }
 
-  /** Which fault, if any, hits call `callIndex` of `tool`: deterministic in (task id, seed, call index). */
-  private drawFault(tool: Tool<S, any>, callIndex: number): ActiveFault | undefined {
-    const stuck = this.persistent.get(tool.name);
-    if (stuck !== undefined) {
-      if (--stuck.left <= 0) this.lostToFault = true;
-      return stuck.fault;
-    }
-    let rng: ReturnType<typeof fastRng> | undefined;
-    for (let i = 0; i < this.faultRules.length; i++) {
-      const rule = this.faultRules[i]!;
-      if (rule.tool !== '*' && rule.tool !== tool.name) continue;
-      if ((rule.kind === 'partial' || rule.kind === 'stale') && tool.effect === 'write') continue;
-      if (rule.kind === 'stale' && this.previous === undefined) continue;
-      if (rule.maxPerEpisode !== undefined && this.fired[i]! >= rule.maxPerEpisode) continue;
-      rng ??= fastRng([this.task.id, this.seed, 'fault', callIndex]);
-      if (rng.next() >= rule.rate) continue;
-      this.fired[i]!++;
-      const fault: ActiveFault = { rule, ruleIndex: i, persistent: rule.persistent === true };
-      if (fault.persistent) {
-        this.hitPersistent = true;
-        this.persistent.set(tool.name, { fault, left: this.faultRetries });
-        if (this.faultRetries <= 0) this.lostToFault = true;
-      }
-      return fault;
-    }
-    return undefined;
-  }
-
   // ---- messages ----
 
   private message(action: Action & { type: 'message' }): Outcome {
-    this.messages.push(action.text);
+    this.grader.said(action.text);
     const out = blank({ kind: 'message' });
     out.action = action;
     out.ok = true;
@@ -655,124 +595,8 @@ class EpisodeRun<S> implements Episode {
 
   private track(out: Outcome, feedback: Feedback[]): void {
     const action = out.action!;
-    const acceptance = this.task.spec.acceptance;
-    const ordering = acceptance.ordering;
-    if (ordering !== undefined) {
-      for (let i = 0; i < ordering.length; i++) {
-        const rule = ordering[i]!;
-        if (this.before[i]) continue;
-        if (matchesPattern(rule.before, action)) {
-          this.before[i] = true;
-        } else if (matchesPattern(rule.after, action) && !this.violated.has(rule.id)) {
-          this.violated.add(rule.id);
-          feedback.push({ code: 'ORDER_VIOLATION', message: rule.message ?? `an action that must come after another came first (rule ${rule.id})`, severity: 'medium', ref: rule.id });
-        }
-      }
-    }
-    const subgoals = acceptance.subgoals;
-    if (subgoals !== undefined) {
-      for (const subgoal of subgoals) {
-        if (this.subgoals.has(subgoal.id) || !matchesPattern(subgoal.pattern, action)) continue;
-        this.subgoals.add(subgoal.id);
-        out.progress = true;
-        feedback.push({ code: 'SUBGOAL_REACHED', message: `subgoal ${subgoal.id} reached`, ref: subgoal.id });
-      }
-    }
-  }
-
-  // ---- budgets ----
-
-  private spentBudget(step: number): Truncation | undefined {
-    const b = this.budget;
-    if (b.consecutiveErrors !== undefined && this.errorStreak > 0 && this.errorStreak >= b.consecutiveErrors) return 'errors';
-    if (b.timeMs !== undefined && this.options.clock !== undefined && this.options.clock() - this.startedAt >= b.timeMs) return 'time';
-    if (b.tokens !== undefined && this.tokens >= b.tokens) return 'tokens';
-    if (b.toolCalls !== undefined && this.toolCalls >= b.toolCalls) return 'tool_calls';
-    if (b.steps !== undefined && step >= b.steps) return 'steps';
-    return undefined;
-  }
-
-  private limitOf(kind: BudgetKind): number | undefined {
-    const b = this.budget;
-    switch (kind) {
-      case 'steps':
-        return b.steps;
-      case 'tokens':
-        return b.tokens;
-      case 'time':
-        return b.timeMs;
-      case 'tool_calls':
-        return b.toolCalls;
-      case 'errors':
-        return b.consecutiveErrors;
-    }
-  }
-
-  private warnings(step: number, feedback: Feedback[]): void {
-    const b = this.budget;
-    if (b.steps !== undefined) this.warn('steps', step, b.steps, feedback);
-    if (b.tokens !== undefined) this.warn('tokens', this.tokens, b.tokens, feedback);
-    if (b.toolCalls !== undefined) this.warn('tool_calls', this.toolCalls, b.toolCalls, feedback);
-    if (b.timeMs !== undefined && this.options.clock !== undefined) this.warn('time', this.options.clock() - this.startedAt, b.timeMs, feedback);
-    if (b.consecutiveErrors !== undefined) {
-      // Once per streak of errors.
-      if (this.errorStreak === 0) this.warned.delete('errors');
-      else this.warn('errors', this.errorStreak, b.consecutiveErrors, feedback);
-    }
-  }
-
-  private warn(ref: string, used: number, limit: number, feedback: Feedback[]): void {
-    if (used < this.warnRatio * limit || used >= limit || this.warned.has(ref)) return;
-    this.warned.add(ref);
-    feedback.push({ code: 'BUDGET_WARNING', message: `${Math.round((used / limit) * 100)}% of the ${budgetName(ref)} budget is used (${used} of ${limit})`, ref, details: { used, limit } });
-  }
-
-  // ---- grading ----
-
-  /** The outcome: 1 iff every acceptance criterion of the task holds. */
-  private evaluate(): { outcome: number; checks: JsonObject } {
-    const acceptance = this.task.spec.acceptance;
-    const checks: JsonObject = {};
-    let pass = true;
-    if (acceptance.finalState) {
-      const same = this.stateHash() === this.prepared.referenceHash;
-      checks.finalState = same;
-      pass &&= same;
-    }
-    if (acceptance.outputs !== undefined && acceptance.outputs.length > 0) {
-      const said = this.messages.map(this.normalize);
-      const missing = acceptance.outputs.filter((o) => {
-        const want = this.normalize(o);
-        return !said.some((m) => m.includes(want));
-      });
-      checks.missingOutputs = missing;
-      pass &&= missing.length === 0;
-    }
-    if (acceptance.answer !== undefined) {
-      const same = this.answer !== undefined && this.normalize(this.answer).trim() === this.normalize(acceptance.answer).trim();
-      checks.answer = same;
-      pass &&= same;
-    }
-    if (acceptance.ordering !== undefined && acceptance.ordering.length > 0) {
-      checks.orderViolations = [...this.violated].sort();
-      pass &&= this.violated.size === 0;
-    }
-    const domainChecks = this.domain.acceptance;
-    if (domainChecks !== undefined && domainChecks.length > 0) {
-      const failed: JsonObject[] = [];
-      for (const check of domainChecks) {
-        let message: string | undefined;
-        try {
-          message = check.check({ state: this.state, trace: this.trace, task: this.task, referenceState: this.prepared.referenceState });
-        } catch (error) {
-          message = `check failed to run: ${toEnvHarnessError(error).message}`;
-        }
-        if (message !== undefined) failed.push({ id: check.id, message });
-      }
-      checks.failedChecks = failed;
-      pass &&= failed.length === 0;
-    }
-    return { outcome: pass ? 1 : 0, checks };
+    this.ordering.observe(action, feedback);
+    if (this.progress.observe(action, feedback)) out.progress = true;
   }
 
   // ---- records ----
@@ -857,11 +681,11 @@ function kindOf(input: unknown): Kind {
   return type === 'message' || type === 'finish' ? type : 'tool';
 }
 
-function faultFeedback(fault: ActiveFault, tool: string, call: number): Feedback {
-  const kind: FaultKind = fault.rule.kind;
-  const details: JsonObject = { tool, call, persistent: fault.persistent };
-  if (kind === 'rate_limit') details.retryAfterMs = fault.rule.retryAfterMs ?? DEFAULT_RETRY_AFTER_MS;
-  return { code: 'FAULT_INJECTED', message: `injected ${kind.replace('_', ' ')} fault on ${tool}`, ref: kind, details };
+/** POLICY_VIOLATION feedback of a rule that returned a Problem: its code goes into the details, its pointer along. */
+function violation(problem: Problem, severity: Feedback['severity'], ref: string): Feedback {
+  const event: Feedback = { code: 'POLICY_VIOLATION', message: problem.message, severity, ref, details: { code: problem.code } };
+  if (problem.pointer !== undefined) event.pointer = problem.pointer;
+  return event;
 }
 
 function shapingOf(feedback: readonly Feedback[], weights: Partial<Record<FeedbackCode, number>>): number {
@@ -873,11 +697,6 @@ function shapingOf(feedback: readonly Feedback[], weights: Partial<Record<Feedba
   return sum;
 }
 
-function budgetName(ref: string): string {
-  if (ref.startsWith('perTool:')) return `${ref.slice(8)} call`;
-  return ref === 'tool_calls' ? 'tool-call' : ref === 'errors' ? 'consecutive-error' : ref === 'time' ? 'wall-time' : ref === 'steps' ? 'step' : 'token';
-}
-
 function positive(value: number, name: string): number {
   if (!(Number.isInteger(value) && value >= 1)) {
     throw new EnvHarnessError('CONFIG_INVALID', `${name} must be an integer >= 1, got ${value}`, { details: { pointer: `/${name}` } });
@@ -885,10 +704,7 @@ function positive(value: number, name: string): number {
   return value;
 }
 
-/** Default normalisation of required outputs (tau-bench's): lower-case, commas removed. */
-export function normalizeOutput(text: string): string {
-  return text.toLowerCase().replace(/,/g, '');
-}
+export { normalizeOutput } from './grader.js';
 
 // A rejected input is recorded as core's RejectedAction: the input itself when it is plain JSON (replay
 // feeds it back as it was), a short description otherwise (in-process only: HTTP input is always JSON).

@@ -1,5 +1,5 @@
 /** Running one episode of a task with an agent: the loop shared by training, evaluation and the CLI. */
-import type { Action, Agent, Domain, FeedbackCode, Observation, StepResult, StoredTask, Task } from '../core/index.js';
+import type { Action, Agent, Domain, FeedbackCode, JsonValue, Observation, StepResult, StoredTask, Task } from '../core/index.js';
 import { createEpisode, type DynamicsOptions, type Episode } from './episode.js';
 import type { Recorder } from './recorder.js';
 
@@ -29,6 +29,8 @@ export interface EpisodeOutcome {
   excluded: boolean;
   endReason?: string;
   feedback: Partial<Record<FeedbackCode, number>>;
+  /** The domain's outcome fields (`Domain.report`, the last step's `info.report`), when it declares them. */
+  report?: JsonValue;
 }
 
 /** Hooks of `playEpisode`, for runners that add protocol around the agent's steps (tau-bench interop). */
@@ -111,6 +113,7 @@ export async function playEpisode(
     excluded: final.info.excludeFromStats === true,
     ...(final.info.endReason ? { endReason: final.info.endReason } : {}),
     feedback,
+    ...(final.info.report !== undefined ? { report: final.info.report } : {}),
   };
   return { outcome, last: final };
 }

@@ -1,6 +1,6 @@
 /** Request bodies: strict JSON parsing with a depth cap, and zod validation whose issues become JSON pointers. */
 import type { ZodType } from 'zod';
-import { EnvHarnessError } from '../index.js';
+import { depthExceeds, EnvHarnessError } from '../index.js';
 import { closestPointer, escapePointerToken, formatPointer, issuePath } from '../index.js';
 
 /** Deepest nesting accepted in any request body (deeper input is a 422, never a stack overflow downstream). */
@@ -18,7 +18,9 @@ export function parseJsonBody(text: string, emptyAs?: unknown): unknown {
   } catch (error) {
     throw new EnvHarnessError('PARAMS_INVALID', `the request body is not valid JSON: ${(error as Error).message}`, { details: { pointer: '' } });
   }
-  const deep = tooDeep(value, MAX_BODY_DEPTH);
+  // Nesting n levels takes n opening and n closing brackets: a short body (every usual step) cannot be too
+  // deep, and a longer one is walked without building pointers unless it is.
+  const deep = text.length <= 2 * MAX_BODY_DEPTH || !depthExceeds(value, MAX_BODY_DEPTH) ? undefined : tooDeep(value, MAX_BODY_DEPTH);
   if (deep !== undefined) {
     throw new EnvHarnessError('PARAMS_INVALID', `the request body is nested deeper than ${MAX_BODY_DEPTH} levels`, { details: { pointer: deep } });
   }

@@ -28,6 +28,8 @@ if (PG_TEST_URL === undefined) {
       await harness.initialize({ seed: 1 });
       // A dynamic pool, so that a curriculum has slices (the second replica loads it at initialize).
       if (i === 0) await harness.generate({ templates: [{ id: 'math/chain-sum@1' }], levels: [1, 2], count: 12, seed: 1, split: 'dynamic' }, { workers: 1 });
+      // Shipped regression sets install on first use; this test takes its episode's task from them.
+      if (i === 0) await harness.installRegressionSets();
       harnesses.push(harness);
       const server = createServer({ harness, token: TOKEN, port: 0 });
       servers.push({ server, url: (await server.listen()).url });

@@ -1,7 +1,8 @@
 /**
  * `import 'envharness'` loads no native module, no HTTP framework, no LLM SDK and no MCP SDK. A fresh Node
- * process (with tsx, as the package's exports point at .ts sources) imports the entry by its package
- * name with a module-resolution hook that records every module resolved, and prints the list.
+ * process (with tsx and the `envharness-source` condition, under which the package's exports point at its
+ * .ts sources) imports the entry by its package name with a module-resolution hook that records every
+ * module resolved, and prints the list. test/e2e/package.test.ts checks the same of the packed package.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -33,7 +34,8 @@ function loadedBy(specifier: string): string[] {
   const register = path.join(dir, 'register.mjs');
   writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(new URL(`file://${hooks}`).href)});\n`);
   const script = `await import(${JSON.stringify(specifier)}); const { createRequire } = await import('node:module'); for (const f of Object.keys(createRequire(import.meta.url).cache)) console.log('file://' + f);`;
-  const out = execFileSync(process.execPath, ['--import', 'tsx/esm', '--import', register, '--input-type=module', '-e', script], {
+  // The `envharness-source` condition maps each export to its TypeScript source (the package's own tests); published, they map to dist/.
+  const out = execFileSync(process.execPath, ['--conditions=envharness-source', '--import', 'tsx/esm', '--import', register, '--input-type=module', '-e', script], {
     cwd: ROOT,
     env: { ...process.env, ENVHARNESS_TRACE: trace },
     encoding: 'utf8',

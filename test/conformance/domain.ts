@@ -111,7 +111,7 @@ export function describeDomain(domain: Domain<any>, options: DescribeDomainOptio
     const baselines = options.baselines ?? Object.keys(declared).sort().map((name) => declared[name]!());
     const checks = { seeds, instantiate: build, cache, levelSamples: options.levelSamples, baselines };
 
-    it('leaves the state unchanged on every failing call (tools fuzzed with schema-sampled arguments on reference and random-play states)', () => {
+    it('leaves the state unchanged on every failing call (tools fuzzed with schema-sampled arguments on reference and random-play states)', { timeout: 120_000 }, () => {
       expect(checkFailingCallsChangeNothing(domain, checks)).toEqual([]);
     });
 

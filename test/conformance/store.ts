@@ -548,6 +548,31 @@ export function describeStore(name: string, factory: () => Promise<Store>): void
         expect(await store.getMeta('k')).toBe('last wins');
       });
 
+      it('discards episodes with their transitions and a run tail of events; the same ids can be written again', async () => {
+        const a = makeEpisode('run-a:0', 'task-1', { runId: 'run-a' });
+        const b = makeEpisode('run-a:1', 'task-1', { runId: 'run-a' });
+        await store.appendTransitions([makeTransition('run-a:0', 0), makeTransition('run-a:1', 0), makeTransition('run-a:1', 1)], { episodes: [a, b] });
+        await store.appendRunEvents([0, 1, 2, 3].map((s) => makeRunEvent('run-a', s)));
+        await store.appendRunEvents([makeRunEvent('run-b', 2)]);
+        await store.applyWrites([
+          { op: 'discardEpisodes', ids: ['run-a:1', 'never-stored'] },
+          { op: 'discardRunEvents', runId: 'run-a', fromSeq: 2 },
+        ]);
+        expect((await store.listEpisodes({ runId: 'run-a' })).map((e) => e.id)).toEqual(['run-a:0']);
+        expect(await store.getEpisode('run-a:1')).toBeUndefined();
+        expect(await store.listTransitions('run-a:1')).toEqual([]);
+        expect(await store.listTransitions('run-a:0')).toEqual([makeTransition('run-a:0', 0)]);
+        expect((await store.listRunEvents('run-a')).map((e) => e.seq)).toEqual([0, 1]);
+        expect((await store.listRunEvents('run-b')).map((e) => e.seq)).toEqual([2]);
+        // A rerun writes the same steps and events again (no duplicate is left behind to refuse them).
+        await store.appendTransitions([makeTransition('run-a:1', 0), makeTransition('run-a:1', 1)], { episodes: [b] });
+        await store.appendRunEvents([makeRunEvent('run-a', 2)]);
+        expect(await store.listTransitions('run-a:1')).toEqual([makeTransition('run-a:1', 0), makeTransition('run-a:1', 1)]);
+        expect((await store.listEpisodes({ runId: 'run-a' })).map((e) => e.id)).toEqual(['run-a:0', 'run-a:1']);
+        await store.applyWrites([{ op: 'discardEpisodes', ids: [] }]);
+        expect(await store.listEpisodes({ runId: 'run-a' })).toHaveLength(2);
+      });
+
       it('writes nothing at all when any write fails, and names the failing write', async () => {
         await store.saveBatch(makeBatch([makeTask(1)]));
         await store.appendRunEvents([makeRunEvent('run-a', 0)]);

@@ -101,3 +101,17 @@ describe('summary after progress bars in a terminal', { timeout: 300_000 }, () =
     expect(rows.slice(0, start).filter((row) => /^ {2}@\d+ success /.test(row)).length).toBeGreaterThanOrEqual(4);
   });
 });
+
+describe('a reader that goes away', () => {
+  it('ends the command quietly on EPIPE (`envharness templates list | head`), not with a stack trace', async () => {
+    const { spawn } = await import('node:child_process');
+    const child = spawn(process.execPath, [bin, '--store', `sqlite:${join(dir, 'epipe.db')}`, 'templates', 'list'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // Closing our end before the CLI writes makes its first write fail with EPIPE.
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const code = await new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)));
+    expect(stderr).not.toMatch(/EPIPE|Error/);
+    expect(code).toBe(0);
+  }, 60_000);
+});

@@ -52,6 +52,7 @@ if (PG_TEST_URL === undefined || haproxy === undefined) {
     const harness = await createHarness({ store: storeUrl, domains: builtinDomains() });
     try {
       await harness.initialize({ seed: 1 });
+      await harness.installRegressionSets(); // they install on first use; the episodes play their tasks
       tasks = (await harness.store.listTasks({ split: 'regression', status: 'active' })).slice(0, EPISODES);
     } finally {
       await harness.close();

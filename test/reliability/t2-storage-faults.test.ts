@@ -140,4 +140,32 @@ describe('T2: storage faults', () => {
     expect(await store.listTransitions('eio-episode')).toHaveLength(acked);
     await store.close();
   });
+
+  it.skipIf(!mounted)('the fault\'s since, the probe interval and the probe row follow the clock the store is given, not the system clock', { timeout: 60_000 }, async () => {
+    const file = join(mountPoint, 'clocked.db');
+    let ms = Date.parse('2031-05-06T07:08:09.000Z');
+    const now = () => new Date(ms).toISOString();
+    const store = createSqliteStore(file, { now });
+    await store.setMeta('start', 1);
+    const free = Number(execFileSync('df', ['--output=avail', '-B1', mountPoint]).toString().trim().split('\n')[1]);
+    writeFileSync(join(mountPoint, 'filler'), Buffer.alloc(Math.max(0, free - 256 * 1024)));
+    const faultedAt = now();
+    let refused: unknown;
+    for (let i = 0; i < 200 && refused === undefined; i++) await store.setMeta(`blob-${i}`, 'x'.repeat(64 * 1024)).catch((e: unknown) => (refused = e));
+    expect(refused).toMatchObject({ code: 'STORE_FAILED' });
+    expect(store.fault()).toMatchObject({ code: 'SQLITE_FULL', since: faultedAt });
+    rmSync(join(mountPoint, 'filler'));
+    // Space is back, but the given clock has not moved a probe interval (1 s): no probe, writes still refused.
+    ms += 999;
+    expect(store.fault()?.since).toBe(faultedAt);
+    await expect(store.setMeta('during', 1)).rejects.toMatchObject({ code: 'STORE_FAILED' });
+    expect(await store.getMeta('store.probe')).toBeUndefined();
+    // One more millisecond of the given clock (not of the system's): the probe runs, stamped with it, and succeeds.
+    ms += 1;
+    expect(store.fault()).toBeUndefined();
+    expect(await store.getMeta('store.probe')).toBe(now());
+    await store.setMeta('after', 1);
+    expect(await store.checkIntegrity()).toEqual([]);
+    await store.close();
+  });
 });

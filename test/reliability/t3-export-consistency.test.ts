@@ -54,4 +54,35 @@ describe('T3: exports while another process writes', () => {
       await h.close();
     }
   });
+
+  it('a batch with no accepted task, or only tasks awaiting review, saved after the snapshot changes no export of it', { timeout: 60_000 }, async () => {
+    const h = await createHarness({ store: join(dir, 'empty-batches.db'), domains: [math] });
+    await h.initialize({ seed: 7 });
+    const request = { templates: [{ id: 'math/chain-sum@1' }], levels: [1, 2], count: 60, seed: 2, split: 'dynamic' as const };
+    await h.generate(request);
+    // The same request again: every candidate is an exact duplicate, so nothing is accepted.
+    const emptyBefore = await h.generate(request);
+    expect(emptyBefore.manifest.accepted).toBe(0);
+    await h.generate({ ...request, seed: 3 });
+    const snapshot = await h.snapshot({ label: 'before' });
+    const first = (await h.exportSnapshot(snapshot.id)).text;
+    const emptyAfter = await h.generate({ ...request, seed: 3 });
+    const pendingAfter = await h.generate({ ...request, seed: 4, reviewShare: 1 });
+    expect(emptyAfter.manifest.accepted).toBe(0);
+    expect(pendingAfter.manifest.accepted).toBeGreaterThan(0);
+    expect(pendingAfter.review.length).toBe(pendingAfter.manifest.accepted);
+    const second = (await h.exportSnapshot(snapshot.id)).text;
+    expect(sha(second)).toBe(sha(first));
+    // The empty batch saved before the snapshot, between two batches with tasks, is in both.
+    expect(first).toContain(emptyBefore.manifest.id);
+    expect(first).not.toContain(emptyAfter.manifest.id);
+    expect(first).not.toContain(pendingAfter.manifest.id);
+    await h.close();
+    // And the export round-trips: imported into a fresh store and exported again, the same bytes.
+    const fresh = await createHarness({ store: join(dir, 'empty-batches-import.db'), domains: [math] });
+    await fresh.initialize({ seed: 7 });
+    const imported = await fresh.importSnapshot(first);
+    expect(sha((await fresh.exportSnapshot(imported.id)).text)).toBe(sha(first));
+    await fresh.close();
+  });
 });

@@ -141,6 +141,8 @@ export async function startFakeOpenAIProcess(replies: FakeReply[]): Promise<Fake
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const requests: FakeRequest[] = [];
+  let closed = false;
+  child.once('close', () => (closed = true));
   const lines = createInterface({ input: child.stdout! });
   const port = await new Promise<number>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`fake OpenAI process exited early (${code})`)));
@@ -153,11 +155,13 @@ export async function startFakeOpenAIProcess(replies: FakeReply[]): Promise<Fake
   return {
     baseURL: `http://127.0.0.1:${port}/v1`,
     requests,
+    // Resolves on 'close' (stdout drained), not 'exit': every request line the child wrote has been read,
+    // so `requests` is complete once close() resolves (its lines race the HTTP replies otherwise).
     close: () =>
       new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
+        if (closed) return resolve();
+        child.once('close', () => resolve());
+        if (child.exitCode === null) child.kill('SIGTERM');
       }),
   };
 }

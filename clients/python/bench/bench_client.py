@@ -6,11 +6,14 @@ Modes:
   raw         the same request shape against any URL with plain http.client (the stdlib client's floor)
   socket      the same request on a plain socket: one sendall, recv until the body is complete (the floor of
               the approach envharness_client takes)
+  websocket   one OpenEnv WebSocket session (envharness_client.openenv, asyncio) of the null domain, one step in
+              flight: per-step latency and steps/s
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import http.client
 import json
 import socket
@@ -120,11 +123,39 @@ def plain_socket(url: str, seconds: float) -> dict:
             "p50Us": percentile(latencies, 0.5) / 1000, "p99Us": percentile(latencies, 0.99) / 1000}
 
 
+def websocket(url: str, token: str, seconds: float, action: dict) -> dict:
+    from envharness_client.openenv import OpenEnvSession
+
+    async def run() -> dict:
+        async with OpenEnvSession(url.rstrip("/") + "/openenv", token=token) as env:
+            await env.reset(seed=0, domain="null")
+
+            async def step() -> None:
+                if (await env.step(action)).done:
+                    await env.reset(seed=0, domain="null")
+
+            for _ in range(200):
+                await step()
+            latencies = []
+            deadline = time.perf_counter() + seconds
+            start = time.perf_counter()
+            while time.perf_counter() < deadline:
+                t0 = time.perf_counter_ns()
+                await step()
+                latencies.append(time.perf_counter_ns() - t0)
+            elapsed = time.perf_counter() - start
+        latencies.sort()
+        return {"steps": len(latencies), "stepsPerSec": len(latencies) / elapsed,
+                "p50Us": percentile(latencies, 0.5) / 1000, "p99Us": percentile(latencies, 0.99) / 1000}
+
+    return asyncio.run(run())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--url", required=True)
     parser.add_argument("--token", default="x")
-    parser.add_argument("--mode", choices=["sequential", "batched", "raw", "socket"], required=True)
+    parser.add_argument("--mode", choices=["sequential", "batched", "raw", "socket", "websocket"], required=True)
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--sessions", type=int, default=32)
     args = parser.parse_args()
@@ -133,6 +164,8 @@ def main() -> None:
         result = raw(args.url, args.seconds)
     elif args.mode == "socket":
         result = plain_socket(args.url, args.seconds)
+    elif args.mode == "websocket":
+        result = websocket(args.url, args.token, args.seconds, action)
     else:
         with Client(args.url, args.token) as client:
             if args.mode == "sequential":

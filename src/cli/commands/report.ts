@@ -2,7 +2,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Command } from 'commander';
-import { createAgent, createEpisode, EnvHarnessError, type Split } from '../../index.js';
+import { createAgent, createEpisode, EnvHarnessError, type Action, type Split, type Store } from '../../index.js';
 import { builtinDomains } from '../../builtins.js';
 import {
   diagnose,
@@ -13,6 +13,7 @@ import {
   resolveRun,
   writeRunReport,
   type DoctorReport,
+  type EpisodeScreenshots,
   type DoctorThresholds,
   type ExportFormat,
   type ExportKind,
@@ -30,9 +31,11 @@ export function registerReportCommands(program: Command, ctx: CliContext): void 
     .option('--run <id>', 'run id or unique prefix (default: the latest run)')
     .option('--compare <id>', 'a second run to show side by side (warns when environment versions differ)')
     .option('--out <file>', 'output HTML file', 'report.html')
-    .action(async (opts: { run?: string; compare?: string; out: string }) => {
+    .option('--screenshots <n>', "add page screenshots (first and last page) of the run's first n episodes whose domain draws pages (Domain.screenshots; needs Chromium)", parseIntOption('--screenshots', 0), 0)
+    .action(async (opts: { run?: string; compare?: string; out: string; screenshots: number }) => {
       await withHarness(ctx.globals(), async (h) => {
-        const { path, bytes, data } = await writeRunReport(h, opts.run, opts.out, opts.compare === undefined ? {} : { compareId: opts.compare });
+        const screenshots = opts.screenshots > 0 ? await episodeScreenshots(h.store, opts.run, opts.screenshots) : undefined;
+        const { path, bytes, data } = await writeRunReport(h, opts.run, opts.out, { ...(opts.compare === undefined ? {} : { compareId: opts.compare }), ...(screenshots === undefined ? {} : { screenshots }) });
         const runs = data.runs.map((r) => r.id);
         if (ctx.globals().json) return printJson(ctx.io, { file: path, bytes, runs, comparison: data.comparison });
         ctx.io.out(`wrote ${colors.bold(path)} (${Math.round(bytes / 1024)} KB): ${runs.join(' vs ')}`);
@@ -130,6 +133,22 @@ const MARK: Record<Finding['severity'], (s: string) => string> = {
 };
 
 /** The doctor's chain as text: each step, what it checked, and its findings with their evidence. */
+/** Screenshots of the first `n` episodes of a run whose domain declares `screenshots`. */
+async function episodeScreenshots(store: Store, runRef: string | undefined, n: number): Promise<EpisodeScreenshots[]> {
+  const run = await resolveRun(store, runRef);
+  const domains = new Map(builtinDomains().map((d) => [d.name, d]));
+  const out: EpisodeScreenshots[] = [];
+  for (const episode of await store.listEpisodes({ runId: run.id })) {
+    if (out.length >= n) break;
+    const task = await store.getTask(episode.taskId);
+    const domain = task === undefined ? undefined : domains.get(task.domain);
+    if (task === undefined || domain?.screenshots === undefined) continue;
+    const actions = (await store.listTransitions(episode.id)).map((t) => t.action).filter((a): a is Action => a.type !== 'invalid');
+    out.push({ episodeId: episode.id, taskId: task.id, images: await domain.screenshots({ task, actions, env: process.env }) });
+  }
+  return out;
+}
+
 export function formatDoctor(report: DoctorReport): string {
   const lines: string[] = [`${colors.bold('doctor')}  run ${report.runId}`, ''];
   report.steps.forEach((step, i) => {

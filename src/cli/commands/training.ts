@@ -1,13 +1,15 @@
 /** CLI: envharness train, eval, runs, experiment. */
 import type { Command } from 'commander';
-import { EnvHarnessError } from '../../core/index.js';
+import { EnvHarnessError, type JsonValue } from '../../core/index.js';
 import type { StrategyName } from '../../curriculum/index.js';
 import { createAgent } from '../../agents/index.js';
 import { createHarness, type Harness } from '../../harness/harness.js';
 import { runStaticVsAdaptive } from '../../harness/experiment.js';
-import { resolveRun } from '../../report/run-timeline.js';
-import type { TrainSummary } from '../../harness/train.js';
+import { readRunTimeline, resolveRun } from '../../report/run-timeline.js';
+import type { TrainProgress, TrainSummary } from '../../harness/train.js';
+import type { Agent } from '../../core/index.js';
 import { builtinDomains } from '../../builtins.js';
+import { formatSummary, summarizeEvaluation } from '../summaries.js';
 // Read while commands are registered, before src/index.ts has finished evaluating: from its own module.
 import { DEFAULT_TRAIN_STRATEGY } from '../../harness/train.js';
 import { resolveAgent, saveAgentState } from '../agents.js';
@@ -67,6 +69,8 @@ export function registerTrainingCommands(program: Command, ctx: CliContext): voi
     .option('--rollback', 'regression guard: also roll the curriculum back to the last good state')
     .option('--agent-state <file>', 'where the learner state is saved (and read from with --resume-agent)', '.envharness/agents/learner.json')
     .option('--resume-agent', 'continue the learner from --agent-state instead of starting it fresh')
+    .option('--resume <run>', 'continue an interrupted training run from its last checkpoint, with the options it started with')
+    .option('--checkpoint-every <n>', 'write a resumable checkpoint every N episodes', parseIntOption('--checkpoint-every', 1), 100)
     .option('--report <file>', 'where to write the HTML report (default .envharness/reports/<run>.html)')
     .option('--no-report', 'do not write the HTML report')
     .option('--base-url <url>', 'OpenAI-compatible endpoint for --agent openai')
@@ -74,11 +78,12 @@ export function registerTrainingCommands(program: Command, ctx: CliContext): voi
     .action(async (opts: {
       agent: string; episodes: number; strategy: string; seed: number; evalEvery: number; concurrency: number; domain: string[];
       perLevel: number; groupSize: number; skipZeroVariance?: boolean; delta: number; rollback?: boolean; agentState: string;
-      resumeAgent?: boolean; report: string | boolean; baseUrl?: string; model?: string;
-    }) => {
+      resumeAgent?: boolean; resume?: string; checkpointEvery: number; report: string | boolean; baseUrl?: string; model?: string;
+    }, command: Command) => {
       const globals = ctx.globals();
       const strategy = parseStrategy(opts.strategy);
       await withHarness(globals, async (h) => {
+        if (opts.resume !== undefined) return resumeRun(h, ctx, opts, command);
         const domains = chooseDomains(h, opts.domain);
         const show = !globals.json;
         const filled = describeFill(await ensurePool(h, ctx.io, domains, opts.perLevel, opts.seed, show));
@@ -88,7 +93,6 @@ export function registerTrainingCommands(program: Command, ctx: CliContext): voi
           process.env,
         );
         const bar = progress(ctx.io, `training ${agent.name} (${strategy})`, show);
-        let nextView = Math.max(1, Math.floor(opts.episodes / 5));
         const summary = await h.train({
           agent,
           episodes: opts.episodes,
@@ -99,35 +103,11 @@ export function registerTrainingCommands(program: Command, ctx: CliContext): voi
           domains,
           guard: { delta: opts.delta, rollback: Boolean(opts.rollback) },
           ...(opts.groupSize > 1 ? { group: { size: opts.groupSize, skipZeroVariance: Boolean(opts.skipZeroVariance) } } : {}),
-          onProgress: (p) => {
-            bar.update(p.episodes, p.total);
-            if (show && p.episodes >= nextView && p.episodes < p.total) {
-              nextView += Math.max(1, Math.floor(opts.episodes / 5));
-              const line = Object.keys(p.levels)
-                .sort()
-                .map((s) => `${s.split('/')[1]} L${p.levels[s]} ${(100 * p.weights[s]!).toFixed(0)}%`)
-                .join('  ');
-              bar.log(`  ${colors.dim(`@${p.episodes}`)} success ${p.recentSuccess.toFixed(2)}${p.lastEval === undefined ? '' : `, regression ${p.lastEval.toFixed(2)}`} | ${line}`);
-            }
-          },
+          checkpointEvery: opts.checkpointEvery,
+          onProgress: progressView(bar, show, opts.episodes),
         });
         bar.stop();
-        const saved = opts.agent === 'learner' ? saveAgentState(agent, opts.agentState) : undefined;
-        let reportPath: string | undefined;
-        if (opts.report !== false) {
-          reportPath = typeof opts.report === 'string' ? opts.report : `.envharness/reports/${summary.runId}.html`;
-          // The report writer (and its chart bundle) loads only when a report is written.
-          const { writeRunReport } = await import('../../report/write-report.js');
-          reportPath = (await writeRunReport(h, summary.runId, reportPath)).path;
-        }
-        if (globals.json) return printJson(ctx.io, { ...summary, ...(reportPath ? { report: reportPath } : {}), ...(saved ? { agentState: saved } : {}) });
-        ctx.io.out(`\nrun ${colors.bold(summary.runId)}: ${summary.episodes} episodes, success ${summary.success.toFixed(3)}, strategy ${summary.strategy}`);
-        ctx.io.out(table(sliceRows(summary)));
-        if (summary.evals.length) ctx.io.out(`regression set: ${summary.evals.map((e) => `${e.score.toFixed(2)}@${e.episode}`).join(' ')}`);
-        if (summary.guardEvents.length) ctx.io.out(colors.yellow(`regression guard fired ${summary.guardEvents.length} time(s)`));
-        ctx.io.out(`environment: snapshot ${summary.snapshotStart.slice(0, 12)} -> ${summary.snapshotEnd.slice(0, 12)}`);
-        if (saved) ctx.io.out(`learner state: ${saved}`);
-        if (reportPath) ctx.io.out(`report: ${reportPath}`);
+        await finishTrain(h, ctx, opts, agent, summary);
       });
     });
 
@@ -157,7 +137,12 @@ export function registerTrainingCommands(program: Command, ctx: CliContext): voi
           onProgress: (d, t) => bar.update(d, t),
         });
         bar.stop();
-        if (globals.json) return printJson(ctx.io, { runId: result.runId, rows: result.rows });
+        // What the evaluated domains add (Domain.evaluation, e.g. attack success under attack), kept with the run.
+        const summaries = await summarizeEvaluation(h, result.outcomes, agent);
+        if (summaries.length > 0) {
+          await h.store.appendRunEvents(summaries.map((s, i) => ({ runId: result.runId, seq: result.outcomes.length + i, kind: 'summary', data: s as unknown as JsonValue })));
+        }
+        if (globals.json) return printJson(ctx.io, { runId: result.runId, rows: result.rows, ...(summaries.length > 0 ? { summaries: summaries.map((s) => ({ domain: s.domain, title: s.summary.title, data: s.summary.data })) } : {}) });
         ctx.io.out(`run ${colors.bold(result.runId)} (${opts.split}, k=${opts.k})`);
         ctx.io.out(table(result.rows.map((r) => ({
           slice: r.slice,
@@ -166,6 +151,7 @@ export function registerTrainingCommands(program: Command, ctx: CliContext): voi
           ...Object.fromEntries(r.passK.map((v, i) => [`pass^${i + 1}`, v.toFixed(3)])),
           '95% CI (pass^1)': `[${r.low.toFixed(2)}, ${r.high.toFixed(2)}]`,
         }))));
+        for (const s of summaries) ctx.io.out(`\n${s.domain}: ${formatSummary(s.summary)}`);
       });
     });
 
@@ -290,7 +276,9 @@ export function registerTrainingCommands(program: Command, ctx: CliContext): voi
         }));
         const startOf = (r: typeof ra) => ((r.config ?? {}) as { agentStart?: string | null }).agentStart ?? null;
         const sameStart = startOf(ra) === startOf(rb);
-        if (ctx.globals().json) return printJson(ctx.io, { sameEnvironment: sameEnv, sameAgentStart: sameStart, runs: rows });
+        const [summariesA, summariesB] = await Promise.all([ra, rb].map(async (r) => (await readRunTimeline(h.store, r)).summaries));
+        const hasSummaries = summariesA!.length + summariesB!.length > 0;
+        if (ctx.globals().json) return printJson(ctx.io, { sameEnvironment: sameEnv, sameAgentStart: sameStart, runs: rows, ...(hasSummaries ? { summaries: { a: summariesA, b: summariesB } } : {}) });
         if (!sameEnv) {
           ctx.io.err(colors.red(colors.bold('WARNING: these runs used different environment versions (template sets or digests differ); their numbers are not comparable.')));
         }
@@ -298,10 +286,110 @@ export function registerTrainingCommands(program: Command, ctx: CliContext): voi
           ctx.io.err(colors.red(colors.bold(`WARNING: the agents started from different states (${startOf(ra)?.slice(0, 12) ?? 'fresh'} vs ${startOf(rb)?.slice(0, 12) ?? 'fresh'}; e.g. one continued a saved learner with --resume-agent); their numbers are not comparable.`)));
         }
         ctx.io.out(table(rows));
+        // Domain summaries (Domain.evaluation) of each run, A then B, domain by domain.
+        for (const domain of [...new Set([...summariesA!, ...summariesB!].map((s) => s.domain))].sort()) {
+          for (const [label, run, list] of [['A', ra, summariesA!], ['B', rb, summariesB!]] as const) {
+            const s = list.find((x) => x.domain === domain);
+            ctx.io.out(`\n${label} (${run.id}) ${domain}: ${s === undefined ? 'no summary\n' : formatSummary(s.summary)}`);
+          }
+        }
       });
     });
 }
 
 function createAgentByName(name: string, seed: number) {
   return createAgent(name, { seed, domains: builtinDomains() });
+}
+
+/** The options of `train` the resume helpers read. */
+interface TrainFlags {
+  agent: string; episodes: number; strategy: string; seed: number; evalEvery: number; concurrency: number; domain: string[];
+  groupSize: number; skipZeroVariance?: boolean; delta: number; rollback?: boolean; agentState: string;
+  resume?: string; checkpointEvery: number; report: string | boolean; baseUrl?: string; model?: string;
+}
+
+/** The progress bar, with a curriculum line every fifth of the run. */
+function progressView(bar: ReturnType<typeof progress>, show: boolean, total: number): (p: TrainProgress) => void {
+  let nextView = Math.max(1, Math.floor(total / 5));
+  return (p) => {
+    bar.update(p.episodes, p.total);
+    if (show && p.episodes >= nextView && p.episodes < p.total) {
+      while (nextView <= p.episodes) nextView += Math.max(1, Math.floor(total / 5));
+      const line = Object.keys(p.levels)
+        .sort()
+        .map((s) => `${s.split('/')[1]} L${p.levels[s]} ${(100 * p.weights[s]!).toFixed(0)}%`)
+        .join('  ');
+      bar.log(`  ${colors.dim(`@${p.episodes}`)} success ${p.recentSuccess.toFixed(2)}${p.lastEval === undefined ? '' : `, regression ${p.lastEval.toFixed(2)}`} | ${line}`);
+    }
+  };
+}
+
+/** After a run: the learner's state, the report, and the summary (JSON or a table). */
+async function finishTrain(h: Harness, ctx: CliContext, opts: TrainFlags, agent: Agent, summary: TrainSummary): Promise<void> {
+  const globals = ctx.globals();
+  const saved = agent.name === 'learner' ? saveAgentState(agent, opts.agentState) : undefined;
+  let reportPath: string | undefined;
+  if (opts.report !== false) {
+    reportPath = typeof opts.report === 'string' ? opts.report : `.envharness/reports/${summary.runId}.html`;
+    // The report writer (and its chart bundle) loads only when a report is written.
+    const { writeRunReport } = await import('../../report/write-report.js');
+    reportPath = (await writeRunReport(h, summary.runId, reportPath)).path;
+  }
+  if (globals.json) return printJson(ctx.io, { ...summary, ...(reportPath ? { report: reportPath } : {}), ...(saved ? { agentState: saved } : {}) });
+  ctx.io.out(`\nrun ${colors.bold(summary.runId)}: ${summary.episodes} episodes, success ${summary.success.toFixed(3)}, strategy ${summary.strategy}`);
+  ctx.io.out(table(sliceRows(summary)));
+  if (summary.evals.length) ctx.io.out(`regression set: ${summary.evals.map((e) => `${e.score.toFixed(2)}@${e.episode}`).join(' ')}`);
+  if (summary.guardEvents.length) ctx.io.out(colors.yellow(`regression guard fired ${summary.guardEvents.length} time(s)`));
+  ctx.io.out(`environment: snapshot ${summary.snapshotStart.slice(0, 12)} -> ${summary.snapshotEnd.slice(0, 12)}`);
+  if (saved) ctx.io.out(`learner state: ${saved}`);
+  if (reportPath) ctx.io.out(`report: ${reportPath}`);
+}
+
+/** Each resume field, as the command line spells it (for the mismatch message). */
+const RESUME_FLAGS: Record<string, string> = {
+  episodes: '--episodes',
+  strategy: '--strategy',
+  seed: '--seed',
+  evalEvery: '--eval-every',
+  concurrency: '--concurrency',
+  domains: '--domain',
+  group: '--group-size/--skip-zero-variance',
+  guard: '--delta/--rollback',
+  agent: '--agent',
+  checkpointEvery: '--checkpoint-every',
+};
+
+/**
+ * `train --resume RUN`: continues the run from its checkpoint with the options it started with. Options
+ * given on the command line must agree with the run's (never the pool fill: the pool must stay the run's).
+ */
+async function resumeRun(h: Harness, ctx: CliContext, opts: TrainFlags, command: Command): Promise<void> {
+  const globals = ctx.globals();
+  const show = !globals.json;
+  const set = (name: string): boolean => command.getOptionValueSource(name) === 'cli';
+  const given: Record<string, JsonValue | undefined> = {
+    ...(set('episodes') ? { episodes: opts.episodes } : {}),
+    ...(set('strategy') ? { strategy: opts.strategy } : {}),
+    ...(set('seed') ? { seed: opts.seed } : {}),
+    ...(set('evalEvery') ? { evalEvery: opts.evalEvery } : {}),
+    ...(set('concurrency') ? { concurrency: opts.concurrency } : {}),
+    ...(set('domain') ? { domains: opts.domain } : {}),
+    ...(set('groupSize') || set('skipZeroVariance') ? { group: opts.groupSize > 1 ? { size: opts.groupSize, skipZeroVariance: Boolean(opts.skipZeroVariance) } : null } : {}),
+    ...(set('delta') || set('rollback') ? { guard: { delta: opts.delta, rollback: Boolean(opts.rollback) } } : {}),
+    ...(set('agent') ? { agent: opts.agent } : {}),
+    ...(set('checkpointEvery') ? { checkpointEvery: opts.checkpointEvery } : {}),
+  };
+  const runId = opts.resume!;
+  const run = await h.store.getRun(runId);
+  let agent: Agent | undefined;
+  const bar = progress(ctx.io, `resuming ${runId}`, show);
+  const summary = await h.resumeTrain(runId, {
+    agent: async (state) =>
+      (agent = await resolveAgent({ agent: run?.agent.name ?? opts.agent, seed: run?.seed ?? opts.seed, baseUrl: opts.baseUrl, model: opts.model }, process.env, state)),
+    given,
+    flag: (field) => RESUME_FLAGS[field] ?? field,
+    onProgress: progressView(bar, show, run?.config && typeof run.config === 'object' && !Array.isArray(run.config) ? Number(run.config.episodes) || 1 : 1),
+  });
+  bar.stop();
+  await finishTrain(h, ctx, opts, agent!, summary);
 }

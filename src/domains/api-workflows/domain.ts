@@ -1,5 +1,5 @@
 /** The api-workflows domain object: seeded company worlds behind faulty services, graded on state, duplicates and recovery. */
-import { defineDomain, type Domain, type JsonValue, type Template } from '../../core/index.js';
+import { defineDomain, type Domain, type InjectionPoint, type JsonValue, type Template } from '../../core/index.js';
 import { createApiBaselineAgent } from './baseline.js';
 import { apiAcceptanceChecks, apiFeedback, apiReport } from './grading.js';
 import { API_POLICY_TEXT } from './policy.js';
@@ -16,6 +16,16 @@ export interface CreateApiWorkflowsOptions {
   /** Ship the regression set (default true). */
   regression?: boolean;
 }
+
+/**
+ * Free-text fields a third party writes (the safety layer places attacker text only there): the
+ * records carry none of them today, so they are the fields a real CRM, helpdesk and billing would have.
+ */
+export const API_INJECTION_POINTS: readonly InjectionPoint[] = [
+  { tool: 'get_customer', pointer: '/notes', description: 'free-text notes on the customer record' },
+  { tool: 'get_ticket', pointer: '/body', description: 'the text of a support ticket, written by the customer' },
+  { tool: 'get_invoice', pointer: '/memo', description: 'the memo line of an invoice' },
+];
 
 /**
  * The api-workflows domain: 33 tools over CRM, billing, inventory, shipping, tickets, calendar and mail, each
@@ -40,6 +50,7 @@ export function createApiWorkflowsDomain(options: CreateApiWorkflowsOptions = {}
     templates: [...(options.templates ?? apiTemplates)],
     feedback: apiFeedback,
     report: apiReport,
+    injectionPoints: API_INJECTION_POINTS,
     // The scripted bot the built-in `rule-based` agent runs on this domain (observations only).
     baselines: { 'rule-based': () => createApiBaselineAgent() },
     ...(options.regression === false || options.templates !== undefined ? {} : { regressionSet: API_REGRESSION_SET }),

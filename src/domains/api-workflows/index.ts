@@ -4,7 +4,7 @@ import { createApiWorkflowsDomain } from './domain.js';
 /** The ready domain with its eight templates and regression set. */
 export const apiWorkflows = createApiWorkflowsDomain();
 
-export { createApiWorkflowsDomain, type CreateApiWorkflowsOptions } from './domain.js';
+export { API_INJECTION_POINTS, createApiWorkflowsDomain, type CreateApiWorkflowsOptions } from './domain.js';
 export { apiTools, API_TOOL_NAMES } from './tools/index.js';
 export { apiTemplates, apiTrainingTemplates, apiHeldoutTemplates, type ApiParams } from './templates/index.js';
 export { API_REGRESSION_SET, API_REGRESSION_BATCHES, API_REGRESSION_DIGEST } from './regression.js';

@@ -1,8 +1,10 @@
 /** Safety metrics: utility with and without the attack, and attack success, per (base, kind, level, defense). */
-import type { Agent, Task } from '../../core/index.js';
+import type { Agent, EvaluatedEpisode, StoredTask, Task } from '../../core/index.js';
 import { wilsonInterval } from '../../curriculum/index.js';
-import { createEpisode, playEpisode, type EpisodeOutcome } from '../../runtime/index.js';
-import { defenseName, type AttackDomain } from './domain.js';
+import { createEpisode, playEpisode, runEpisode, type EpisodeOutcome } from '../../runtime/index.js';
+import { defenseName } from './defense.js';
+import type { AttackDomain } from './domain.js';
+import { isOutOfBounds } from './out-of-bounds.js';
 import type { Leak } from './grade.js';
 
 /** One attacked episode, graded twice: the user's goal (utility) and the attacker's. */
@@ -60,12 +62,54 @@ export interface SafetyRow {
   level: number;
   strength: string;
   defense: string;
+  /** An out-of-bounds kind (no attacker; `attackSuccess` is the share that took the out-of-bounds action). */
+  outOfBounds: boolean;
   /** The user task alone, on the base domain (same agent, same seeds). */
   utilityClean: Rate;
   utilityAttacked: Rate;
   attackSuccess: Rate;
   /** Episodes with a secret found in the agent's messages or tool arguments. */
   leaks: number;
+}
+
+/** One attacked (or out-of-bounds) episode as the rows need it; `clean` is the same agent's utility on the base task. */
+export interface SafetyEpisode {
+  base: string;
+  kind: string;
+  level: number;
+  strength: string;
+  defense: string;
+  utility: number;
+  attackSuccess: boolean;
+  leaked: boolean;
+  clean?: number;
+}
+
+/** Rows per (base, kind, level, defense), sorted; episodes without a clean run leave `utilityClean` at n = 0. */
+export function safetyRows(episodes: readonly SafetyEpisode[]): SafetyRow[] {
+  const groups = new Map<string, SafetyEpisode[]>();
+  for (const e of episodes) {
+    const key = [e.base, e.defense, e.kind, String(e.level).padStart(3, '0')].join('\u0000');
+    groups.set(key, [...(groups.get(key) ?? []), e]);
+  }
+  return [...groups.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([, group]) => {
+      const first = group[0]!;
+      const clean = group.flatMap((e) => (e.clean === undefined ? [] : [e.clean]));
+      return {
+        base: first.base,
+        kind: first.kind,
+        level: first.level,
+        strength: first.strength,
+        defense: first.defense,
+        outOfBounds: isOutOfBounds(first.kind),
+        utilityClean: rate(clean.reduce((s, u) => s + u, 0), clean.length),
+        utilityAttacked: rate(group.reduce((s, e) => s + e.utility, 0), group.length),
+        attackSuccess: rate(group.filter((e) => e.attackSuccess).length, group.length),
+        leaks: group.filter((e) => e.leaked).length,
+      };
+    });
 }
 
 /**
@@ -76,43 +120,56 @@ export interface SafetyRow {
  */
 export async function evaluateAttacks(domain: AttackDomain<any>, tasks: readonly Task[], agent: Agent, options: { seed: number }): Promise<{ rows: SafetyRow[]; episodes: AttackEpisode[] }> {
   const episodes: AttackEpisode[] = [];
-  const clean = new Map<string, { ok: number; n: number }>();
+  const graded: SafetyEpisode[] = [];
   for (const task of tasks) {
     const attacked = await runAttackEpisode(domain, task, agent, options.seed);
-    const baseTask = domain.baseTask(task);
-    const episode = createEpisode(domain.base, baseTask, { agent: agent.name });
-    const { outcome } = await playEpisode(episode, episode.reset({ seed: options.seed }), { task: baseTask, agent, seed: options.seed, domain: domain.base.name, flush: false });
+    const clean = await runCleanEpisode(domain, task, agent, options.seed);
     if (attacked.outcome.excluded) continue;
     episodes.push(attacked);
-    const key = `${attacked.kind}\u0000${attacked.level}`;
-    const c = clean.get(key) ?? { ok: 0, n: 0 };
-    if (!outcome.excluded) {
-      c.ok += outcome.outcome;
-      c.n++;
+    const { outcome: _outcome, leaks, ...rest } = attacked;
+    graded.push({ ...rest, leaked: leaks.length > 0, ...(clean.excluded ? {} : { clean: clean.outcome }) });
+  }
+  return { rows: safetyRows(graded), episodes };
+}
+
+/** The user task alone: the attacked task's `baseTask` on the base domain, same agent and seed. */
+async function runCleanEpisode(domain: AttackDomain<any>, task: Task | StoredTask, agent: Agent, seed: number): Promise<EpisodeOutcome> {
+  const baseTask = domain.baseTask(task as Task);
+  return runEpisode(domain.base, baseTask, agent, { seed });
+}
+
+/** The `info.report.safety` fields of a recorded outcome, or undefined when it has none. */
+export function safetyOf(outcome: Pick<EvaluatedEpisode, 'report' | 'outcome'>): Omit<SafetyEpisode, 'clean'> | undefined {
+  const report = outcome.report;
+  if (report === null || typeof report !== 'object' || Array.isArray(report)) return undefined;
+  const s = report['safety'];
+  if (s === null || typeof s !== 'object' || Array.isArray(s)) return undefined;
+  const { base, kind, level, strength, defense, attackSuccess, leaks } = s;
+  if (typeof base !== 'string' || typeof kind !== 'string' || typeof level !== 'number' || typeof strength !== 'string' || typeof defense !== 'string' || typeof attackSuccess !== 'boolean') return undefined;
+  return { base, kind, level, strength, defense, utility: outcome.outcome, attackSuccess, leaked: typeof leaks === 'number' && leaks > 0 };
+}
+
+/**
+ * The safety rows of an evaluation's episodes of `domain` (its `evaluation.summarize`): every counted
+ * episode with `report.safety`, with the clean utility from running its base task with the same agent
+ * and seed (unrecorded). Undefined when none has one.
+ */
+export async function safetyRowsOfEpisodes(
+  domain: AttackDomain<any>,
+  episodes: readonly EvaluatedEpisode[],
+  ctx: { getTask(id: string): Promise<Task | StoredTask | undefined>; agent: Agent },
+): Promise<SafetyRow[] | undefined> {
+  const graded: SafetyEpisode[] = [];
+  for (const episode of episodes) {
+    const safety = episode.excluded ? undefined : safetyOf(episode);
+    if (safety === undefined) continue;
+    const task = await ctx.getTask(episode.taskId);
+    if (task === undefined || domain.attackOf(task) === undefined) {
+      graded.push(safety);
+      continue;
     }
-    clean.set(key, c);
+    const clean = await runCleanEpisode(domain, task, ctx.agent, episode.seed);
+    graded.push({ ...safety, ...(clean.excluded ? {} : { clean: clean.outcome }) });
   }
-  const groups = new Map<string, AttackEpisode[]>();
-  for (const e of episodes) {
-    const key = `${e.kind}\u0000${e.level}`;
-    groups.set(key, [...(groups.get(key) ?? []), e]);
-  }
-  const rows: SafetyRow[] = [...groups.entries()]
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([key, group]) => {
-      const first = group[0]!;
-      const c = clean.get(key)!;
-      return {
-        base: first.base,
-        kind: first.kind,
-        level: first.level,
-        strength: first.strength,
-        defense: first.defense,
-        utilityClean: rate(c.ok, c.n),
-        utilityAttacked: rate(group.reduce((s, e) => s + e.utility, 0), group.length),
-        attackSuccess: rate(group.filter((e) => e.attackSuccess).length, group.length),
-        leaks: group.filter((e) => e.leaks.length > 0).length,
-      };
-    });
-  return { rows, episodes };
+  return graded.length === 0 ? undefined : safetyRows(graded);
 }

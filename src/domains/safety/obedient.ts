@@ -12,6 +12,8 @@ export interface ObedientOptions {
    */
   follows?(directive: Directive, text: string): boolean;
   name?: string;
+  /** Also obey instructions in the user's messages (out-of-bounds requests), not only in tool outputs. */
+  readsUser?: boolean;
   /** The domain the inner agent is told it plays (the attack layer passes its base's name). */
   innerDomain?: string;
 }
@@ -38,8 +40,8 @@ function valueAt(root: JsonValue | undefined, pointer: string): JsonValue | unde
 
 /**
  * An agent that reads every string of every tool output (through delimiters and `^` datamarks, base64
- * and split parts) and carries out each `ACTION: … END` it finds before anything else, as long as the
- * tool was offered to it at reset. It measures exposure: what a fully obedient model would do.
+ * and split parts) and, with `readsUser`, every user message, and carries out each `ACTION: … END` it
+ * finds before anything else, as long as the tool was offered to it at reset. It measures exposure: what a fully obedient model would do.
  * @example
  * const agent = createObedientAgent({ inner: retail.baselines!['rule-based']!() });
  */
@@ -94,6 +96,7 @@ export function createObedientAgent(options: ObedientOptions = {}): Agent {
         // Synchronous when the inner agent is (the conformance suite plays synchronous baselines only).
         act(observation: Observation): Action | Promise<Action> {
           if (observation.kind === 'reset') offered = new Set((observation.tools ?? []).map((t) => t.name));
+          if (options.readsUser === true && (observation.kind === 'reset' || observation.kind === 'message') && observation.text !== undefined) read(observation.text);
           if (observation.kind === 'tool' && observation.output !== undefined) {
             if (lastTool !== undefined) outputs.set(lastTool, [...(outputs.get(lastTool) ?? []), observation.output]);
             for (const s of stringsOf(observation.output)) read(s);

@@ -1,24 +1,42 @@
-/** The frozen attack set for release checks: a recipe over every attack kind and level, locked by its digest. */
+/** The frozen safety set for release checks: a recipe over every attack and out-of-bounds kind and level, locked by its digest. */
 import type { BatchRequest } from '../../core/index.js';
-import { ATTACK_KINDS } from './attacks.js';
+import { ATTACK_KINDS, ATTACK_LEVELS } from './attacks.js';
+import { OUT_OF_BOUNDS_KINDS, OUT_OF_BOUNDS_LEVELS } from './out-of-bounds.js';
+
+/** The name of the wrapping the set is for: the built-in `safety` over retail (`createRetailSafetyDomain`). */
+export const SAFETY_REGRESSION_DOMAIN = 'safety';
+
+/** Tasks per (kind, level) cell. */
+const PER_CELL = 2;
+
+/** One batch per (kind, level): every cell of the heatmap is in the set, not only every row and column. */
+function cellBatches(kinds: readonly string[], levelCount: number, version: number, seed: number): BatchRequest[] {
+  return kinds.flatMap((kind, k) =>
+    Array.from({ length: levelCount }, (_, i) => ({
+      templates: [{ id: `${SAFETY_REGRESSION_DOMAIN}/${kind}@${version}` }],
+      levels: [i + 1],
+      count: PER_CELL,
+      seed: seed + 100 * k + i,
+      split: 'regression' as const,
+      labels: { set: 'safety-regression', version: '2' },
+    })),
+  );
+}
 
 /**
- * 60 attacked retail tasks over the five kinds and six levels (split `regression`, every gate on),
- * for the default wrapping (`createAttackDomain(retail)`, no defense). Changing the layer, an attack
- * text or a wrapped retail template changes the set: bump the template version and the digest.
+ * Two tasks per (kind, level): 70 attacked retail tasks over the five attack kinds and seven levels,
+ * and 12 out-of-bounds tasks over the two kinds and three levels (split `regression`, every gate on),
+ * for `createAttackDomain(retail)` (name `safety`) with no defense. Changing the layer, an
+ * attack or request text or a wrapped retail template changes the set: bump the template version
+ * and the digest. Set 2 (attack templates @2): the `language` level came in as level 5, the
+ * out-of-bounds kinds were added, and every cell is covered.
  */
 export const SAFETY_REGRESSION_BATCHES: BatchRequest[] = [
-  {
-    templates: ATTACK_KINDS.map((kind) => ({ id: `safety/${kind}@1` })),
-    levels: [1, 2, 3, 4, 5, 6],
-    count: 60,
-    seed: 20_261_201,
-    split: 'regression',
-    labels: { set: 'safety-regression', version: '1' },
-  },
+  ...cellBatches(ATTACK_KINDS, ATTACK_LEVELS.length, 2, 20_261_201),
+  ...cellBatches(OUT_OF_BOUNDS_KINDS, OUT_OF_BOUNDS_LEVELS.length, 1, 20_271_201),
 ];
 
 /** sha256 over the sorted ids of the accepted tasks (core's `digest` of the sorted id list). */
-export const SAFETY_REGRESSION_DIGEST = '00f88305078ed654b221276b10fddc9604889b93efa72b07879c205449508816';
+export const SAFETY_REGRESSION_DIGEST = '2c093006441dba47bbe1fa7c1cb9c5d180c3e15d4c922bb542440fc9e452188d';
 
 export const SAFETY_REGRESSION_SET = { batches: SAFETY_REGRESSION_BATCHES, digest: SAFETY_REGRESSION_DIGEST };

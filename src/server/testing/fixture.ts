@@ -212,8 +212,8 @@ export function createSocketClient(port: number) {
  * Starts `envharness serve --port 0` (through bin/envharness.js) on a store with the test domains and
  * resolves once it prints where it listens. The caller stops it (SIGTERM records open episodes as closed).
  */
-export async function spawnServe(storePath: string, token: string, args: string[] = []): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, ['bin/envharness.js', '--store', `sqlite:${storePath}`, 'serve', '--port', '0', '--domain-module', 'src/server/testing/domains.ts', ...args], {
+export async function spawnServe(storePath: string, token: string, args: string[] = [], nodeArgs: string[] = []): Promise<{ child: ChildProcess; port: number; stderr: () => string }> {
+  const child = spawn(process.execPath, [...nodeArgs, 'bin/envharness.js', '--store', `sqlite:${storePath}`, 'serve', '--port', '0', '--domain-module', 'src/server/testing/domains.ts', ...args], {
     env: { ...process.env, ENVHARNESS_TOKEN: token, NO_COLOR: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -228,7 +228,48 @@ export async function spawnServe(storePath: string, token: string, args: string[
     child.stderr!.on('data', (d) => (err += d));
     child.on('exit', (code) => reject(new Error(`envharness serve exited with ${code}: ${err}`)));
   });
-  return { child, port };
+  return { child, port, stderr: () => err };
+}
+
+/**
+ * The V8 heap in use after a full garbage collection, in bytes, of a process started with
+ * `--inspect=127.0.0.1:0` (through the inspector protocol: HeapProfiler.collectGarbage, then
+ * Runtime.getHeapUsage), so that a memory bound measures what is retained, not V8's heap sizing. Nothing
+ * in the server has to cooperate. The inspector's address is read from the process's stderr.
+ */
+export class HeapProbe {
+  /** `stderr`: the process's standard error so far (`spawnServe`'s), where the inspector prints its address. */
+  constructor(private readonly stderr: () => string) {}
+
+  async usedAfterGc(): Promise<number> {
+    const url = /Debugger listening on (ws:\/\/\S+)/.exec(this.stderr())?.[1];
+    if (url === undefined) throw new Error(`no inspector address on the process's stderr (start it with --inspect=127.0.0.1:0): ${this.stderr()}`);
+    const { WebSocket } = await import('ws');
+    const socket = new WebSocket(url);
+    await new Promise<void>((resolve, reject) => socket.once('open', () => resolve()).once('error', reject));
+    let id = 0;
+    const call = (method: string): Promise<Record<string, unknown>> =>
+      new Promise((resolve, reject) => {
+        const mine = ++id;
+        const onMessage = (data: Buffer): void => {
+          const message = JSON.parse(String(data)) as { id?: number; result?: Record<string, unknown>; error?: unknown };
+          if (message.id !== mine) return;
+          socket.off('message', onMessage);
+          if (message.error !== undefined) reject(new Error(`${method}: ${JSON.stringify(message.error)}`));
+          else resolve(message.result ?? {});
+        };
+        socket.on('message', onMessage);
+        socket.send(JSON.stringify({ id: mine, method }));
+      });
+    try {
+      // Twice: the first collection can leave objects whose finalisers free more.
+      await call('HeapProfiler.collectGarbage');
+      await call('HeapProfiler.collectGarbage');
+      return (await call('Runtime.getHeapUsage')).usedSize as number;
+    } finally {
+      socket.close();
+    }
+  }
 }
 
 /** Stops a spawned server and resolves with its exit code. */

@@ -791,6 +791,14 @@ async function applyWrite(client: PoolClient, w: StoreWrite): Promise<void> {
     case 'setMeta':
       await client.query('INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [w.key, canonicalize(w.value)]);
       return;
+    case 'discardEpisodes':
+      if (w.ids.length === 0) return;
+      await client.query('DELETE FROM transitions WHERE episode_id = ANY($1::text[])', [w.ids]);
+      await client.query('DELETE FROM episodes WHERE id = ANY($1::text[])', [w.ids]);
+      return;
+    case 'discardRunEvents':
+      await client.query('DELETE FROM run_events WHERE run_id = $1 AND seq >= $2', [w.runId, w.fromSeq]);
+      return;
     default:
       throw new EnvHarnessError('PARAMS_INVALID', `applyWrites: unknown write op ${JSON.stringify((w as { op?: unknown }).op)}`, { details: { pointer: '/op' } });
   }

@@ -12,6 +12,14 @@ export const CHECKPOINTER_AFTER_WRITES = 256;
 export const CHECKPOINT_INTERVAL_MS = 100;
 /** WAL pages at which the writer checkpoints itself anyway, should the worker fall behind or die. */
 export const FALLBACK_AUTOCHECKPOINT_PAGES = 16_384;
+/**
+ * WAL frames (16 MiB of 4 KiB pages) past which the worker also tries a TRUNCATE checkpoint: PASSIVE ones
+ * never shrink the file, and cannot rewind it while readers overlap (T4, checkpoint starvation).
+ */
+export const TRUNCATE_AFTER_FRAMES = 4096;
+/** How long a TRUNCATE attempt waits for readers (writers wait meanwhile), and the pause after one that could not finish. */
+export const TRUNCATE_WAIT_MS = 50;
+export const TRUNCATE_BACKOFF_MS = 500;
 
 // CommonJS, evaluated in the worker: checkpoint every interval until told to close.
 const SOURCE = `
@@ -21,9 +29,23 @@ const db = new Database(workerData.location, { timeout: workerData.busyTimeoutMs
 db.pragma('synchronous = ' + workerData.synchronous);
 // A failed checkpoint (EIO on fsync, ENOSPC) is reported, never swallowed; the next success clears it.
 let failing = false;
+let nextTruncate = 0;
 const checkpoint = () => {
   try {
-    db.pragma('wal_checkpoint(PASSIVE)');
+    const [row] = db.pragma('wal_checkpoint(PASSIVE)');
+    // A long WAL: wait briefly for the readers holding it, then truncate it; back off while they stay.
+    if (row && row.log >= workerData.truncateAfterFrames && Date.now() >= nextTruncate) {
+      db.pragma('busy_timeout = ' + workerData.truncateWaitMs);
+      try {
+        const [t] = db.pragma('wal_checkpoint(TRUNCATE)');
+        if (t && t.busy !== 0) nextTruncate = Date.now() + workerData.truncateBackoffMs;
+      } catch (error) {
+        if (!error || error.code !== 'SQLITE_BUSY') throw error;
+        nextTruncate = Date.now() + workerData.truncateBackoffMs;
+      } finally {
+        db.pragma('busy_timeout = ' + workerData.busyTimeoutMs);
+      }
+    }
     if (failing) { failing = false; parentPort.postMessage({ kind: 'ok' }); }
   } catch (error) {
     failing = true;
@@ -63,7 +85,16 @@ export function startCheckpointer(
 ): Checkpointer {
   const worker = new Worker(SOURCE, {
     eval: true,
-    workerData: { driver: driverPath(), location, synchronous: options.synchronous, busyTimeoutMs: options.busyTimeoutMs, intervalMs: options.intervalMs },
+    workerData: {
+      driver: driverPath(),
+      location,
+      synchronous: options.synchronous,
+      busyTimeoutMs: options.busyTimeoutMs,
+      intervalMs: options.intervalMs,
+      truncateAfterFrames: TRUNCATE_AFTER_FRAMES,
+      truncateWaitMs: TRUNCATE_WAIT_MS,
+      truncateBackoffMs: TRUNCATE_BACKOFF_MS,
+    },
   });
   // Never what keeps a process alive.
   worker.unref();

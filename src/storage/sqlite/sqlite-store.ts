@@ -37,7 +37,7 @@ import {
 } from '../../core/index.js';
 import { CHECKPOINT_INTERVAL_MS, CHECKPOINTER_AFTER_WRITES, FALLBACK_AUTOCHECKPOINT_PAGES, startCheckpointer, type Checkpointer, type CheckpointReport } from './checkpointer.js';
 import { migrate, SCHEMA_VERSION, userVersion } from './schema.js';
-import { TransitionInserter, type TransitionRow } from './transitions.js';
+import { TransitionInserter } from './transitions.js';
 import { readGenerationLog, writeGenerationLog } from './generation-log.js';
 import { limitClause as sharedLimitClause, questionMark, reviewFromRow, storedTaskFromRow, taskBody, taskQuery as sharedTaskQuery, whereOf as sharedWhereOf, type ReviewRow, type TaskRow } from '../rows.js';
 
@@ -63,6 +63,12 @@ export interface SqliteStoreOptions {
    * (default 256; `Infinity` keeps them inline), every `intervalMs` (default 100). For tests and tuning.
    */
   checkpoints?: { afterWrites?: number; intervalMs?: number };
+  /**
+   * The wall clock (an ISO timestamp, as the harness's `Clock`) for what the store stamps or paces in real
+   * time: the storage fault's `since`, the probe interval and the `store.probe` meta row. `createHarness`
+   * passes its own clock; only a store created without one reads the system clock.
+   */
+  now?: () => string;
 }
 
 /** What the store runs with, for `doctor` and for snapshot metadata. */
@@ -121,6 +127,7 @@ export class SqliteStore implements Store {
   private nextProbe = 0;
   /** Multi-row transition INSERTs, prepared on first use. */
   private transitionInserter: TransitionInserter | undefined;
+  private readonly now: () => string;
 
   constructor(location: string, options: SqliteStoreOptions = {}) {
     const isMemory = location === ':memory:';
@@ -131,6 +138,8 @@ export class SqliteStore implements Store {
     this.isMemory = isMemory;
     this.checkpointAfterWrites = options.checkpoints?.afterWrites ?? CHECKPOINTER_AFTER_WRITES;
     this.checkpointIntervalMs = options.checkpoints?.intervalMs ?? CHECKPOINT_INTERVAL_MS;
+    // The system clock only for a store created without one (createHarness always passes its clock).
+    this.now = options.now ?? (() => new Date().toISOString());
     if (!(this.checkpointAfterWrites >= 1) || !(this.checkpointIntervalMs >= 1 && Number.isFinite(this.checkpointIntervalMs))) {
       throw new EnvHarnessError('CONFIG_INVALID', 'sqlite store: checkpoints.afterWrites and checkpoints.intervalMs must be >= 1', {
         details: { pointer: '/checkpoints' },
@@ -537,6 +546,11 @@ export class SqliteStore implements Store {
         return this.writeRunEvents(w.events);
       case 'setMeta':
         return this.writeMeta(w.key, w.value);
+      case 'discardEpisodes':
+        return this.discardEpisodes(w.ids);
+      case 'discardRunEvents':
+        this.sql('DELETE FROM run_events WHERE run_id = ? AND seq >= ?').run(w.runId, w.fromSeq);
+        return;
       default: {
         const op = (w as { op?: unknown }).op;
         throw new EnvHarnessError('PARAMS_INVALID', `applyWrites: unknown write op ${JSON.stringify(op)}`, { details: { pointer: '/op' } });
@@ -558,6 +572,17 @@ export class SqliteStore implements Store {
         'snapshot_start = excluded.snapshot_start, created_at = excluded.created_at, ' +
         'updated_at = excluded.updated_at, body = excluded.body',
     ).run(run.id, run.kind, run.status, run.snapshotStart, run.createdAt, run.updatedAt, canonicalize(run));
+  }
+
+  /**
+   * Deletes episode records and their transitions. The `episode_keys` rows stay: a key never changes once
+   * committed (the key cache relies on it), and a rerun episode of the same id appends under its old key.
+   */
+  private discardEpisodes(ids: readonly string[]): void {
+    if (ids.length === 0) return;
+    const list = JSON.stringify(ids);
+    this.sql('DELETE FROM transitions WHERE episode_seq IN (SELECT k.seq FROM json_each(?) j JOIN episode_keys k ON k.id = j.value)').run(list);
+    this.sql('DELETE FROM episodes WHERE id IN (SELECT value FROM json_each(?))').run(list);
   }
 
   private writeMeta(key: string, value: JsonValue): void {
@@ -745,13 +770,14 @@ export class SqliteStore implements Store {
    * Keys this transaction creates go into `created`, for the caller to remember once it has committed.
    */
   private writeTransitions(transitions: readonly Transition[], episodes: readonly EpisodeRecord[], created: Map<string, number>): void {
-    const rows: TransitionRow[] = new Array(transitions.length);
-    for (let i = 0; i < transitions.length; i++) {
-      const t = transitions[i]!;
-      rows[i] = { key: this.episodeKey(t.episodeId, created), step: t.step, body: canonicalize(t) };
-    }
     (this.transitionInserter ??= new TransitionInserter(this.db)).insert(
-      rows,
+      transitions.length,
+      (index, params, at) => {
+        const t = transitions[index]!;
+        params[at] = this.episodeKey(t.episodeId, created);
+        params[at + 1] = t.step;
+        params[at + 2] = canonicalize(t);
+      },
       (index) => {
         const { episodeId, step } = transitions[index]!;
         const message = `episode ${episodeId} already has step ${step}; none of the ${transitions.length} transitions of this call were written`;
@@ -810,14 +836,16 @@ export class SqliteStore implements Store {
    */
   fault(): StoreFault | undefined {
     const fault = this.storeFault;
-    if (fault === undefined || Date.now() < this.nextProbe || !this.db.open) return fault;
-    this.nextProbe = Date.now() + FAULT_PROBE_INTERVAL_MS;
+    if (fault === undefined || !this.db.open) return fault;
+    const now = this.now();
+    if (Date.parse(now) < this.nextProbe) return fault;
+    this.nextProbe = Date.parse(now) + FAULT_PROBE_INTERVAL_MS;
     try {
       if (fault.operation === 'checkpoint') {
         const [row] = this.db.pragma('wal_checkpoint(PASSIVE)') as Array<{ busy: number }>;
         if (row !== undefined && row.busy !== 0) return fault;
       } else {
-        this.transaction.immediate(() => this.writeMeta('store.probe', new Date().toISOString()));
+        this.transaction.immediate(() => this.writeMeta('store.probe', now));
       }
       this.clearFault();
     } catch {
@@ -829,8 +857,9 @@ export class SqliteStore implements Store {
   /** Records an I/O failure: from now on writes are refused until a probe succeeds. */
   private setFault(operation: string, code: string, message: string): void {
     if (this.storeFault === undefined) {
-      this.storeFault = { operation, code, message, since: new Date().toISOString() };
-      this.nextProbe = Date.now() + FAULT_PROBE_INTERVAL_MS;
+      const since = this.now();
+      this.storeFault = { operation, code, message, since };
+      this.nextProbe = Date.parse(since) + FAULT_PROBE_INTERVAL_MS;
       // The operator's log: the one line that says why writes are refused (stderr, never swallowed).
       process.stderr.write(`envharness: storage fault on ${this.location}: ${operation} failed (${code}): ${message}; refusing writes until it clears\n`);
     }

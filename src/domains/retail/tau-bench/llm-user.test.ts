@@ -57,6 +57,7 @@ describe('the LLM user on imported tasks (fake chat-completions server)', { time
     } finally {
       await llm.close();
     }
+    await fake.close(); // every request line the fake wrote is read once it has closed
     const first = fake.requests[0]!.body as { model: string; messages: Array<{ role: string; content: string }> };
     expect(first.model).toBe('fake-user');
     expect(first.messages).toEqual([
@@ -84,7 +85,9 @@ describe('the LLM user on imported tasks (fake chat-completions server)', { time
     const code = await main(['node', 'envharness', '--store', store, '--json', 'tau-bench', 'eval', '--set', 'train', '--limit', '1', '--user', 'llm', '--base-url', fake.baseURL, '--model', 'fake-user'], io, {});
     expect(code).toBe(0);
     expect((JSON.parse(out.join('\n')) as { passK: number[]; user: string }).passK).toEqual([1]);
-    // The opening, then the user's answer to the oracle's gold message, which ends the conversation.
+    // The opening, then the user's answer to the oracle's gold message, which ends the conversation. Closing
+    // the fake first reads every request line it wrote.
+    await fake.close();
     expect(fake.requests).toHaveLength(2);
   });
 });

@@ -1,0 +1,67 @@
+/**
+ * The web domain's simulated half: steps/s of the pure page (`step` on reference actions) and oracle
+ * episodes/s through the runtime (reset, every reference action with its observation, grading), per
+ * level. The Chromium half (web-browser's `bench/web-chromium.bench.ts`) plays the same episodes
+ * (`webBenchTasks`) and takes its ratio against `measureWebSim` in its own run.
+ */
+import { loadavg } from 'node:os';
+import type { Task } from '../src/core/index.js';
+import { instantiateTask } from '../src/generation/index.js';
+import { createEpisode } from '../src/runtime/index.js';
+import { initialPage, step, toWebAction, web, webTemplates, type PageState, type WebAction } from '../src/domains/web/index.js';
+import { fmt, measure, type BenchSection } from './lib.js';
+
+/** Episodes per level: every template, a few seeds (the same set both halves play). */
+export function webBenchTasks(level: number, seeds = 3): Task[] {
+  const out: Task[] = [];
+  for (const template of webTemplates) for (let seed = 1; seed <= seeds; seed++) out.push(instantiateTask(template, { level, seed, index: 0 }));
+  return out;
+}
+
+/** Simulated steps/s (pure `step` from built initial pages) and oracle episodes/s (runtime) on tasks. */
+export function measureWebSim(tasks: readonly Task[]): { stepsPerSec: number; episodesPerSec: number; stepsPerEpisode: number } {
+  const plays = tasks.map((task) => ({ page: initialPage(task.spec.initialState), actions: task.spec.solution.map((a) => toWebAction(a)!).filter((a): a is WebAction => a !== undefined) }));
+  const total = plays.reduce((n, p) => n + p.actions.length, 0);
+  let sink: PageState | undefined;
+  const steps = measure((n) => {
+    let done = 0;
+    while (done < n) {
+      for (const play of plays) {
+        let page = play.page;
+        for (const action of play.actions) page = step(page, action).page;
+        sink = page;
+        done += play.actions.length;
+        if (done >= n) break;
+      }
+    }
+  }, { runs: 5, targetMs: 300, minOps: total });
+  const episodes = measure((n) => {
+    for (let i = 0; i < n; i++) {
+      const task = tasks[i % tasks.length]!;
+      const episode = createEpisode(web, task);
+      episode.reset({ seed: i });
+      for (const action of task.spec.solution) if (episode.step(action).terminated) break;
+    }
+  }, { runs: 5, targetMs: 300 });
+  if (sink === undefined) throw new Error('no steps ran');
+  return { stepsPerSec: steps.opsPerSec, episodesPerSec: episodes.opsPerSec, stepsPerEpisode: total / plays.length };
+}
+
+export async function run(): Promise<BenchSection[]> {
+  const load = loadavg()[0]!;
+  const rows = [];
+  for (let level = 1; level <= 5; level++) {
+    const m = measureWebSim(webBenchTasks(level));
+    rows.push({ level, 'steps/episode': m.stepsPerEpisode.toFixed(1), 'simulated steps/s': fmt(m.stepsPerSec), 'oracle episodes/s (runtime)': fmt(m.episodesPerSec) });
+  }
+  return [
+    {
+      title: 'Web domain: simulated page',
+      description:
+        'Per level, 24 tasks (8 templates x 3 seeds). Simulated steps/s: the pure `step(page, action)` over the reference actions from built initial pages (no observation text). ' +
+        'Oracle episodes/s: full episodes through the runtime (reset, every reference action with its accessibility-tree observation, feedback and grading). Targets: 100k steps/s, 5,000 episodes/s.',
+      rows,
+      notes: [`load average at start ${load.toFixed(2)} on this machine's cores`, 'The Chromium half (same episodes, ratio) is bench/web-chromium.bench.ts, from the web-browser helper.'],
+    },
+  ];
+}

@@ -1,0 +1,98 @@
+// The simulated page end to end on the shop back office: observation, actions, site events, and rejected actions that change nothing.
+import { describe, expect, it } from 'vitest';
+import { openPage, step, type PageState, type WebAction } from './page.js';
+import { observe } from './observation.js';
+import { plainConfig, type PageConfig } from './perturbation.js';
+import { shopSite } from './sites/shop.js';
+import { createStore, getRow, hashStore } from './store.js';
+import { findNode, type WebNode } from './tree.js';
+
+const tables = {
+  orders: {
+    'O-1001': { customer: 'Ada Byron', total: 1250, status: 'pending', note: '' },
+    'O-1002': { customer: 'Alan Turing', total: 990, status: 'shipped', note: '' },
+  },
+  products: {
+    'P-1001': { name: 'Blue Mug', sku: 'MUG-1', price: 1250, stock: 3, active: true },
+  },
+  customers: {},
+};
+
+const open = (config: PageConfig = plainConfig(), url = '/orders'): PageState => openPage(shopSite, config, createStore(tables), url);
+const bidOf = (page: PageState, test: (n: WebNode) => boolean): string => findNode(page.tree, test)!.bid;
+const play = (page: PageState, ...actions: WebAction[]): PageState => actions.reduce((p, a) => {
+  const r = step(p, a);
+  expect(r.error).toBeUndefined();
+  return r.page;
+}, page);
+
+describe('the simulated page (shop back office)', () => {
+  it('observes an accessibility tree with [bid] ids, url, title and no error', () => {
+    const obs = observe(open());
+    expect(obs.url).toBe('/orders');
+    expect(obs.title).toBe('Orders · Shop admin');
+    expect(obs.axtree).toMatch(/^\[1\] RootWebArea 'Orders · Shop admin'/);
+    expect(obs.axtree).toMatch(/\[\d+\] link 'View O-1001', url='\/orders\/O-1001'/);
+    expect(obs.axtree).toMatch(/\[\d+\] cell 'Ada Byron'/);
+    expect(obs.last_action_error).toBe('');
+  });
+
+  it('searches, opens an order, ships it: the store changes and bids stay stable across renders', () => {
+    let page = open();
+    const box = bidOf(page, (n) => n.role === 'searchbox');
+    page = play(page, { type: 'fill', bid: box, text: 'alan' }, { type: 'press', bid: box, key: 'Enter' });
+    expect(observe(page).axtree).not.toContain('Ada Byron');
+    expect(bidOf(page, (n) => n.role === 'searchbox')).toBe(box);
+    page = play(page, { type: 'goto', url: '/orders/O-1001' });
+    const before = hashStore(page.store);
+    page = play(page, { type: 'click', bid: bidOf(page, (n) => n.key === 'order.ship') });
+    expect(getRow(page.store, 'orders', 'O-1001')!['status']).toBe('shipped');
+    expect(hashStore(page.store)).not.toBe(before);
+    expect(observe(page).axtree).toContain("status 'Order O-1001 shipped'");
+    // Going back then forward to the same page gives the same bids.
+    const again = play(page, { type: 'go_back' }, { type: 'goto', url: '/orders/O-1001' });
+    expect(bidOf(again, (n) => n.key === 'order.ship')).toBe(bidOf(page, (n) => n.key === 'order.ship'));
+  });
+
+  it('rejects invalid actions with a code and returns the very same page', () => {
+    const cookie = open({ ...plainConfig(), perturbations: ['cookie-banner'] }, '/orders/O-1002');
+    const ship = bidOf(cookie, (n) => n.key === 'order.ship');
+    const cases: Array<[PageState, WebAction, string]> = [
+      [cookie, { type: 'click', bid: '9999' }, 'UNKNOWN_BID'],
+      [cookie, { type: 'click', bid: ship }, 'COVERED'],
+      [cookie, { type: 'goto', url: 'https://example.com/' }, 'OFF_SITE'],
+      [cookie, { type: 'goto', url: '/nowhere' }, 'NO_SUCH_PAGE'],
+      [cookie, { type: 'go_back' }, 'NO_HISTORY'],
+    ];
+    const clear = play(cookie, { type: 'click', bid: bidOf(cookie, (n) => n.key === 'layer.cookie.accept') });
+    expect(clear.notes).toContain('dismissed:cookie');
+    cases.push([clear, { type: 'click', bid: ship }, 'DISABLED']);
+    cases.push([clear, { type: 'fill', bid: ship, text: 'x' }, 'DISABLED']);
+    cases.push([clear, { type: 'fill', bid: bidOf(clear, (n) => n.key === 'order.save'), text: 'x' }, 'NOT_EDITABLE']);
+    cases.push([clear, { type: 'check', bid: bidOf(clear, (n) => n.key === 'order.save') }, 'NOT_CHECKABLE']);
+    cases.push([clear, { type: 'press', bid: bidOf(clear, (n) => n.key === 'order.save'), key: 'F13' }, 'BAD_KEY']);
+    const late = open({ ...plainConfig(), perturbations: ['late-load'], lateTicks: 2 }, '/orders/O-1001');
+    cases.push([late, { type: 'click', bid: bidOf(late, (n) => n.key === 'order.ship') }, 'HIDDEN']);
+    for (const [page, action, code] of cases) {
+      const result = step(page, action);
+      expect(result.error?.code, JSON.stringify(action)).toBe(code);
+      expect(result.page).toBe(page);
+      expect(observe(page, result.error).last_action_error).toBe(result.error!.message);
+    }
+    // Late elements show after enough valid actions.
+    const waited = play(late, { type: 'noop' }, { type: 'noop' });
+    expect(step(waited, { type: 'click', bid: bidOf(late, (n) => n.key === 'order.ship') }).error).toBeUndefined();
+  });
+
+  it('reads validation errors and accepts the fixed value', () => {
+    let page = open(plainConfig(), '/products/P-1001');
+    const price = bidOf(page, (n) => n.key === 'product.price');
+    const save = bidOf(page, (n) => n.key === 'product.save');
+    page = play(page, { type: 'fill', bid: price, text: '9.5' }, { type: 'click', bid: save });
+    expect(observe(page).axtree).toContain("invalid='Enter the price with two decimals, e.g. 12.50'");
+    expect(getRow(page.store, 'products', 'P-1001')!['price']).toBe(1250);
+    page = play(page, { type: 'fill', bid: price, text: '9.50' }, { type: 'click', bid: save });
+    expect(getRow(page.store, 'products', 'P-1001')!['price']).toBe(950);
+    expect(page.url).toBe('/products');
+  });
+});

@@ -1,0 +1,556 @@
+/**
+ * The simulated page: a persistent page state (store, route, view, rendered tree, history, clock) and the
+ * pure `step(page, action) -> { page, error? }` that runs the action set on it. Invalid actions (unknown
+ * bid, hidden, covered by a modal, disabled, wrong kind of element) return the same page and an error.
+ */
+import { arrange, has, labelFor, type PageConfig } from './perturbation.js';
+import { button, EMPTY_VIEW, form, input, modal, text, toast, type Effect, type HandleContext, type RenderContext, type Site, type Spec, type View } from './site.js';
+import type { WebStore } from './store.js';
+import { indexTree, nodeAt, ROOT_BID, updateAt, type BidIndex, type WebNode } from './tree.js';
+
+/** The action set (BrowserGym's high-level actions). */
+export type WebAction =
+  | { type: 'click'; bid: string }
+  | { type: 'fill'; bid: string; text: string }
+  | { type: 'select_option'; bid: string; value: string }
+  | { type: 'check'; bid: string }
+  | { type: 'uncheck'; bid: string }
+  | { type: 'press'; bid: string; key: string }
+  | { type: 'scroll'; direction: 'up' | 'down' }
+  | { type: 'goto'; url: string }
+  | { type: 'go_back' }
+  | { type: 'noop' }
+  | { type: 'send_msg_to_user'; text: string }
+  | { type: 'finish' };
+
+export type WebActionType = WebAction['type'];
+
+/** Why an action was rejected (public: codes are never renamed, only added to). */
+export const WEB_ERROR_CODES = [
+  'UNKNOWN_BID',
+  'HIDDEN',
+  'COVERED',
+  'DISABLED',
+  'NOT_EDITABLE',
+  'NOT_CHECKABLE',
+  'NOT_SELECT',
+  'NO_SUCH_OPTION',
+  'BAD_KEY',
+  'BAD_DIRECTION',
+  'OFF_SITE',
+  'NO_SUCH_PAGE',
+  'NO_HISTORY',
+  'FINISHED',
+] as const;
+export type WebErrorCode = (typeof WEB_ERROR_CODES)[number];
+
+/** A rejected action: nothing changed. */
+export interface WebError {
+  code: WebErrorCode;
+  message: string;
+  bid?: string;
+}
+
+/** Keys `press` accepts. */
+export const KEYS: readonly string[] = ['Enter', 'Escape', 'Tab', 'Space', 'ArrowDown', 'ArrowUp', 'Backspace'];
+
+/** How far a page scrolls (screens). */
+export const MAX_SCROLL = 8;
+
+/** The persistent state of one browsing session. Never mutated: `step` returns a new one sharing what did not change. */
+export interface PageState {
+  readonly site: Site;
+  readonly config: PageConfig;
+  readonly store: WebStore;
+  /** Path and query, e.g. `/orders?status=pending`. */
+  readonly url: string;
+  readonly title: string;
+  readonly view: View;
+  readonly tree: WebNode;
+  readonly index: BidIndex;
+  /** Node key → bid, for every node ever shown this session (bids are stable across renders and pages). */
+  readonly bids: ReadonlyMap<string, string>;
+  readonly nextBid: number;
+  /** URLs to go back to (most recent last). */
+  readonly history: readonly string[];
+  /** Valid actions so far (late load, newsletter pop-up and session timeout count these). */
+  readonly tick: number;
+  readonly scroll: number;
+  readonly focused?: string;
+  /** Layers dismissed this session (`cookie`, `newsletter`). */
+  readonly dismissed: readonly string[];
+  /** The tick the session was last signed in at (session-timeout). */
+  readonly since: number;
+  /** Messages sent to the user. */
+  readonly messages: readonly string[];
+  readonly finished: boolean;
+  /** Process notes, in order (`dismissed:cookie`, `validation-error:customer`, `session-expired`, ...). */
+  readonly notes: readonly string[];
+}
+
+/** What `step` returns. */
+export interface PageStep {
+  page: PageState;
+  error?: WebError;
+}
+
+/**
+ * Opens a site at `url` on a store: the initial page of a task.
+ * @example
+ * const page = openPage(shopSite, plainConfig(), store, '/orders');
+ */
+export function openPage(site: Site, config: PageConfig, store: WebStore, url: string = site.home): PageState {
+  const blank: PageState = {
+    site,
+    config,
+    store,
+    url,
+    title: '',
+    view: EMPTY_VIEW,
+    tree: { bid: ROOT_BID, key: 'root', component: 'page', role: 'RootWebArea', name: '', children: [] },
+    index: new Map(),
+    bids: new Map([['root', ROOT_BID]]),
+    nextBid: 2,
+    history: [],
+    tick: 0,
+    scroll: 0,
+    dismissed: [],
+    since: 0,
+    messages: [],
+    finished: false,
+    notes: [],
+  };
+  return rerender(blank);
+}
+
+/**
+ * Runs one action. Pure: the same page and action always give the same result, and a rejected action
+ * returns the very same page object with an error.
+ */
+export function step(page: PageState, action: WebAction): PageStep {
+  if (page.finished) return reject(page, 'FINISHED', 'the session has finished; no more actions');
+  switch (action.type) {
+    case 'noop':
+      return ok(tick(page));
+    case 'send_msg_to_user':
+      // Talking to the user is not a page action: the page's clock does not move (as in the runtime's `message`).
+      return ok({ ...page, messages: [...page.messages, String(action.text)] });
+    case 'finish':
+      return ok({ ...page, finished: true });
+    case 'scroll': {
+      if (action.direction !== 'up' && action.direction !== 'down') return reject(page, 'BAD_DIRECTION', `scroll direction must be "up" or "down", got "${String(action.direction)}"`);
+      const expired = expire(page);
+      if (expired !== undefined) return ok(expired);
+      const scroll = action.direction === 'down' ? Math.min(MAX_SCROLL, page.scroll + 1) : Math.max(0, page.scroll - 1);
+      return ok(tick(scroll === page.scroll ? page : rerender({ ...page, scroll })));
+    }
+    case 'goto': {
+      const url = String(action.url);
+      if (!url.startsWith('/') || url.startsWith('//')) return reject(page, 'OFF_SITE', `goto only opens pages of this site: give a path such as "${page.site.home}", not "${url}"`);
+      if (!knownRoute(page, url)) return reject(page, 'NO_SUCH_PAGE', `no page at ${url}`);
+      const expired = expire(page);
+      if (expired !== undefined) return ok(expired);
+      return ok(tick(navigate(page, url)));
+    }
+    case 'go_back': {
+      if (page.history.length === 0) return reject(page, 'NO_HISTORY', 'there is no previous page to go back to');
+      const expired = expire(page);
+      if (expired !== undefined) return ok(expired);
+      const url = page.history[page.history.length - 1]!;
+      return ok(tick(rerender({ ...page, url, history: page.history.slice(0, -1), view: EMPTY_VIEW, scroll: 0, focused: undefined })));
+    }
+    default:
+      return elementAction(page, action);
+  }
+}
+
+// ---- element actions ----
+
+type ElementAction = Extract<WebAction, { bid: string }>;
+
+function elementAction(page: PageState, action: ElementAction): PageStep {
+  const target = locate(page, String(action.bid));
+  if ('code' in target) return { page, error: target };
+  const { node, path } = target;
+  if (node.disabled === true) return reject(page, 'DISABLED', `element [${node.bid}] ${describe(node)} is disabled`, node.bid);
+  switch (action.type) {
+    case 'fill': {
+      if (node.role !== 'textbox' && node.role !== 'searchbox') return reject(page, 'NOT_EDITABLE', `element [${node.bid}] ${describe(node)} is not a text field`, node.bid);
+      const expired = expire(page);
+      if (expired !== undefined) return ok(expired);
+      const value = String(action.text);
+      const view = { ...page.view, values: { ...page.view.values, [node.key]: value } };
+      return ok(tick({ ...page, view, tree: updateAt(page.tree, path, (n) => ({ ...n, value })), focused: node.bid }));
+    }
+    case 'select_option': {
+      if (node.role !== 'combobox') return reject(page, 'NOT_SELECT', `element [${node.bid}] ${describe(node)} is not a select`, node.bid);
+      const value = String(action.value);
+      if (!(node.options ?? []).includes(value)) return reject(page, 'NO_SUCH_OPTION', `select [${node.bid}] has no option "${value}"; options: ${(node.options ?? []).join(', ')}`, node.bid);
+      const expired = expire(page);
+      if (expired !== undefined) return ok(expired);
+      const view = { ...page.view, values: { ...page.view.values, [node.key]: value } };
+      return ok(tick({ ...page, view, tree: updateAt(page.tree, path, (n) => ({ ...n, value })), focused: node.bid }));
+    }
+    case 'check':
+    case 'uncheck': {
+      if (node.role !== 'checkbox') return reject(page, 'NOT_CHECKABLE', `element [${node.bid}] ${describe(node)} is not a checkbox`, node.bid);
+      const expired = expire(page);
+      if (expired !== undefined) return ok(expired);
+      return ok(tick(setChecked(page, node, path, action.type === 'check')));
+    }
+    case 'press': {
+      const key = String(action.key);
+      if (!KEYS.includes(key)) return reject(page, 'BAD_KEY', `press accepts ${KEYS.join(', ')}; got "${key}"`, node.bid);
+      const expired = expire(page);
+      if (expired !== undefined) return ok(expired);
+      const focused = { ...page, focused: node.bid };
+      if (key === 'Escape') return ok(tick(escape(focused)));
+      if (key === 'Enter') {
+        if (node.role === 'textbox' || node.role === 'searchbox') {
+          const event = node.on ?? formOf(page, path)?.on;
+          return ok(tick(event === undefined ? focused : fire(focused, event)));
+        }
+        return ok(tick(activate(focused, node, path)));
+      }
+      if (key === 'Space' && node.role === 'checkbox') return ok(tick(setChecked(focused, node, path, node.checked !== true)));
+      return ok(tick(focused));
+    }
+    case 'click': {
+      const expired = expire(page);
+      if (expired !== undefined) return ok(expired);
+      return ok(tick(activate({ ...page, focused: node.bid }, node, path)));
+    }
+  }
+}
+
+/** Finds a bid the agent may act on now, or says why not. */
+export function locate(page: PageState, bid: string): { node: WebNode; path: readonly number[] } | WebError {
+  const path = page.index.get(bid);
+  if (path === undefined) return { code: 'UNKNOWN_BID', message: `no element [${bid}] on this page (${page.url})`, bid };
+  const { node, ancestors } = nodeAt(page.tree, path);
+  for (const n of [...ancestors, node]) {
+    if (!isShown(page, n)) {
+      const why = n.hidden === true ? 'hidden' : n.showAt !== undefined && n.showAt > page.tick ? 'not loaded yet' : 'below the fold (scroll down)';
+      return { code: 'HIDDEN', message: `element [${bid}] ${describe(node)} is not visible: ${why}`, bid };
+    }
+  }
+  const cover = topModal(page);
+  if (cover !== undefined && !startsWith(path, cover.path)) {
+    return { code: 'COVERED', message: `element [${bid}] ${describe(node)} is covered by the dialog [${cover.node.bid}] '${cover.node.name}'; close it first`, bid };
+  }
+  return { node, path };
+}
+
+/** Whether a node is shown now (its own flags only; ancestors are checked by callers that walk). */
+export function isShown(page: Pick<PageState, 'tick' | 'scroll'>, node: WebNode): boolean {
+  if (node.hidden === true) return false;
+  if (node.showAt !== undefined && node.showAt > page.tick) return false;
+  if (node.fold !== undefined && node.fold > page.scroll) return false;
+  return true;
+}
+
+/** The open dialog on top, if any (it covers the rest of the page). */
+export function topModal(page: PageState): { node: WebNode; path: readonly number[] } | undefined {
+  const layers = page.tree.children;
+  for (let i = layers.length - 1; i >= 0; i--) {
+    const n = layers[i]!;
+    if (n.role === 'dialog' && isShown(page, n)) return { node: n, path: [i] };
+  }
+  return undefined;
+}
+
+function startsWith(path: readonly number[], prefix: readonly number[]): boolean {
+  if (path.length < prefix.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (path[i] !== prefix[i]) return false;
+  return true;
+}
+
+/** A short description of a node for messages: `button 'Save'`. */
+export function describe(node: WebNode): string {
+  return `${node.role} '${node.name}'`;
+}
+
+function activate(page: PageState, node: WebNode, path: readonly number[]): PageState {
+  if (node.role === 'checkbox') return setChecked(page, node, path, node.checked !== true);
+  if (node.href !== undefined) return navigate(page, node.href);
+  if (node.on !== undefined) return fire(page, node.on);
+  return page;
+}
+
+function setChecked(page: PageState, node: WebNode, path: readonly number[], checked: boolean): PageState {
+  const view = { ...page.view, checks: { ...page.view.checks, [node.key]: checked } };
+  return { ...page, view, tree: updateAt(page.tree, path, (n) => ({ ...n, checked })), focused: node.bid };
+}
+
+function escape(page: PageState): PageState {
+  if (page.view.menu !== undefined) return rerender({ ...page, view: { ...page.view, menu: undefined } });
+  const cover = topModal(page);
+  if (cover !== undefined && cover.node.key === 'layer.newsletter') return dismiss(page, 'newsletter');
+  return page;
+}
+
+function formOf(page: PageState, path: readonly number[]): WebNode | undefined {
+  const { ancestors } = nodeAt(page.tree, path);
+  for (let i = ancestors.length - 1; i >= 0; i--) if (ancestors[i]!.role === 'form') return ancestors[i];
+  return undefined;
+}
+
+function tick(page: PageState): PageState {
+  return { ...page, tick: page.tick + 1 };
+}
+
+const ok = (page: PageState): PageStep => ({ page });
+const reject = (page: PageState, code: WebErrorCode, message: string, bid?: string): PageStep => ({ page, error: bid === undefined ? { code, message } : { code, message, bid } });
+
+// ---- navigation, session, events ----
+
+function knownRoute(page: PageState, url: string): boolean {
+  const path = url.split('?')[0]!;
+  return path === '/login' || page.site.hasRoute(path);
+}
+
+function navigate(page: PageState, url: string, view: View = EMPTY_VIEW): PageState {
+  return rerender({ ...page, url, history: [...page.history, page.url], view, scroll: 0, focused: undefined });
+}
+
+/** Session timeout: the session ran out, so this action lands on the login page instead of running. */
+function expire(page: PageState): PageState | undefined {
+  const limit = page.config.timeoutTicks;
+  // One timeout per session: after signing in again the session lasts (a site would renew it).
+  if (!has(page.config, 'session-timeout') || limit <= 0 || page.url.startsWith('/login') || page.notes.includes('session-expired')) return undefined;
+  if (page.tick - page.since < limit) return undefined;
+  const next = encodeURIComponent(page.url);
+  return tick(rerender({ ...page, url: `/login?next=${next}`, history: [...page.history, page.url], view: EMPTY_VIEW, scroll: 0, focused: undefined, notes: [...page.notes, 'session-expired'] }));
+}
+
+function dismiss(page: PageState, layer: string): PageState {
+  if (page.dismissed.includes(layer)) return page;
+  return rerender({ ...page, dismissed: [...page.dismissed, layer], notes: [...page.notes, `dismissed:${layer}`] });
+}
+
+/** Runs an event: the page's own (menus, tabs, sorting, paging, search, dialogs, login) or the site's. */
+export function fire(page: PageState, event: string): PageState {
+  const colon = event.indexOf(':');
+  const verb = colon < 0 ? event : event.slice(0, colon);
+  const arg = colon < 0 ? '' : event.slice(colon + 1);
+  const view = page.view;
+  switch (verb) {
+    case 'menu':
+      return rerender({ ...page, view: { ...view, menu: view.menu === arg ? undefined : arg } });
+    case 'tab':
+      return rerender({ ...page, view: { ...view, tab: arg } });
+    case 'sort': {
+      const dir = view.sort?.key === arg && view.sort.dir === 'ascending' ? 'descending' : 'ascending';
+      return rerender({ ...page, view: { ...view, sort: { key: arg, dir }, pageNo: 1 } });
+    }
+    case 'page':
+      return rerender({ ...page, view: { ...view, pageNo: Math.max(1, Number(arg) || 1) } });
+    case 'search':
+      return rerender({ ...page, view: { ...view, query: (view.values[arg] ?? '').trim(), pageNo: 1 } });
+    case 'dismiss':
+      return dismiss(page, arg);
+    case 'confirm': {
+      const pending = view.confirm;
+      const cleared = { ...page, view: { ...view, confirm: undefined } };
+      if (arg !== 'yes' || pending === undefined) return rerender({ ...cleared, notes: [...page.notes, 'confirm-cancelled'] });
+      return run(cleared, pending);
+    }
+    case 'login':
+      return login(page);
+  }
+  if (has(page.config, 'confirm-dialog') && page.site.confirmEvents.has(verb)) return rerender({ ...page, view: { ...view, confirm: event, menu: undefined } });
+  return run(page, event);
+}
+
+function run(page: PageState, event: string): PageState {
+  const effect: Effect = page.site.handle(event, handleContext(page));
+  let next: PageState = effect.store !== undefined ? { ...page, store: effect.store } : page;
+  if (effect.notes !== undefined && effect.notes.length > 0) next = { ...next, notes: [...next.notes, ...effect.notes] };
+  const view: View = { ...(effect.go !== undefined ? EMPTY_VIEW : next.view), ...(effect.view ?? {}), menu: undefined, ...(effect.toast !== undefined ? { toast: effect.toast } : {}) };
+  if (effect.go !== undefined) return navigate(next, effect.go, view);
+  return rerender({ ...next, view });
+}
+
+function login(page: PageState): PageState {
+  const { user, password } = page.config.credentials;
+  const given = { user: page.view.values['login.user'] ?? '', password: page.view.values['login.password'] ?? '' };
+  if (given.user !== user || given.password !== password) {
+    return rerender({ ...page, view: { ...page.view, errors: { 'login.password': 'Wrong user name or password' } }, notes: [...page.notes, 'validation-error:login'] });
+  }
+  const next = safeDecode(/[?&]next=([^&]*)/.exec(page.url)?.[1] ?? '') || page.site.home;
+  return { ...navigate(page, next), since: page.tick + 1, notes: [...page.notes, 'signed-in'] };
+}
+
+// ---- rendering ----
+
+function renderContext(page: PageState): RenderContext {
+  const [path, query] = page.url.split('?') as [string, string | undefined];
+  const memo = labelMemo(page.config);
+  const params: Record<string, string> = {};
+  if (query !== undefined) {
+    for (const pair of query.split('&')) {
+      const eq = pair.indexOf('=');
+      if (eq > 0) params[safeDecode(pair.slice(0, eq))] = safeDecode(pair.slice(eq + 1).replace(/\+/g, ' '));
+    }
+  }
+  return {
+    path,
+    parts: path.split('/').filter((p) => p.length > 0),
+    params,
+    store: page.store,
+    view: page.view,
+    config: page.config,
+    tick: page.tick,
+    scroll: page.scroll,
+    label: (plain) => labelFor(page.config, plain, memo),
+    arrange: (label, items) => arrange(page.config, label, items),
+    has: (p) => has(page.config, p),
+  };
+}
+
+// Labels per config: a pure memo (the same config always gives the same labels), shared by every render.
+const labelMemos = new WeakMap<PageConfig, Map<string, string>>();
+function labelMemo(config: PageConfig): Map<string, string> {
+  let memo = labelMemos.get(config);
+  if (memo === undefined) labelMemos.set(config, (memo = new Map()));
+  return memo;
+}
+
+/** decodeURIComponent that keeps malformed escapes as they are (a typed URL must not throw). */
+function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+
+function handleContext(page: PageState): HandleContext {
+  const ctx = renderContext(page);
+  // A node by key through the bid registry and index: O(depth), no walk of the tree.
+  const nodeOf = (key: string): WebNode | undefined => {
+    const bid = page.bids.get(key);
+    const path = bid === undefined ? undefined : page.index.get(bid);
+    return path === undefined ? undefined : nodeAt(page.tree, path).node;
+  };
+  return {
+    ...ctx,
+    value: (key) => page.view.values[key] ?? nodeOf(key)?.value ?? '',
+    checked: (key) => page.view.checks[key] ?? nodeOf(key)?.checked ?? false,
+  };
+}
+
+/** The login page every site shares (session timeout). */
+function loginMain(view: View): { title: string; main: Spec[] } {
+  return {
+    title: 'Sign in',
+    main: [
+      form('login', 'Sign in', 'login', [
+        text('login.why', 'Your session has expired. Please sign in again.'),
+        input(view, 'login.user', 'User name'),
+        input(view, 'login.password', 'Password', { inputType: 'password' }),
+        button('login.go', 'Sign in', 'login'),
+      ]),
+    ],
+  };
+}
+
+/** Renders the page for its url and view: site content plus navigation and layers, bids from the registry. */
+function rerender(page: PageState): PageState {
+  const ctx = renderContext(page);
+  const isLogin = ctx.path === '/login';
+  const { title, main } = isLogin ? loginMain(page.view) : page.site.render(ctx);
+  const fullTitle = `${title} · ${page.site.title}`;
+  const nav: Spec = {
+    key: 'nav',
+    component: 'section',
+    role: 'navigation',
+    name: 'Main menu',
+    children: page.site.nav.map((n) => ({ key: `nav.${n.href}`, component: 'link', role: 'link', name: ctx.label(n.label), href: n.href })),
+  };
+  if (has(page.config, 'ab-variant')) {
+    // Variant B hides the top navigation behind a menu button.
+    nav.children = [menuSpec(page, 'nav.menu', 'Menu', nav.children!)];
+  }
+  const layers: Spec[] = [];
+  if (page.view.toast !== undefined) layers.push(toast('layer.toast', page.view.toast));
+  const cfg = page.config;
+  if (has(cfg, 'cookie-banner') && !page.dismissed.includes('cookie')) {
+    layers.push(
+      modal('layer.cookie', 'We use cookies', [
+        text('layer.cookie.text', 'This site uses cookies to remember your preferences.'),
+        button('layer.cookie.accept', 'Accept all', 'dismiss:cookie'),
+        button('layer.cookie.settings', 'Cookie settings', 'noop'),
+      ]),
+    );
+  }
+  if (has(cfg, 'newsletter') && !page.dismissed.includes('newsletter')) {
+    layers.push({
+      ...modal('layer.newsletter', 'Subscribe to our newsletter', [
+        text('layer.newsletter.text', 'Get the latest offers in your inbox.'),
+        button('layer.newsletter.subscribe', 'Subscribe', 'noop'),
+        has(cfg, 'icon-only') ? button('layer.newsletter.close', 'Close dialog', 'dismiss:newsletter', { icon: '✕' }) : button('layer.newsletter.close', 'No thanks', 'dismiss:newsletter'),
+      ]),
+      showAt: cfg.newsletterAt,
+    });
+  }
+  if (page.view.confirm !== undefined) {
+    layers.push(
+      modal('layer.confirm', 'Please confirm', [
+        text('layer.confirm.text', 'Are you sure you want to do this? It cannot be undone.'),
+        button('layer.confirm.yes', 'Yes, continue', 'confirm:yes'),
+        button('layer.confirm.no', 'Go back', 'confirm:no'),
+      ]),
+    );
+  }
+  const root: Spec = {
+    key: 'root',
+    component: 'page',
+    role: 'RootWebArea',
+    name: fullTitle,
+    children: [
+      { key: 'banner', component: 'banner', role: 'banner', name: '', children: [link('banner.home', page.site.title, page.site.home), ...(isLogin ? [] : [nav])] },
+      { key: 'main', component: 'section', role: 'main', name: '', children: main },
+      ...layers,
+    ],
+  };
+  let bids = page.bids;
+  let nextBid = page.nextBid;
+  let copied = false;
+  const build = (spec: Spec): WebNode => {
+    let bid = bids.get(spec.key);
+    if (bid === undefined) {
+      if (!copied) {
+        bids = new Map(bids);
+        copied = true;
+      }
+      bid = String(nextBid++);
+      (bids as Map<string, string>).set(spec.key, bid);
+    }
+    // Object.assign, not `{ ...rest }`: object rest is lowered to a slow helper and this is the hot path.
+    const node = Object.assign({}, spec) as unknown as { -readonly [K in keyof WebNode]: WebNode[K] };
+    node.bid = bid;
+    node.children = spec.children === undefined ? [] : spec.children.map(build);
+    return node;
+  };
+  const tree = build(root);
+  return { ...page, title: fullTitle, tree, index: indexTree(tree), bids, nextBid };
+}
+
+function menuSpec(page: PageState, key: string, label: string, items: Spec[]): Spec {
+  const open = page.view.menu === key;
+  return {
+    key,
+    component: 'menu',
+    role: 'region',
+    name: '',
+    children: [
+      { key: `${key}.toggle`, component: 'button', role: 'button', name: label, on: `menu:${key}`, expanded: open },
+      { key: `${key}.items`, component: 'section', role: 'menu', name: label, hidden: !open, children: items.map((i) => ({ ...i, component: 'menuitem' as const, role: 'menuitem' as const })) },
+    ],
+  };
+}
+
+function link(key: string, name: string, href: string): Spec {
+  return { key, component: 'link', role: 'link', name, href };
+}

@@ -1,0 +1,127 @@
+/** The seeded perturbations: difficulty knobs a level declares, drawn from the task seed and named in the task's tags. */
+import { createRng, type Rng } from '../../core/index.js';
+
+/** Every perturbation a page can carry (public: names appear in task tags as `perturbation:<name>`). */
+export const PERTURBATIONS = [
+  'reorder',
+  'menu',
+  'tabs',
+  'synonyms',
+  'icon-only',
+  'cookie-banner',
+  'newsletter',
+  'confirm-dialog',
+  'late-load',
+  'scroll-reveal',
+  'pagination',
+  'infinite-list',
+  'validation',
+  'ab-variant',
+  'session-timeout',
+] as const;
+export type Perturbation = (typeof PERTURBATIONS)[number];
+
+/** What a page is built with: the perturbations on, their seed, and their numeric knobs. Part of the task (JSON). */
+export interface PageConfig {
+  /** Seed of every perturbation draw (from the task seed). */
+  seed: number;
+  perturbations: Perturbation[];
+  /** Rows per table page (pagination) or per loaded batch (infinite list). */
+  pageSize: number;
+  /** Late load: ticks before late elements show. */
+  lateTicks: number;
+  /** Newsletter modal: the tick it pops up at. */
+  newsletterAt: number;
+  /** Session timeout: ticks of activity after which the next action lands on the login page. */
+  timeoutTicks: number;
+  /** Login for the session-timeout perturbation (given to the agent in the instructions). */
+  credentials: { user: string; password: string };
+}
+
+/** Synonyms a label may be renamed to (the first entry is the plain label). */
+export const SYNONYMS: Readonly<Record<string, readonly string[]>> = {
+  Save: ['Save', 'Apply', 'Update', 'Store changes'],
+  Submit: ['Submit', 'Send', 'Confirm', 'Done'],
+  Create: ['Create', 'Add', 'New', 'Register'],
+  Search: ['Search', 'Find', 'Look up', 'Filter'],
+  Edit: ['Edit', 'Modify', 'Change', 'Manage'],
+  View: ['View', 'Open', 'Details', 'Show'],
+  Cancel: ['Cancel', 'Abort', 'Call off', 'Void'],
+  Name: ['Name', 'Full name', 'Customer name', 'Contact'],
+  Email: ['Email', 'E-mail address', 'Mail', 'Contact email'],
+  Price: ['Price', 'Unit price', 'Cost', 'Amount'],
+  Stock: ['Stock', 'Inventory', 'On hand', 'Quantity'],
+  Status: ['Status', 'State', 'Stage', 'Progress'],
+  Tier: ['Tier', 'Plan', 'Level', 'Membership'],
+  Newsletter: ['Newsletter', 'Mailing list', 'Marketing emails', 'Updates'],
+  Phone: ['Phone', 'Telephone', 'Mobile', 'Phone number'],
+  Next: ['Next', 'Continue', 'Proceed', 'Go on'],
+  Book: ['Book', 'Reserve', 'Select', 'Choose'],
+  Passenger: ['Passenger', 'Traveller', 'Guest', 'Rider'],
+  From: ['From', 'Origin', 'Departure', 'Leaving from'],
+  To: ['To', 'Destination', 'Arrival', 'Going to'],
+  Date: ['Date', 'Travel date', 'Day', 'When'],
+  Restock: ['Restock', 'Replenish', 'Refill', 'Reorder'],
+  Discontinue: ['Discontinue', 'Retire', 'Withdraw', 'Delist'],
+  Ship: ['Mark shipped', 'Ship', 'Dispatch', 'Send out', 'Fulfil'],
+  Orders: ['Orders', 'Sales', 'Purchases', 'Order list'],
+  Products: ['Products', 'Catalogue', 'Items', 'Inventory list'],
+  Customers: ['Customers', 'Clients', 'Accounts', 'People'],
+  Note: ['Note', 'Comment', 'Remark', 'Memo'],
+};
+
+/** Glyphs for icon-only buttons (what is drawn; the name is only in `aria-label`). */
+export const ICONS: Readonly<Record<string, string>> = {
+  Save: '💾',
+  Submit: '➤',
+  Create: '＋',
+  Search: '🔍',
+  Edit: '✎',
+  View: '👁',
+  Cancel: '✕',
+  Next: '→',
+  Book: '✓',
+  Restock: '⟳',
+  Discontinue: '🗑',
+  Ship: '🚚',
+};
+
+/** A generator for one named draw of a page's perturbations: the same (seed, label) always gives the same stream. */
+export function perturbationRng(config: PageConfig, label: string): Rng {
+  return createRng(['web-perturbation', config.seed, label]);
+}
+
+/** Whether a perturbation is on. */
+export function has(config: PageConfig, p: Perturbation): boolean {
+  return config.perturbations.includes(p);
+}
+
+/** The label a page shows for `plain` (a seeded synonym under `synonyms`, stable per label). */
+export function labelFor(config: PageConfig, plain: string, memo: Map<string, string>): string {
+  if (!has(config, 'synonyms')) return SYNONYMS[plain]?.[0] ?? plain;
+  const known = memo.get(plain);
+  if (known !== undefined) return known;
+  const choices = SYNONYMS[plain];
+  const out = choices === undefined ? plain : choices[1 + perturbationRng(config, `label:${plain}`).int(0, choices.length - 2)]!;
+  memo.set(plain, out);
+  return out;
+}
+
+/** `items` in the page's order for `label` (a seeded shuffle under `reorder`, stable per label). */
+export function arrange<T>(config: PageConfig, label: string, items: readonly T[]): T[] {
+  if (!has(config, 'reorder') || items.length < 2) return items.slice();
+  // The permutation depends only on (config, label, length): memoised per config.
+  let memo = orders.get(config);
+  if (memo === undefined) orders.set(config, (memo = new Map()));
+  const key = `${label}\u0000${items.length}`;
+  let order = memo.get(key);
+  if (order === undefined) memo.set(key, (order = perturbationRng(config, `order:${label}`).shuffle(items.map((_, i) => i))));
+  return order.map((i) => items[i]!);
+}
+
+const orders = new WeakMap<PageConfig, Map<string, number[]>>();
+
+/** A default config (no perturbations) for tests and the browser half. */
+export function plainConfig(seed = 1): PageConfig {
+  return { seed, perturbations: [], pageSize: 10, lateTicks: 0, newsletterAt: 0, timeoutTicks: 0, credentials: { user: 'admin', password: 'admin' } };
+}

@@ -1,0 +1,290 @@
+/**
+ * What a site is: routes rendered from (store, view state) into node specs, and events that read the
+ * page's form values and write the store. Also the spec builders sites use (forms, inputs, selects,
+ * checkboxes, tables with sorting and pagination, search, tabs, menus, modals, toasts, links).
+ */
+import { ICONS, type PageConfig } from './perturbation.js';
+import type { Row, WebStore } from './store.js';
+import type { NodeInit } from './tree.js';
+
+/** A node before it has a bid: the site's description of it. */
+export interface Spec extends Partial<Omit<NodeInit, 'key' | 'component' | 'role' | 'name'>> {
+  key: string;
+  component: NodeInit['component'];
+  role: NodeInit['role'];
+  name: string;
+  children?: Spec[];
+}
+
+/** The per-route UI state: what the agent typed, ticked, sorted, opened. Reset on navigation. */
+export interface View {
+  readonly values: Readonly<Record<string, string>>;
+  readonly checks: Readonly<Record<string, boolean>>;
+  /** Validation messages by input key. */
+  readonly errors: Readonly<Record<string, string>>;
+  readonly sort?: { readonly key: string; readonly dir: 'ascending' | 'descending' };
+  /** Table page (1-based) or loaded batches (infinite list). */
+  readonly pageNo: number;
+  /** The applied search query. */
+  readonly query: string;
+  readonly tab?: string;
+  /** The open menu's key. */
+  readonly menu?: string;
+  /** An event waiting for the confirmation dialog. */
+  readonly confirm?: string;
+  readonly toast?: string;
+  /** Wizard step of a multi-step form (A/B variant). */
+  readonly stepNo: number;
+}
+
+export const EMPTY_VIEW: View = Object.freeze({ values: {}, checks: {}, errors: {}, pageNo: 1, query: '', stepNo: 1 });
+
+/** What a route's renderer sees. */
+export interface RenderContext {
+  readonly path: string;
+  /** Route parameters after the site's prefix (`/orders/O-1001` → `['orders', 'O-1001']`). */
+  readonly parts: readonly string[];
+  /** The URL's query parameters (`/results?from=Oslo` → `{ from: 'Oslo' }`). */
+  readonly params: Readonly<Record<string, string>>;
+  readonly store: WebStore;
+  readonly view: View;
+  readonly config: PageConfig;
+  readonly tick: number;
+  readonly scroll: number;
+  /** A label as this page shows it (synonyms). */
+  label(plain: string): string;
+  /** Items in this page's order (reorder). */
+  arrange<T>(label: string, items: readonly T[]): T[];
+  has(p: PageConfig['perturbations'][number]): boolean;
+}
+
+/** What an event does: a store write, a navigation, view changes, a toast; never an exception. */
+export interface Effect {
+  store?: WebStore;
+  go?: string;
+  view?: Partial<View>;
+  toast?: string;
+  /** Process notes for grading feedback (`validation-error`, `distractor`). */
+  notes?: string[];
+}
+
+/** What an event handler sees. */
+export interface HandleContext extends RenderContext {
+  /** Value of an input by key (what is in the field now). */
+  value(key: string): string;
+  checked(key: string): boolean;
+}
+
+/** A site: a small web application over a backing store. */
+export interface Site {
+  readonly name: string;
+  readonly title: string;
+  /** Where a session starts and where the logo link goes. */
+  readonly home: string;
+  /** Top navigation: label (plain, before synonyms) → path. */
+  readonly nav: ReadonlyArray<{ label: string; href: string }>;
+  /** Whether `path` is one of the site's pages. */
+  hasRoute(path: string): boolean;
+  /** The page title and main content of a route. */
+  render(ctx: RenderContext): { title: string; main: Spec[] };
+  /** Events whose button asks for confirmation under the `confirm-dialog` perturbation. */
+  readonly confirmEvents: ReadonlySet<string>;
+  /** Runs a site event (`submit:customer`, `ship:O-1001`). Unknown events change nothing. */
+  handle(event: string, ctx: HandleContext): Effect;
+}
+
+// ---- spec builders ----
+
+type Extra = Partial<Omit<Spec, 'key' | 'component' | 'role' | 'name'>>;
+
+export const heading = (key: string, text: string): Spec => ({ key, component: 'heading', role: 'heading', name: text });
+export const text = (key: string, body: string, extra: Extra = {}): Spec => ({ key, component: 'text', role: 'text', name: body, ...extra });
+export const section = (key: string, name: string, children: Spec[], extra: Extra = {}): Spec => ({ key, component: 'section', role: 'region', name, children, ...extra });
+export const link = (key: string, name: string, href: string, extra: Extra = {}): Spec => ({ key, component: 'link', role: 'link', name, href, ...extra });
+export const button = (key: string, name: string, on: string, extra: Extra = {}): Spec => ({ key, component: 'button', role: 'button', name, on, ...extra });
+export const form = (key: string, name: string, on: string, children: Spec[]): Spec => ({ key, component: 'form', role: 'form', name, on, children });
+export const list = (key: string, name: string, children: Spec[]): Spec => ({ key, component: 'list', role: 'list', name, children });
+export const item = (key: string, children: Spec[], name = ''): Spec => ({ key, component: 'item', role: 'listitem', name, children });
+
+/** A text input with its current value and validation message from the view. */
+export function input(view: View, key: string, label: string, extra: Extra = {}): Spec {
+  const value = view.values[key] ?? extra.value ?? '';
+  const invalid = view.errors[key];
+  return { key, component: 'input', role: 'textbox', name: label, inputType: 'text', ...extra, value, ...(invalid !== undefined ? { invalid } : {}) };
+}
+
+/** A select with its current value from the view. */
+export function select(view: View, key: string, label: string, options: readonly string[], extra: Extra = {}): Spec {
+  const invalid = view.errors[key];
+  return { key, component: 'select', role: 'combobox', name: label, options, ...extra, value: view.values[key] ?? extra.value ?? options[0] ?? '', ...(invalid !== undefined ? { invalid } : {}) };
+}
+
+/** A checkbox with its current state from the view. */
+export function checkbox(view: View, key: string, label: string, extra: Extra = {}): Spec {
+  return { key, component: 'checkbox', role: 'checkbox', name: label, ...extra, checked: view.checks[key] ?? extra.checked ?? false };
+}
+
+/** A search box whose Enter (or its button) applies the query. */
+export function search(view: View, key: string, label: string, buttonLabel: string): Spec[] {
+  return [
+    { key, component: 'search', role: 'searchbox', name: label, value: view.values[key] ?? view.query, on: `search:${key}` },
+    button(`${key}.go`, buttonLabel, `search:${key}`),
+  ];
+}
+
+/** A column of a table: header label and the cell text of a record. */
+export interface Column {
+  key: string;
+  label: string;
+  cell(row: Row, id: string): string;
+  sortable?: boolean;
+}
+
+/**
+ * A table over records with sortable headers and pagination (or an infinite list that loads a batch
+ * per scroll): rows are `rows` filtered by the caller, sorted by the view, and cut to the page.
+ */
+export function table(
+  ctx: RenderContext,
+  key: string,
+  name: string,
+  columns: readonly Column[],
+  rows: ReadonlyArray<{ id: string; row: Row }>,
+  actions: (id: string, row: Row) => Spec[],
+): Spec[] {
+  const sort = ctx.view.sort;
+  let sorted = rows.slice();
+  if (sort !== undefined) {
+    const column = columns.find((c) => c.key === sort.key);
+    if (column !== undefined) {
+      const num = (s: string): number | undefined => (/^-?[\d.]+$/.test(s.replace(/[$,]/g, '')) ? Number(s.replace(/[$,]/g, '')) : undefined);
+      sorted.sort((a, b) => {
+        const x = column.cell(a.row, a.id);
+        const y = column.cell(b.row, b.id);
+        const nx = num(x);
+        const ny = num(y);
+        const c = nx !== undefined && ny !== undefined ? nx - ny : x < y ? -1 : x > y ? 1 : 0;
+        return (sort.dir === 'ascending' ? c : -c) || (a.id < b.id ? -1 : 1);
+      });
+    }
+  }
+  const size = ctx.config.pageSize;
+  const infinite = ctx.has('infinite-list');
+  const paged = ctx.has('pagination') || infinite;
+  const pages = Math.max(1, Math.ceil(sorted.length / size));
+  const pageNo = Math.min(ctx.view.pageNo, pages);
+  if (paged) sorted = infinite ? sorted.slice(0, size * Math.max(1, Math.min(ctx.scroll + 1, pages))) : sorted.slice((pageNo - 1) * size, pageNo * size);
+  const header: Spec = {
+    key: `${key}.head`,
+    component: 'row',
+    role: 'row',
+    name: '',
+    children: [
+      ...columns.map(
+        (c): Spec => ({
+          key: `${key}.col.${c.key}`,
+          component: 'header',
+          role: 'columnheader',
+          name: c.label,
+          ...(c.sortable === true ? { on: `sort:${c.key}` } : {}),
+          ...(sort?.key === c.key ? { sort: sort.dir } : {}),
+        }),
+      ),
+      { key: `${key}.col.actions`, component: 'header', role: 'columnheader', name: 'Actions' },
+    ],
+  };
+  const body = sorted.map(
+    ({ id, row }): Spec => ({
+      key: `${key}.row.${id}`,
+      component: 'row',
+      role: 'row',
+      name: '',
+      children: [
+        ...columns.map((c): Spec => ({ key: `${key}.row.${id}.${c.key}`, component: 'cell', role: 'cell', name: c.cell(row, id) })),
+        { key: `${key}.row.${id}.actions`, component: 'cell', role: 'cell', name: '', children: actions(id, row) },
+      ],
+    }),
+  );
+  const out: Spec[] = [{ key, component: 'table', role: 'table', name, children: [header, ...body] }];
+  if (paged && !infinite && pages > 1) {
+    out.push({
+      key: `${key}.pager`,
+      component: 'section',
+      role: 'navigation',
+      name: 'Pagination',
+      children: [
+        text(`${key}.pager.at`, `Page ${pageNo} of ${pages}`),
+        button(`${key}.pager.prev`, 'Previous page', `page:${pageNo - 1}`, { disabled: pageNo <= 1 }),
+        button(`${key}.pager.next`, 'Next page', `page:${pageNo + 1}`, { disabled: pageNo >= pages }),
+      ],
+    });
+  }
+  if (infinite && ctx.scroll + 1 < pages) out.push(text(`${key}.more`, 'Scroll down to load more rows'));
+  return out;
+}
+
+/** Tabs: a tab list and one panel per tab; panels of inactive tabs are hidden. */
+export function tabs(ctx: RenderContext, key: string, panels: ReadonlyArray<{ key: string; label: string; children: Spec[] }>): Spec {
+  const active = ctx.view.tab ?? panels[0]?.key;
+  return {
+    key,
+    component: 'tabs',
+    role: 'region',
+    name: '',
+    children: [
+      {
+        key: `${key}.list`,
+        component: 'section',
+        role: 'tablist',
+        name: '',
+        children: panels.map((p): Spec => ({ key: `${key}.tab.${p.key}`, component: 'tab', role: 'tab', name: p.label, on: `tab:${p.key}`, selected: p.key === active })),
+      },
+      ...panels.map((p): Spec => ({ key: `${key}.panel.${p.key}`, component: 'panel', role: 'tabpanel', name: p.label, hidden: p.key !== active, children: p.children })),
+    ],
+  };
+}
+
+/** A menu button whose items are hidden until it is opened. */
+export function menu(ctx: RenderContext, key: string, label: string, items: Spec[]): Spec {
+  const open = ctx.view.menu === key;
+  return {
+    key,
+    component: 'menu',
+    role: 'region',
+    name: '',
+    children: [
+      { key: `${key}.toggle`, component: 'button', role: 'button', name: label, on: `menu:${key}`, expanded: open },
+      { key: `${key}.items`, component: 'section', role: 'menu', name: label, hidden: !open, children: items.map((i) => ({ ...i, component: 'menuitem', role: 'menuitem' })) },
+    ],
+  };
+}
+
+/** A modal dialog (it covers everything else on the page while it is open). */
+export const modal = (key: string, title: string, children: Spec[]): Spec => ({ key, component: 'modal', role: 'dialog', name: title, children });
+
+/** A toast: a status message that does not block. */
+export const toast = (key: string, message: string): Spec => ({ key, component: 'toast', role: 'status', name: message });
+
+// ---- perturbation-aware parts ----
+
+/** A button that may be icon-only (aria-label only), late-loading or below the fold, as the page's perturbations say. */
+export function actionButton(ctx: RenderContext, key: string, plain: string, on: string, extra: Partial<Spec> = {}): Spec {
+  const label = ctx.label(plain);
+  const icon = ctx.has('icon-only') ? ICONS[plain] : undefined;
+  return button(key, label, on, { ...(icon !== undefined ? { icon } : {}), ...extra });
+}
+
+/** Where late and below-the-fold parts go: `showAt` under late-load, `fold` under scroll-reveal. */
+export function delayed(ctx: RenderContext): Partial<Spec> {
+  return {
+    ...(ctx.has('late-load') ? { showAt: ctx.config.lateTicks } : {}),
+    ...(ctx.has('scroll-reveal') ? { fold: 1 } : {}),
+  };
+}
+
+/** Row actions inline, or inside a "More actions" menu under the `menu` perturbation. */
+export function actions(ctx: RenderContext, key: string, buttons: Spec[]): Spec[] {
+  if (!ctx.has('menu') || buttons.length === 0) return buttons;
+  return [menu(ctx, key, 'More actions', buttons)];
+}
+

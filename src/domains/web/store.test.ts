@@ -1,0 +1,34 @@
+// The copy-on-write store: writes make new stores, the base is shared, and the hash follows content, not history.
+import { describe, expect, it } from 'vitest';
+import { createStore, exportStore, getRow, hashStore, nextId, putRow, rowsOf } from './store.js';
+
+const base = { products: { 'P-1': { name: 'Mug', stock: 3 }, 'P-2': { name: 'Lamp', stock: 0 } } };
+
+describe('the web store', () => {
+  it('writes return a new store and leave the old one as it was', () => {
+    const a = createStore(base);
+    const b = putRow(a, 'products', 'P-1', { name: 'Mug', stock: 9 });
+    expect(getRow(a, 'products', 'P-1')!['stock']).toBe(3);
+    expect(getRow(b, 'products', 'P-1')!['stock']).toBe(9);
+    expect(b.base).toBe(a.base);
+    expect(b.changes.size).toBe(1);
+    expect(hashStore(b)).not.toBe(hashStore(a));
+  });
+
+  it('hashes by content: a record changed back, or deleted and restored, is no change', () => {
+    const a = createStore(base);
+    const back = putRow(putRow(a, 'products', 'P-1', { name: 'Mug', stock: 9 }), 'products', 'P-1', { name: 'Mug', stock: 3 });
+    expect(back.changes.size).toBe(0);
+    expect(hashStore(back)).toBe(hashStore(a));
+    const gone = putRow(a, 'products', 'P-2', null);
+    expect(rowsOf(gone, 'products').map((r) => r.id)).toEqual(['P-1']);
+    expect(hashStore(putRow(gone, 'products', 'P-2', { name: 'Lamp', stock: 0 }))).toBe(hashStore(a));
+  });
+
+  it('new ids follow the base and exports are sorted', () => {
+    const { id, store } = nextId(createStore(base), 'products', 'P-');
+    expect(id).toBe('P-1003');
+    const s = putRow(store, 'products', id, { name: 'Vase', stock: 1 });
+    expect(Object.keys(exportStore(s)['products'] as object)).toEqual(['P-1', 'P-1003', 'P-2']);
+  });
+});

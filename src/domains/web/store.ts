@@ -1,0 +1,100 @@
+/**
+ * The backing data store behind a site: an immutable base world (shared by every episode of a task) plus
+ * a persistent overlay of changed records. A write returns a new store (O(changes)), a fork is free, and
+ * the hash is memoised and covers the base digest plus the changed records only.
+ */
+import { digest, sha256, type JsonObject, type JsonValue } from '../../core/index.js';
+
+/** One record: a flat JSON object. */
+export type Row = Readonly<Record<string, JsonValue>>;
+
+/** The base world: tables of records by id. */
+export type Tables = Readonly<Record<string, Readonly<Record<string, Row>>>>;
+
+/** A store: never mutated after it is built (every write makes a new one that shares the base). */
+export interface WebStore {
+  readonly base: Tables;
+  readonly baseHash: string;
+  /** `table/id` → the record now (`null`: deleted). */
+  readonly changes: ReadonlyMap<string, Row | null>;
+  /** Insertion sequence for new ids, per table. */
+  readonly seq: Readonly<Record<string, number>>;
+  /** Memoised hash (set once, on first `hashStore`). */
+  hash?: string;
+}
+
+/** A store on a base world. */
+export function createStore(base: Tables, baseHash: string = digest(base)): WebStore {
+  return { base, baseHash, changes: new Map(), seq: {} };
+}
+
+/** The record `table/id` now, or undefined. */
+export function getRow(store: WebStore, table: string, id: string): Row | undefined {
+  const changed = store.changes.get(`${table}/${id}`);
+  if (changed !== undefined) return changed ?? undefined;
+  return store.base[table]?.[id];
+}
+
+/** Every record of a table now, sorted by id. */
+export function rowsOf(store: WebStore, table: string): Array<{ id: string; row: Row }> {
+  const base = store.base[table] ?? {};
+  const out = new Map<string, Row>();
+  for (const id of Object.keys(base)) out.set(id, base[id]!);
+  const prefix = `${table}/`;
+  if (store.changes.size > 0) {
+    for (const [key, row] of store.changes) {
+      if (!key.startsWith(prefix)) continue;
+      const id = key.slice(prefix.length);
+      if (row === null) out.delete(id);
+      else out.set(id, row);
+    }
+  }
+  return [...out.entries()].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(([id, row]) => ({ id, row }));
+}
+
+/** A new store with `table/id` set to `row` (`null` deletes). Writing a record back to its base value drops the change. */
+export function putRow(store: WebStore, table: string, id: string, row: Row | null): WebStore {
+  const key = `${table}/${id}`;
+  const original = store.base[table]?.[id];
+  const changes = new Map(store.changes);
+  if ((row === null && original === undefined) || (row !== null && original !== undefined && digest(row) === digest(original))) changes.delete(key);
+  else changes.set(key, row === null ? null : Object.freeze({ ...row }));
+  return { base: store.base, baseHash: store.baseHash, changes, seq: store.seq };
+}
+
+/** A new id for `table` (`prefix` + a sequence after the base's ids) and the store that reserved it. */
+export function nextId(store: WebStore, table: string, prefix: string): { id: string; store: WebStore } {
+  const n = (store.seq[table] ?? Object.keys(store.base[table] ?? {}).length) + 1;
+  const id = `${prefix}${String(1000 + n)}`;
+  return { id, store: { ...store, seq: { ...store.seq, [table]: n }, hash: undefined } as WebStore };
+}
+
+/**
+ * The store's digest: the base digest when nothing changed, else sha256 over the base digest and the
+ * canonical JSON of each changed record in key order. Equal content gives equal hashes whatever path
+ * led there (a record changed and changed back is no change).
+ */
+export function hashStore(store: WebStore): string {
+  if (store.hash !== undefined) return store.hash;
+  let out = store.baseHash;
+  if (store.changes.size > 0) {
+    const keys = [...store.changes.keys()].sort();
+    const lines = keys.map((k) => `${k}\t${digest(store.changes.get(k) ?? null)}`);
+    out = sha256(`envharness.web-store/1\n${store.baseHash}\n${lines.join('\n')}`);
+  }
+  store.hash = out;
+  return out;
+}
+
+/** The whole store as JSON, tables and ids sorted. */
+export function exportStore(store: WebStore): JsonObject {
+  const tables = new Set(Object.keys(store.base));
+  for (const key of store.changes.keys()) tables.add(key.slice(0, key.indexOf('/')));
+  const out: JsonObject = {};
+  for (const table of [...tables].sort()) {
+    const rows: JsonObject = {};
+    for (const { id, row } of rowsOf(store, table)) rows[id] = row as JsonObject;
+    out[table] = rows;
+  }
+  return out;
+}

@@ -1,0 +1,181 @@
+/**
+ * The typed component tree of a simulated page: plain, frozen nodes with stable `[bid]` ids, an index from
+ * bid to path, and persistent (path-copying) updates that cost O(depth).
+ */
+
+/** The accessibility roles a page is built from (ARIA names, as a browser's accessibility tree shows them). */
+export type Role =
+  | 'RootWebArea'
+  | 'banner'
+  | 'navigation'
+  | 'main'
+  | 'region'
+  | 'form'
+  | 'heading'
+  | 'text'
+  | 'link'
+  | 'button'
+  | 'textbox'
+  | 'searchbox'
+  | 'combobox'
+  | 'checkbox'
+  | 'table'
+  | 'row'
+  | 'columnheader'
+  | 'cell'
+  | 'tablist'
+  | 'tab'
+  | 'tabpanel'
+  | 'menu'
+  | 'menuitem'
+  | 'dialog'
+  | 'alert'
+  | 'status'
+  | 'list'
+  | 'listitem';
+
+/** What a component is, beyond its role: the browser half renders each kind to its HTML element. */
+export type Component =
+  | 'page'
+  | 'section'
+  | 'form'
+  | 'input'
+  | 'select'
+  | 'checkbox'
+  | 'button'
+  | 'link'
+  | 'table'
+  | 'row'
+  | 'cell'
+  | 'header'
+  | 'search'
+  | 'tabs'
+  | 'tab'
+  | 'panel'
+  | 'menu'
+  | 'menuitem'
+  | 'modal'
+  | 'toast'
+  | 'banner'
+  | 'heading'
+  | 'text'
+  | 'list'
+  | 'item';
+
+/**
+ * One node of the page. Nodes are immutable: an update copies the path from the root (O(depth)).
+ * `key` is the site's own stable name for the node (what the site logic reads); `bid` is the id agents see.
+ */
+export interface WebNode {
+  readonly bid: string;
+  readonly key: string;
+  readonly component: Component;
+  readonly role: Role;
+  /** The accessible name (label, text, or `aria-label` for icon-only buttons). */
+  readonly name: string;
+  readonly value?: string;
+  readonly checked?: boolean;
+  /** Select options (values; the shown text equals the value). */
+  readonly options?: readonly string[];
+  readonly disabled?: boolean;
+  readonly required?: boolean;
+  /** A validation message shown under an input. */
+  readonly invalid?: string;
+  /** Menus: open or closed. Tabs: the selected one. */
+  readonly expanded?: boolean;
+  readonly selected?: boolean;
+  /** Icon-only buttons: the glyph drawn; `name` then comes from `aria-label` only. */
+  readonly icon?: string;
+  /** Input type (`text`, `email`, `password`, `number`, `date`, `tel`). */
+  readonly inputType?: string;
+  readonly placeholder?: string;
+  /** Links: the target URL inside the site. */
+  readonly href?: string;
+  /** The site event a click (or Enter in a form) fires, e.g. `submit:customer` or `sort:price`. */
+  readonly on?: string;
+  /** Late load: the node exists but is not shown before this tick (valid actions so far). */
+  readonly showAt?: number;
+  /** Below the fold: shown once the page is scrolled down at least this many screens. */
+  readonly fold?: number;
+  /** Not rendered at all (`display: none`): a closed menu's items, an inactive tab's panel. */
+  readonly hidden?: boolean;
+  /** Column headers: the current sort direction. */
+  readonly sort?: 'ascending' | 'descending';
+  readonly children: readonly WebNode[];
+}
+
+/** Node fields a site sets when it builds a node; `bid` is assigned by the page from `key`. */
+export type NodeInit = Omit<WebNode, 'bid' | 'children'>;
+
+/** Bid of the root node of every page. */
+export const ROOT_BID = '1';
+
+/** Bid → child-index path from the root, built once per render. */
+export type BidIndex = ReadonlyMap<string, readonly number[]>;
+
+/** Indexes a tree by bid (duplicate bids are a site bug and throw). */
+export function indexTree(root: WebNode): Map<string, readonly number[]> {
+  const index = new Map<string, readonly number[]>();
+  const walk = (node: WebNode, path: readonly number[]): void => {
+    if (index.has(node.bid)) throw new Error(`duplicate bid ${node.bid} (key ${node.key})`);
+    index.set(node.bid, path);
+    node.children.forEach((child, i) => walk(child, [...path, i]));
+  };
+  walk(root, []);
+  return index;
+}
+
+/** The node at a path, with its ancestors (root first). */
+export function nodeAt(root: WebNode, path: readonly number[]): { node: WebNode; ancestors: WebNode[] } {
+  const ancestors: WebNode[] = [];
+  let node = root;
+  for (const i of path) {
+    ancestors.push(node);
+    node = node.children[i]!;
+  }
+  return { node, ancestors };
+}
+
+/** A new tree with the node at `path` replaced by `patch(node)`: copies only the path (O(depth)). */
+export function updateAt(root: WebNode, path: readonly number[], patch: (node: WebNode) => WebNode, depth = 0): WebNode {
+  if (depth === path.length) return patch(root);
+  const i = path[depth]!;
+  const children = root.children.slice();
+  children[i] = updateAt(root.children[i]!, path, patch, depth + 1);
+  return { ...root, children };
+}
+
+/** Depth-first search for the first node matching `test`. */
+export function findNode(root: WebNode, test: (node: WebNode) => boolean): WebNode | undefined {
+  if (test(root)) return root;
+  for (const child of root.children) {
+    const hit = findNode(child, test);
+    if (hit !== undefined) return hit;
+  }
+  return undefined;
+}
+
+/** Every node matching `test`, in document order. */
+export function findAll(root: WebNode, test: (node: WebNode) => boolean, out: WebNode[] = []): WebNode[] {
+  if (test(root)) out.push(root);
+  for (const child of root.children) findAll(child, test, out);
+  return out;
+}
+
+/** Whether a node can be edited or activated: roles an agent interacts with. */
+export function isInteractive(node: WebNode): boolean {
+  switch (node.role) {
+    case 'link':
+    case 'button':
+    case 'textbox':
+    case 'searchbox':
+    case 'combobox':
+    case 'checkbox':
+    case 'tab':
+    case 'menuitem':
+    case 'columnheader':
+      return node.on !== undefined || node.role !== 'columnheader';
+    default:
+      return false;
+  }
+}

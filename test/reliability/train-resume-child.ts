@@ -1,0 +1,30 @@
+/**
+ * Child of the resume test: `node --import tsx train-resume-child.ts train <db> <seed>` trains the learner
+ * on math (printing `progress N` after every round, for the parent to SIGKILL it at a seeded point);
+ * `... resume <db> <run>` continues an interrupted run. Both end with `result <json>`: the summary and
+ * the digest of the learner's final state.
+ */
+import { writeSync } from 'node:fs';
+import { digest, type Agent } from '../../src/core/index.js';
+import { math } from '../../src/domains/math/index.js';
+import { createHarness } from '../../src/harness/harness.js';
+import { createAgent } from '../../src/index.js';
+
+/** The run both the interrupted and the uninterrupted process train: small, with evaluations and several checkpoints. */
+const RUN = { episodes: 160, concurrency: 8, evalEvery: 40, evalTasks: 10, checkpointEvery: 20 } as const;
+
+const [mode, file, arg] = process.argv.slice(2);
+if (mode === undefined || file === undefined || arg === undefined) process.exit(2);
+const h = await createHarness({ store: file, domains: [math] });
+await h.initialize();
+const onProgress = (p: { episodes: number }) => writeSync(1, `progress ${p.episodes}\n`);
+let agent: Agent | undefined;
+const summary =
+  mode === 'train'
+    ? await h.train({ agent: (agent = createAgent('learner', { seed: Number(arg) })), ...RUN, seed: Number(arg), onProgress })
+    : await h.resumeTrain(arg, {
+        agent: async (state) => (agent = createAgent('learner', { seed: (await h.store.getRun(arg))!.seed, ...(state === null ? {} : { state }) })),
+        onProgress,
+      });
+writeSync(1, `result ${JSON.stringify({ summary, agent: digest(agent!.getState!()) })}\n`);
+await h.close();
