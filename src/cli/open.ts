@@ -47,7 +47,7 @@ export function declarativeDomains(templates: readonly RegisteredTemplate<any>[]
   const names = new Set(known.map((d) => d.name));
   const qa = (t: RegisteredTemplate<any>) => {
     try {
-      return t.sourceText !== undefined && (JSON.parse(t.sourceText) as { kind?: string }).kind === 'question_answer';
+      return typeof t.sourceText === 'string' && (JSON.parse(t.sourceText) as { kind?: string }).kind === 'question_answer';
     } catch {
       return false;
     }

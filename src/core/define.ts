@@ -65,13 +65,14 @@ export const TEMPLATE_PROBES_PER_LEVEL = 4;
  * toolchain (tsx, tsc, a bundler) does not. docs/generation.md, "Template digests".
  */
 export function templateSourceDigest(template: Template<unknown>): string {
+  const source = typeof template.sourceText === 'function' ? template.sourceText() : template.sourceText;
   return digest({
     domain: template.domain,
     name: template.name,
     version: template.version,
     taskType: template.taskType,
     levels: template.levels,
-    ...(template.sourceText !== undefined ? { source: template.sourceText } : {}),
+    ...(source !== undefined ? { source } : {}),
     ...(template.contentDigest !== undefined ? { content: template.contentDigest } : { probes: templateProbes(template) }),
   });
 }

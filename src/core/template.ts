@@ -99,8 +99,12 @@ export interface Template<P = JsonValue> {
   solve(params: P, spec: Omit<TaskSpec, 'solution'>, ctx: BuildContext): Action[];
   /** Extra checks; returns problems (`Problem`s, or their messages alone), empty when fine. */
   validate?(task: Task): Finding[];
-  /** Extra text folded into the source digest (declarative templates put their definition here). */
-  sourceText?: string;
+  /**
+   * Extra text folded into the source digest (declarative templates put their definition here). A
+   * function is called when the digest is first computed: for a wrapper whose text depends on other
+   * templates' digests, which would otherwise be computed at definition time.
+   */
+  sourceText?: string | (() => string);
   /**
    * A digest of everything this template's output depends on, computed by its author (retail: over
    * its domain's source files). When absent, the digest probes the template's output on fixed seeds

@@ -97,7 +97,7 @@ describe('loadDeclarativeTemplates', () => {
     const [c] = loadDeclarativeTemplates(QA.replace('Add {a}', 'Sum {a}'), 'yaml');
     expect(b!.sourceDigest).toBe(a!.sourceDigest);
     expect(c!.sourceDigest).not.toBe(a!.sourceDigest);
-    expect(JSON.parse(a!.sourceText!)).toMatchObject({ kind: 'question_answer', answer: '{a + b}' });
+    expect(JSON.parse(a!.sourceText as string)).toMatchObject({ kind: 'question_answer', answer: '{a + b}' });
   });
 
   it('compiles a single definition object', () => {

@@ -212,14 +212,16 @@ export function createAttackDomain<S>(base: Domain<S>, options: AttackDomainOpti
     (rule): PolicyRule<S> => ({ ...rule, check: (action, ctx) => rule.check(action, { ...ctx, task: baseView(ctx.task) }) }),
   );
 
-  const sourceText = canonicalize({
+  // Functions, called when a digest is first read: they read the base templates' digests, whose probes
+  // cost ~0.3 s for api-workflows, which a process that never reads a safety digest does not pay.
+  const sourceText = (): string => canonicalize({
     layer: 1,
     base: { name: base.name, version: base.version, templates: baseTemplates.map((t) => [t.id, t.sourceDigest]) },
     points: points as unknown as JsonValue,
     defense: defense as JsonObject,
     levels: ATTACK_LEVELS as unknown as JsonValue,
   });
-  const boundsSourceText = canonicalize({
+  const boundsSourceText = (): string => canonicalize({
     layer: 1,
     base: { name: base.name, version: base.version, templates: baseTemplates.map((t) => [t.id, t.sourceDigest]) },
     levels: OUT_OF_BOUNDS_LEVELS as unknown as JsonValue,
