@@ -94,7 +94,7 @@ function toolSection(): BenchSection {
       { workload: 'tool call with argument check (mixed reads)', 'ops/s (wall)': fmt(raw.opsPerSec), 'per CPU-second': fmt(rawCpu), target: '≥ 200,000/s' },
       { workload: 'episode step (first lookup call)', 'ops/s (wall)': fmt(stepped.opsPerSec), 'per CPU-second': fmt(stepCpu), target: '-' },
     ],
-    notes: ['List reads filter whole tables (hundreds of records) per call; lookups by id are map reads.'],
+    notes: ['List reads by a field use a per-world index of that field plus the episode\'s changed records (O(matches + changes)); lookups by id are map reads.'],
   };
 }
 
