@@ -29,19 +29,23 @@ const db = new Database(workerData.location, { timeout: workerData.busyTimeoutMs
 db.pragma('synchronous = ' + workerData.synchronous);
 // A failed checkpoint (EIO on fsync, ENOSPC) is reported, never swallowed; the next success clears it.
 let failing = false;
+// The back-off is counted in checkpoint ticks (one per interval), not read from a clock.
+const backoffTicks = Math.max(1, Math.ceil(workerData.truncateBackoffMs / workerData.intervalMs));
+let tick = 0;
 let nextTruncate = 0;
 const checkpoint = () => {
+  tick += 1;
   try {
     const [row] = db.pragma('wal_checkpoint(PASSIVE)');
     // A long WAL: wait briefly for the readers holding it, then truncate it; back off while they stay.
-    if (row && row.log >= workerData.truncateAfterFrames && Date.now() >= nextTruncate) {
+    if (row && row.log >= workerData.truncateAfterFrames && tick >= nextTruncate) {
       db.pragma('busy_timeout = ' + workerData.truncateWaitMs);
       try {
         const [t] = db.pragma('wal_checkpoint(TRUNCATE)');
-        if (t && t.busy !== 0) nextTruncate = Date.now() + workerData.truncateBackoffMs;
+        if (t && t.busy !== 0) nextTruncate = tick + backoffTicks;
       } catch (error) {
         if (!error || error.code !== 'SQLITE_BUSY') throw error;
-        nextTruncate = Date.now() + workerData.truncateBackoffMs;
+        nextTruncate = tick + backoffTicks;
       } finally {
         db.pragma('busy_timeout = ' + workerData.busyTimeoutMs);
       }
