@@ -5,6 +5,7 @@
  */
 import { arrange, has, labelFor, type PageConfig } from './perturbation.js';
 import { button, EMPTY_VIEW, form, input, modal, text, toast, type Effect, type HandleContext, type RenderContext, type Site, type Spec, type View } from './site.js';
+import { BidMap } from './bid-registry.js';
 import type { WebStore } from './store.js';
 import { indexTree, nodeAt, ROOT_BID, updateAt, type BidIndex, type WebNode } from './tree.js';
 
@@ -69,7 +70,7 @@ export interface PageState {
   readonly tree: WebNode;
   readonly index: BidIndex;
   /** Node key → bid, for every node ever shown this session (bids are stable across renders and pages). */
-  readonly bids: ReadonlyMap<string, string>;
+  readonly bids: BidMap;
   readonly nextBid: number;
   /** URLs to go back to (most recent last). */
   readonly history: readonly string[];
@@ -109,7 +110,7 @@ export function openPage(site: Site, config: PageConfig, store: WebStore, url: s
     view: EMPTY_VIEW,
     tree: { bid: ROOT_BID, key: 'root', component: 'page', role: 'RootWebArea', name: '', children: [] },
     index: new Map(),
-    bids: new Map([['root', ROOT_BID]]),
+    bids: BidMap.root('root'),
     nextBid: 2,
     history: [],
     tick: 0,
@@ -514,27 +515,68 @@ function rerender(page: PageState): PageState {
       ...layers,
     ],
   };
-  let bids = page.bids;
-  let nextBid = page.nextBid;
-  let copied = false;
-  const build = (spec: Spec): WebNode => {
-    let bid = bids.get(spec.key);
-    if (bid === undefined) {
-      if (!copied) {
-        bids = new Map(bids);
-        copied = true;
+  const assigner = page.bids.assigner();
+  // Structural sharing: a node whose spec matches the previous render's node of the same key (fields and
+  // children) is that very node, so unchanged subtrees keep their identity and memoised observation text.
+  const build = (spec: Spec, old: WebNode | undefined): WebNode => {
+    const bid = assigner.bid(spec.key);
+    const specs = spec.children;
+    const n = specs === undefined ? 0 : specs.length;
+    const before = old === undefined ? undefined : old.children;
+    let same = old !== undefined && before!.length === n && sameFields(spec, old);
+    const children: WebNode[] = new Array(n);
+    let byKey: Map<string, WebNode> | undefined;
+    for (let i = 0; i < n; i++) {
+      const child = specs![i]!;
+      let prior: WebNode | undefined;
+      if (before !== undefined) {
+        const at = before[i];
+        if (at !== undefined && at.key === child.key) prior = at;
+        else {
+          if (byKey === undefined) byKey = new Map(before.map((c) => [c.key, c]));
+          prior = byKey.get(child.key);
+        }
       }
-      bid = String(nextBid++);
-      (bids as Map<string, string>).set(spec.key, bid);
+      const built = build(child, prior);
+      children[i] = built;
+      if (built !== (before === undefined ? undefined : before[i])) same = false;
     }
+    if (same) return old!;
     // Object.assign, not `{ ...rest }`: object rest is lowered to a slow helper and this is the hot path.
     const node = Object.assign({}, spec) as unknown as { -readonly [K in keyof WebNode]: WebNode[K] };
     node.bid = bid;
-    node.children = spec.children === undefined ? [] : spec.children.map(build);
+    node.children = children;
     return node;
   };
-  const tree = build(root);
-  return { ...page, title: fullTitle, tree, index: indexTree(tree), bids, nextBid };
+  const tree = build(root, page.tree.key === root.key ? page.tree : undefined);
+  const bids = assigner.done();
+  if (tree === page.tree) return { ...page, title: fullTitle, bids, nextBid: bids.next };
+  return { ...page, title: fullTitle, tree, index: indexTree(tree), bids, nextBid: bids.next };
+}
+
+/**
+ * Whether `node` is what `Object.assign({}, spec)` plus its bid and children would give: the same own
+ * fields (children aside) with equal values. Only `options` is an array; everything else is a primitive.
+ */
+function sameFields(spec: Spec, node: WebNode): boolean {
+  const s = spec as unknown as Record<string, unknown>;
+  const o = node as unknown as Record<string, unknown>;
+  let count = 0;
+  for (const k in s) {
+    if (k === 'children') continue;
+    count++;
+    const a = s[k];
+    const b = o[k];
+    if (a === b) {
+      if (a === undefined && !(k in o)) return false;
+      continue;
+    }
+    if (k !== 'options' || !Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  }
+  let own = 0;
+  for (const k in o) if (k !== 'children' && k !== 'bid') own++;
+  return own === count;
 }
 
 function menuSpec(page: PageState, key: string, label: string, items: Spec[]): Spec {

@@ -104,8 +104,7 @@ export function webFeedback(ctx: { action: Action; trace: readonly TraceEntry[];
   if (moved && path !== '/login' && !hints.paths.some((p) => path === p || path.startsWith(`${p}/`))) out.push({ code: 'OFF_PATH', message: `${path} is not a page this task needs`, ref: 'wrong-page' });
   if (ctx.action.tool === 'click') {
     const bid = String(ctx.action.args['bid']);
-    let key: string | undefined;
-    for (const [k, b] of page.bids) if (b === bid) key = k;
+    const key = page.bids.keyOf(bid);
     if (key !== undefined && hints.distractors.some((d) => (d.endsWith('*') ? key!.startsWith(d.slice(0, -1)) : key === d))) {
       out.push({ code: 'OFF_PATH', message: `clicked a distractor (${key})`, ref: 'distractor' });
     }
