@@ -53,6 +53,9 @@ beforeAll(() => {
   copyFileSync(path.join(ROOT, binary), path.join(scratch, binary));
 }, 600_000);
 
+const hasChromium = ['chromium', 'chromium-browser'].some((n) => spawnSync('which', [n]).status === 0);
+if (!hasChromium) console.warn('SKIPPED: the package test\'s web open case needs Chromium (apt-get install -y chromium); .ci/run installs it.');
+
 describe('the packed package', { timeout: 120_000 }, () => {
   it('exposes compiled JS and types for every export, and ships no tests', () => {
     const manifest = JSON.parse(readFileSync(path.join(installed, 'package.json'), 'utf8')) as { exports: Record<string, Record<string, string>>; types: string };
@@ -115,6 +118,23 @@ describe('the packed package', { timeout: 120_000 }, () => {
     expect(result.count).toBeGreaterThan(20);
     expect(result.wrong).toEqual([]);
     expect(result.applied).toBe(result.count);
+  });
+
+  // The scratch install holds the lockfile's non-dev packages only: what `npm i --omit=dev` gives a user.
+  it.skipIf(!hasChromium)('web open drives Chromium from an install without dev dependencies (playwright-core is a dependency)', () => {
+    const cli = (...args: string[]) => spawnSync(process.execPath, [path.join(installed, 'bin', 'envharness.js'), '--store', path.join(scratch, 'w.db'), '--json', ...args], { cwd: scratch, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1', DISPLAY: '' } });
+    expect(cli('generate', '--template', 'web/fill-form', '--count', '1').status).toBe(0);
+    const id = nodeIn(`
+      const { default: Database } = await import('better-sqlite3');
+      const db = new Database('w.db', { readonly: true });
+      console.log(db.prepare("select id from tasks where domain = 'web' order by seq limit 1").get().id);
+    `).trim();
+    const opened = cli('web', 'open', '--task', id, '--headless', '--out', path.join(scratch, 'web-open'));
+    expect(opened.stderr).not.toContain('playwright-core');
+    expect(opened.status).toBe(0);
+    const result = JSON.parse(opened.stdout) as { screenshot: string | null };
+    expect(result.screenshot).toBe(path.join(scratch, 'web-open', 'page.png'));
+    expect(readFileSync(result.screenshot!).subarray(1, 4).toString()).toBe('PNG');
   });
 
   it('the CLI installs only the shipped set of the domain it uses, and refuses a tampered one', () => {

@@ -61,7 +61,7 @@ export async function launchChromium(options: LaunchOptions): Promise<Browser> {
   try {
     playwright = await import('playwright-core');
   } catch (error) {
-    throw new EnvHarnessError('CONFIG_INVALID', 'the web domain drives Chromium with the npm package playwright-core, which is not installed; run npm install playwright-core@1.65.1', { cause: error, details: { pointer: '/playwright-core' } });
+    throw new EnvHarnessError('CONFIG_INVALID', 'the web domain drives Chromium with the npm package playwright-core, which is not installed (it is a dependency of envharness: reinstall it, or run npm install playwright-core@1.65.1)', { cause: error, details: { pointer: '/playwright-core' } });
   }
   const profile = mkdtempSync(join(tmpdir(), 'envharness-web-chromium-'));
   let context: BrowserContext;
