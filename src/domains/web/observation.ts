@@ -40,17 +40,7 @@ export function observe(page: PageState, error?: WebError, options: ObserveOptio
   const walk = (node: WebNode, depth: number, shown: boolean): void => {
     const visible = shown && isShown(page, node);
     if (prune && !visible) return;
-    if (!isDynamic(node)) {
-      // A subtree whose visibility does not move with the clock or the scroll: its text is memoised, and
-      // taken whole when it fits the budget (then every line of it would have fitted one by one).
-      const text = subtreeText(node, depth, visible, prune);
-      if (used + text.length + 1 <= budget) {
-        lines.push(text);
-        used += text.length + 1;
-        return;
-      }
-    }
-    const line = `${indent(depth)}${memoLine(node)}${visible ? '' : ', hidden'}`;
+    const line = `${'\t'.repeat(depth)}${nodeLine(node)}${visible ? '' : ', hidden'}`;
     if (used + line.length + 1 > budget) cut++;
     else {
       lines.push(line);
@@ -68,48 +58,6 @@ export function observe(page: PageState, error?: WebError, options: ObserveOptio
     focused = `[${n.bid}] ${n.role} '${n.name}'`;
   }
   return { url: page.url, title: page.title, focused, last_action_error: error?.message ?? '', axtree: lines.join('\n') };
-}
-
-// Memos keyed by node: nodes are immutable and renders share unchanged subtrees, so an observation after
-// a small change rebuilds only the text of the nodes on the changed paths.
-const lineMemo = new WeakMap<WebNode, string>();
-const dynamicMemo = new WeakMap<WebNode, boolean>();
-const textMemo = new WeakMap<WebNode, { depth: number; visible: boolean; prune: boolean; text: string }>();
-const indents: string[] = [''];
-
-function indent(depth: number): string {
-  while (indents.length <= depth) indents.push(`${indents[indents.length - 1]}\t`);
-  return indents[depth]!;
-}
-
-/** Whether anything in the subtree shows only after some ticks or some scrolling. */
-function isDynamic(node: WebNode): boolean {
-  let out = dynamicMemo.get(node);
-  if (out === undefined) {
-    out = node.showAt !== undefined || node.fold !== undefined || node.children.some(isDynamic);
-    dynamicMemo.set(node, out);
-  }
-  return out;
-}
-
-/** The lines of a static subtree at `depth` (its parent shown iff `visible` before its own flags), joined. */
-function subtreeText(node: WebNode, depth: number, visible: boolean, prune: boolean): string {
-  const known = textMemo.get(node);
-  if (known !== undefined && known.depth === depth && known.visible === visible && known.prune === prune) return known.text;
-  let text = `${indent(depth)}${memoLine(node)}${visible ? '' : ', hidden'}`;
-  for (const child of node.children) {
-    const shown = visible && child.hidden !== true;
-    if (prune && !shown) continue;
-    text += `\n${subtreeText(child, depth + 1, shown, prune)}`;
-  }
-  textMemo.set(node, { depth, visible, prune, text });
-  return text;
-}
-
-function memoLine(node: WebNode): string {
-  let line = lineMemo.get(node);
-  if (line === undefined) lineMemo.set(node, (line = nodeLine(node)));
-  return line;
 }
 
 /** One node as a line: `[bid] role 'name', property=value, ...`. */
