@@ -109,7 +109,20 @@ export interface EpisodeRegistryOptions {
   maxOpenEpisodes?: number;
   /** Set when replicas share the store: episodes live there, and a replica takes over what it is asked for. */
   shared?: SharedEpisodes;
+  /** When a step is answered (docs/http.md, "Durability"); default `committed`. */
+  durability?: Durability;
 }
+
+/**
+ * `committed` (the default): a step is answered once its transition is committed to the store.
+ * `relaxed`: a step that does not end its attempt is answered once applied, and its transition is committed
+ * at most `RELAXED_COMMIT_MS` later (resets, ends and closes are still committed before their answer).
+ * A process crash may lose the last acknowledged steps of that window; a clean shutdown loses nothing.
+ */
+export type Durability = 'committed' | 'relaxed';
+
+/** Relaxed durability: how long an acknowledged step may wait for its commit. */
+export const RELAXED_COMMIT_MS = 10;
 
 /** The parsed envelope of a step: `{ action, expectedStep? }`. */
 interface StepEnvelope {
@@ -148,6 +161,10 @@ export class EpisodeRegistry {
   private tickPromise: Promise<void> | undefined;
   private readonly listeners: Array<(ep: ServerEpisode, event: EpisodeEvent) => void> = [];
   private readonly shared: SharedEpisodes | undefined;
+  readonly durability: Durability;
+  /** Relaxed durability: episodes with acknowledged steps not yet committed, and the timer that commits them. */
+  private later = new Map<Episode, ServerEpisode>();
+  private laterTimer: ReturnType<typeof setTimeout> | undefined;
   /** Takeovers in progress on this replica, by id and token. */
   private readonly loading = new Map<string, Promise<void>>();
 
@@ -158,6 +175,14 @@ export class EpisodeRegistry {
     this.idleMs = options.idleMs;
     this.maxBatch = options.maxBatch;
     this.maxOpenEpisodes = options.maxOpenEpisodes ?? Infinity;
+    this.durability = options.durability ?? 'committed';
+    if (this.durability !== 'committed' && this.durability !== 'relaxed') {
+      throw new EnvHarnessError('CONFIG_INVALID', `durability must be "committed" or "relaxed", got ${JSON.stringify(this.durability)}`, { details: { pointer: '/durability' } });
+    }
+    if (this.durability === 'relaxed' && this.shared !== undefined) {
+      // Another replica rebuilds an episode from the store: an acknowledged step not yet there would be lost.
+      throw new EnvHarnessError('CONFIG_INVALID', 'durability "relaxed" is not available with replicas sharing a store (a takeover rebuilds episodes from what is committed); use the default', { details: { pointer: '/durability' } });
+    }
   }
 
   /** Calls `listener` after a committed step that ends an attempt, and when an episode is closed (GRPO groups). */
@@ -379,7 +404,8 @@ export class EpisodeRegistry {
       result = applyStep(ep, envelope, '');
       const text = JSON.stringify(result);
       if (key !== undefined) this.attachKey(ep, key, fingerprint, result, text);
-      await this.commit([ep.episode!], [ep]);
+      if (this.durability === 'relaxed' && !result.terminated && !result.truncated) this.commitLater(ep);
+      else await this.commit([ep.episode!], [ep]);
       reply = { status: 200, body: text, headers: JSON_HEADERS as Record<string, string> };
       if (result.terminated || result.truncated) this.emit(ep, { kind: 'end', result });
     } catch (error) {
@@ -457,7 +483,9 @@ export class EpisodeRegistry {
     }
 
     const failed = new Map<ServerEpisode, Problem>();
-    if (touched.size > 0) {
+    if (touched.size > 0 && this.durability === 'relaxed' && pending.every((item) => item.result === undefined || (!item.result.terminated && !item.result.truncated))) {
+      for (const ep of touched) this.commitLater(ep);
+    } else if (touched.size > 0) {
       const eps = [...touched];
       try {
         await this.commit(eps.map((ep) => ep.episode!), eps);
@@ -536,6 +564,7 @@ export class EpisodeRegistry {
 
   /** Closes everything (server shutdown); with replicas, only flushes and forgets: the others carry on. */
   async closeAll(): Promise<void> {
+    await this.commitNow();
     if (this.shared !== undefined) {
       for (const ep of [...this.episodes.values()]) {
         await ep.episode?.flush().catch(() => undefined);
@@ -622,6 +651,22 @@ export class EpisodeRegistry {
       throw fail('DOMAIN_NOT_FOUND', `task ${task.id.slice(0, 12)} needs domain ${task.domain}, which this server does not have`, pointer);
     }
     return task;
+  }
+
+  /** Relaxed durability: the episode's steps so far are committed within RELAXED_COMMIT_MS; a failure breaks it. */
+  private commitLater(ep: ServerEpisode): void {
+    this.later.set(ep.episode!, ep);
+    this.laterTimer ??= setTimeout(() => void this.commitNow(), RELAXED_COMMIT_MS);
+  }
+
+  /** Relaxed durability: commits every acknowledged step now (a failure is kept on the episodes it broke). */
+  private async commitNow(): Promise<void> {
+    if (this.laterTimer !== undefined) clearTimeout(this.laterTimer);
+    this.laterTimer = undefined;
+    if (this.later.size === 0) return;
+    const later = this.later;
+    this.later = new Map();
+    await this.commit([...later.keys()], [...later.values()]).catch(() => undefined);
   }
 
   /**
