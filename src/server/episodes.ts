@@ -378,36 +378,59 @@ export class EpisodeRegistry {
    * first reply byte for byte; the same key with another body is 422; a key still in flight is 409.
    */
   async step(ep: ServerEpisode, raw: string, key: string | undefined, instance?: string): Promise<Reply> {
+    // The body is parsed once: for the envelope and, with a key, for its fingerprint.
+    let body: { value: unknown } | { error: unknown };
+    try {
+      body = { value: parseJsonBody(raw) };
+    } catch (error) {
+      body = { error };
+    }
+    const fingerprint = key === undefined ? '' : 'value' in body ? valueFingerprint(body.value, raw) : rawFingerprint(raw);
+    return (await this.applyBody(ep, body, maySurrogate(raw), key, fingerprint, instance)).reply;
+  }
+
+  /**
+   * `step` for an action already parsed from JSON (the OpenEnv WebSocket): no body text to build and parse
+   * again, and the applied result alongside the reply. The key fingerprint is the one `step` gives the
+   * body `{"action": ...}`.
+   */
+  async stepAction(ep: ServerEpisode, action: unknown, key?: string): Promise<{ reply: Reply; result?: StepResult }> {
+    const value = { action };
+    const fingerprint = key === undefined ? '' : valueFingerprint(value, undefined);
+    return this.applyBody(ep, { value }, true, key, fingerprint, undefined);
+  }
+
+  private async applyBody(ep: ServerEpisode, body: { value: unknown } | { error: unknown }, scan: boolean, key: string | undefined, fingerprint: string, instance: string | undefined): Promise<{ reply: Reply; result?: StepResult }> {
     ep.lastUsed = this.now();
-    let fingerprint = '';
     if (key !== undefined) {
       const keyProblem = checkKey(key);
-      if (keyProblem !== undefined) return problemReply({ ...keyProblem, ...(instance ? { instance } : {}) });
-      fingerprint = `s:${bodyFingerprint(raw)}`;
+      if (keyProblem !== undefined) return { reply: problemReply({ ...keyProblem, ...(instance ? { instance } : {}) }) };
       const prior = replayOf(ep, key, fingerprint, instance) ?? (await this.sharedReplay(ep, key, fingerprint, instance));
-      if (prior !== undefined) return prior;
+      if (prior !== undefined) return { reply: prior };
     }
     let envelope: StepEnvelope;
-    let result: StepResult;
     try {
-      envelope = parseStepEnvelope(parseJsonBody(raw), '', maySurrogate(raw));
+      if ('error' in body) throw body.error;
+      envelope = parseStepEnvelope(body.value, '', scan);
       this.guard(ep);
       ep.busy = true;
     } catch (error) {
       const reply = problemReply(problemOf(error, instance));
       remember(ep, key, fingerprint, reply);
-      return reply;
+      return { reply };
     }
     if (key !== undefined) rememberPending(ep, key, fingerprint);
     let reply: Reply;
+    let result: StepResult | undefined;
     try {
-      result = applyStep(ep, envelope, '');
-      const text = JSON.stringify(result);
-      if (key !== undefined) this.attachKey(ep, key, fingerprint, result, text);
-      if (this.durability === 'relaxed' && !result.terminated && !result.truncated) this.commitLater(ep);
+      const applied = applyStep(ep, envelope, '');
+      const text = JSON.stringify(applied);
+      if (key !== undefined) this.attachKey(ep, key, fingerprint, applied, text);
+      if (this.durability === 'relaxed' && !applied.terminated && !applied.truncated) this.commitLater(ep);
       else await this.commit([ep.episode!], [ep]);
       reply = { status: 200, body: text, headers: JSON_HEADERS as Record<string, string> };
-      if (result.terminated || result.truncated) this.emit(ep, { kind: 'end', result });
+      result = applied;
+      if (applied.terminated || applied.truncated) this.emit(ep, { kind: 'end', result: applied });
     } catch (error) {
       reply = problemReply(problemOf(error, instance));
     } finally {
@@ -415,7 +438,7 @@ export class EpisodeRegistry {
       ep.lastUsed = this.now();
     }
     remember(ep, key, fingerprint, reply);
-    return reply;
+    return result === undefined ? { reply } : { reply, result };
   }
 
   /**
@@ -808,13 +831,19 @@ function checkKey(key: string): Problem | undefined {
  * What makes two bodies "the same request" for an Idempotency-Key: their canonical JSON (so whitespace
  * and key order do not matter); a body that is not JSON (or too deep to canonicalize) by its bytes.
  */
-function bodyFingerprint(raw: string): string {
-  try {
-    const value = JSON.parse(raw) as JsonValue;
-    if (!depthExceeds(value, 64)) return sha256(canonicalize(value));
-  } catch {
-    // Not JSON: compared byte for byte (it is refused anyway, and the refusal is what a replay returns).
+/** A parsed body's fingerprint (`raw` is its text, or undefined when it came parsed): its canonical JSON, else its bytes. */
+function valueFingerprint(value: unknown, raw: string | undefined): string {
+  if (!depthExceeds(value as JsonValue, 64)) {
+    try {
+      return sha256(canonicalize(value as JsonValue));
+    } catch {
+      // No canonical form (a lone surrogate in a key): refused anyway, so its bytes identify it.
+    }
   }
+  return rawFingerprint(raw ?? JSON.stringify(value));
+}
+
+function rawFingerprint(raw: string): string {
   return sha256(`raw:${raw}`);
 }
 
