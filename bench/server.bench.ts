@@ -300,7 +300,7 @@ export async function run(): Promise<BenchSection[]> {
         notes: [
           'Targets (perf-anchors §4): ≥ 29k retail tool steps/s (10× tau-bench behind FastAPI, 2.9k req/s there), ≈ 90% of a null route on the same machine.',
           `One server process uses one core: at ${median(cpus).toFixed(0)} µs of CPU per null step it could serve about ${fmt(1e6 / median(cpus))} steps/s with a core to itself.`,
-          '`--durability relaxed` (docs/http.md) answers before the commit: it shortens each answer\'s wait, but every transition is still written by the same process, so its CPU per step is close to the default\'s.',
+          '`--durability relaxed` (docs/http.md) answers before the commit: it shortens each answer\'s wait (the Python rows), not the server\'s CPU per step: every transition is still written by the same process, and answers that no longer leave together after one group commit bring the next requests in smaller bunches.',
         ],
       },
       {
