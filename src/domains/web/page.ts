@@ -4,7 +4,7 @@
  * bid, hidden, covered by a modal, disabled, wrong kind of element) return the same page and an error.
  */
 import { arrange, has, labelFor, type PageConfig } from './perturbation.js';
-import { button, EMPTY_VIEW, form, input, modal, text, toast, type Effect, type HandleContext, type RenderContext, type Site, type Spec, type View } from './site.js';
+import { button, EMPTY_VIEW, form, input, menu, modal, text, toast, type Effect, type HandleContext, type RenderContext, type Site, type Spec, type View } from './site.js';
 import { BidMap } from './bid-registry.js';
 import type { WebStore } from './store.js';
 import { indexTree, nodeAt, ROOT_BID, updateAt, type BidIndex, type WebNode } from './tree.js';
@@ -471,7 +471,7 @@ function rerender(page: PageState): PageState {
   };
   if (has(page.config, 'ab-variant')) {
     // Variant B hides the top navigation behind a menu button.
-    nav.children = [menuSpec(page, 'nav.menu', 'Menu', nav.children!)];
+    nav.children = [menu(ctx, 'nav.menu', 'Menu', nav.children!)];
   }
   const layers: Spec[] = [];
   if (page.view.toast !== undefined) layers.push(toast('layer.toast', page.view.toast));
@@ -577,20 +577,6 @@ function sameFields(spec: Spec, node: WebNode): boolean {
   let own = 0;
   for (const k in o) if (k !== 'children' && k !== 'bid') own++;
   return own === count;
-}
-
-function menuSpec(page: PageState, key: string, label: string, items: Spec[]): Spec {
-  const open = page.view.menu === key;
-  return {
-    key,
-    component: 'menu',
-    role: 'region',
-    name: '',
-    children: [
-      { key: `${key}.toggle`, component: 'button', role: 'button', name: label, on: `menu:${key}`, expanded: open },
-      { key: `${key}.items`, component: 'section', role: 'menu', name: label, hidden: !open, children: items.map((i) => ({ ...i, component: 'menuitem' as const, role: 'menuitem' as const })) },
-    ],
-  };
 }
 
 function link(key: string, name: string, href: string): Spec {
