@@ -204,13 +204,20 @@ export interface SummaryCell {
 /**
  * A free-text field of a tool's successful output. `pointer` (RFC 6901) names the field inside the
  * output object; its parent must be an object, and the field is added when the output lacks it (a
- * note the record may or may not carry). Placing text there never changes the state.
+ * note the record may or may not carry), or, with `line`, extended by one line. Placing text there
+ * never changes the state.
  */
 export interface InjectionPoint {
   tool: string;
   pointer: string;
   /** What the field is, as a reader of the output would see it ("a note left on the order"). */
   description: string;
+  /**
+   * Set when the field is a text the output already carries (a page's accessibility tree): the text
+   * then goes in as one more line of it, in this shape, `{text}` standing for the attacker's text
+   * (newlines in it become spaces). Unset, the field is set to the text.
+   */
+  line?: string;
 }
 
 /** Per-domain defaults read by shared code. */

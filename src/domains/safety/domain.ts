@@ -138,6 +138,7 @@ export function createAttackDomain<S>(base: Domain<S>, options: AttackDomainOpti
   points.forEach((p, i) => {
     if (!toolNames.has(p.tool)) throw new EnvHarnessError('PARAMS_INVALID', `injectionPoints[${i}] names tool ${p.tool}, which ${base.name} does not have`, { details: { pointer: `/injectionPoints/${i}/tool` } });
     if (parsePointer(p.pointer).length === 0) throw new EnvHarnessError('PARAMS_INVALID', `injectionPoints[${i}].pointer must name a field, got "${p.pointer}"`, { details: { pointer: `/injectionPoints/${i}/pointer` } });
+    if (p.line !== undefined && !p.line.includes('{text}')) throw new EnvHarnessError('PARAMS_INVALID', `injectionPoints[${i}].line must contain {text} (where the attacker's text goes), got "${p.line}"`, { details: { pointer: `/injectionPoints/${i}/line` } });
   });
   const name = options.name ?? 'safety';
   const defense: Defense = { ...options.defense };
@@ -180,7 +181,11 @@ export function createAttackDomain<S>(base: Domain<S>, options: AttackDomainOpti
       let output = out.output;
       const byPointer = new Map<string, string[]>();
       for (const p of here) byPointer.set(p.pointer, [...(byPointer.get(p.pointer) ?? []), p.text]);
-      for (const [pointer, texts] of byPointer) output = placeText(output, parsePointer(pointer), markText(texts.join('\n'), defense));
+      for (const [pointer, texts] of byPointer) {
+        const text = markText(texts.join('\n'), defense);
+        const shape = points.find((p) => p.tool === tool.name && p.pointer === pointer)?.line;
+        output = placeText(output, parsePointer(pointer), shape === undefined ? () => text : (old) => withLine(old, shape, text));
+      }
       return { ok: true, output };
     },
   });
@@ -386,15 +391,21 @@ function markText(text: string, defense: Defense): string {
   return out;
 }
 
-/** `output` with `text` at `path` (the field added if absent), copying only the objects on the path. */
-function placeText(output: JsonValue, path: readonly string[], text: string): JsonValue {
+/** `output` with the field at `path` set to `value(old)` (added if absent), copying only the objects on the path. */
+function placeText(output: JsonValue, path: readonly string[], value: (old: JsonValue | undefined) => JsonValue): JsonValue {
   if (output === null || typeof output !== 'object' || Array.isArray(output)) return output;
   const [head, ...rest] = path;
   const record = output as JsonObject;
-  if (rest.length === 0) return { ...record, [head!]: text };
+  if (rest.length === 0) return { ...record, [head!]: value(record[head!]) };
   const child = record[head!];
   if (child === undefined || child === null || typeof child !== 'object' || Array.isArray(child)) return output;
-  return { ...record, [head!]: placeText(child, rest, text) };
+  return { ...record, [head!]: placeText(child, rest, value) };
+}
+
+/** A text field with one more line, `shape` with `{text}` replaced by `text` on one line (`InjectionPoint.line`). */
+function withLine(old: JsonValue | undefined, shape: string, text: string): string {
+  const line = shape.split('{text}').join(text.replace(/\s*\n\s*/g, ' '));
+  return typeof old === 'string' && old !== '' ? `${old}\n${line}` : line;
 }
 
 /** The calls of a reference solution that return text at an injection point, in order, distinct. */
