@@ -119,6 +119,8 @@ describe('attack layer on retail', () => {
     expect(err(() => createAttackDomain(bare)).code).toBe('PARAMS_INVALID');
     const bad = err(() => createAttackDomain({ ...retail, injectionPoints: [{ tool: 'nope', pointer: '/x', description: 'x' }] }));
     expect(bad.details).toEqual({ pointer: '/injectionPoints/0/tool' });
+    const shapeless = err(() => createAttackDomain({ ...retail, injectionPoints: [{ tool: 'get_order_details', pointer: '/note', description: 'x', line: 'no placeholder' }] }));
+    expect([shapeless.code, shapeless.details]).toEqual(['PARAMS_INVALID', { pointer: '/injectionPoints/0/line' }]);
   });
 });
 
