@@ -1,14 +1,16 @@
 /** The CLI's gate hook module (src/builtins.ts `createGateHooks`): what its worker threads decide is what the main thread decides. */
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { builtinDomains, createGateHooks, isBuiltinDomain, templates as builtinTemplates } from '../../builtins.js';
-import type { Task } from '../../core/index.js';
+import { builtinDomains, createGateHooks, isBuiltinDomain, templates } from '../../builtins.js';
+import type { RegisteredTemplate, Task } from '../../core/index.js';
 import { createCandidatePlan, instantiateCandidates } from '../../generation/candidates.js';
 import { checkTaskGates } from '../../generation/index.js';
 import run from '../../generation/worker.js';
 import { createDomainGateHooks } from '../../runtime/index.js';
 
 const BUILTINS = fileURLToPath(new URL('../../builtins.ts', import.meta.url));
+// The built-in templates are registered ones (each carries its id and source digest).
+const builtinTemplates = templates as RegisteredTemplate<any>[];
 const GATES = { schema: true, oracle: true, nonTrivial: true };
 
 describe('built-in gate hooks for worker threads', () => {
