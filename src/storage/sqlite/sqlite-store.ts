@@ -763,14 +763,16 @@ export class SqliteStore implements Store {
     };
   }
 
-  private writeEpisode(episode: EpisodeRecord): void {
+  private writeEpisode(episode: EpisodeRecord, likelyNew = false): void {
     const body = canonicalize(episode);
     // The usual save (a running episode's progress) changes no indexed column: updating only the others
     // rewrites just the row's page, where the upsert below would also rewrite its run and task index entries.
-    const progressed = this.sql(
-      'UPDATE episodes SET status = ?, steps = ?, created_at = ?, updated_at = ?, body = ? WHERE id = ? AND task_id = ? AND run_id IS ?',
-    ).run(episode.status, episode.steps, episode.createdAt, episode.updatedAt, body, episode.id, episode.taskId, episode.runId ?? null);
-    if (progressed.changes > 0) return;
+    if (!likelyNew) {
+      const progressed = this.sql(
+        'UPDATE episodes SET status = ?, steps = ?, created_at = ?, updated_at = ?, body = ? WHERE id = ? AND task_id = ? AND run_id IS ?',
+      ).run(episode.status, episode.steps, episode.createdAt, episode.updatedAt, body, episode.id, episode.taskId, episode.runId ?? null);
+      if (progressed.changes > 0) return;
+    }
     this.sql(
       'INSERT INTO episodes (id, task_id, run_id, status, steps, created_at, updated_at, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ' +
         'ON CONFLICT (id) DO UPDATE SET task_id = excluded.task_id, run_id = excluded.run_id, status = excluded.status, ' +
@@ -808,20 +810,24 @@ export class SqliteStore implements Store {
       },
       isUniqueViolation,
     );
-    for (const episode of episodes) this.writeEpisode(episode);
+    // An episode whose first transition is in this call is most likely new to the episodes table too: its
+    // row goes straight to the upsert rather than first missing with the progress UPDATE.
+    for (const episode of episodes) this.writeEpisode(episode, created.has(episode.id));
   }
 
   /** The integer key of an episode id, created (into `created`) at its first transition. Inside a write transaction. */
   private episodeKey(episodeId: string, created: Map<string, number>): number {
     const known = this.episodeKeys.get(episodeId) ?? created.get(episodeId);
     if (known !== undefined) return known;
-    const stored = this.pluck('SELECT seq FROM episode_keys WHERE id = ?').get(episodeId) as number | undefined;
-    if (stored !== undefined) {
+    // An id not remembered is usually a new episode: insert first, and look the key up only if it existed.
+    const inserted = this.sql('INSERT INTO episode_keys (id) VALUES (?) ON CONFLICT (id) DO NOTHING').run(episodeId);
+    if (inserted.changes === 0) {
       // Not created by this transaction (that would be in `created`), so committed already.
+      const stored = this.pluck('SELECT seq FROM episode_keys WHERE id = ?').get(episodeId) as number;
       this.rememberEpisodeKey(episodeId, stored);
       return stored;
     }
-    const key = Number(this.sql('INSERT INTO episode_keys (id) VALUES (?)').run(episodeId).lastInsertRowid);
+    const key = Number(inserted.lastInsertRowid);
     created.set(episodeId, key);
     return key;
   }
