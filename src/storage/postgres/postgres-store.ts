@@ -22,6 +22,7 @@ import {
   type StoredTask,
   type TaskFilter,
   type TaskIndexEntry,
+  type TaskWatermark,
   type TaskStatus,
   type Transition,
   type EpisodeStatus,
@@ -225,6 +226,13 @@ export class PostgresStore implements Store {
       const { text, values } = taskQuery('id, seq, template, domain, task_type, level, split, status', filter);
       const result = await this.pool.query<[string, number, string, string, string, number, Split, TaskStatus]>({ text, values, rowMode: 'array' });
       return result.rows.map(([id, seq, template, domain, taskType, level, split, status]) => ({ id, seq, template, domain, taskType, level, split, status }));
+    });
+  }
+
+  async taskWatermark(): Promise<TaskWatermark> {
+    return this.guard('taskWatermark', async () => {
+      const [row] = await this.rows<{ rows: number; changes: number }>('SELECT rows::float8 AS rows, changes::float8 AS changes FROM task_watermark WHERE id = 0');
+      return { rows: row!.rows, changes: row!.changes };
     });
   }
 

@@ -228,6 +228,42 @@ export const MIGRATIONS: readonly Migration[] = [
       WHERE NOT accepted AND reason IS NOT NULL;
     `,
   },
+  {
+    version: 6,
+    description: 'task watermark: the number of task rows and a count of their updates, kept by triggers',
+    // A draw syncs its pool with the store first. Reading this one row tells it whether anything changed
+    // (by any replica), instead of re-reading the index and the review audit per draw. The row is updated
+    // in the writing transaction (once per statement), so it changes exactly when its rows become visible.
+    sql: `
+      CREATE TABLE task_watermark (
+        id      integer PRIMARY KEY CHECK (id = 0),
+        rows    bigint NOT NULL,
+        changes bigint NOT NULL
+      );
+      INSERT INTO task_watermark (id, rows, changes) SELECT 0, count(*), 0 FROM tasks;
+      CREATE FUNCTION task_watermark_insert() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+      BEGIN
+        UPDATE task_watermark SET rows = rows + c.n FROM (SELECT count(*) AS n FROM new_rows) c WHERE id = 0 AND c.n > 0;
+        RETURN NULL;
+      END $$;
+      CREATE FUNCTION task_watermark_update() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+      BEGIN
+        UPDATE task_watermark SET changes = changes + c.n FROM (SELECT count(*) AS n FROM old_rows) c WHERE id = 0 AND c.n > 0;
+        RETURN NULL;
+      END $$;
+      CREATE FUNCTION task_watermark_delete() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+      BEGIN
+        UPDATE task_watermark SET rows = rows - c.n, changes = changes + c.n FROM (SELECT count(*) AS n FROM old_rows) c WHERE id = 0 AND c.n > 0;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER tasks_watermark_insert AFTER INSERT ON tasks REFERENCING NEW TABLE AS new_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION task_watermark_insert();
+      CREATE TRIGGER tasks_watermark_update AFTER UPDATE ON tasks REFERENCING OLD TABLE AS old_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION task_watermark_update();
+      CREATE TRIGGER tasks_watermark_delete AFTER DELETE ON tasks REFERENCING OLD TABLE AS old_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION task_watermark_delete();
+    `,
+  },
 ];
 
 /** The schema version this code writes: the last migration's. */

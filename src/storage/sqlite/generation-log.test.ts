@@ -9,7 +9,7 @@ import { generateBatch } from '../../generation/batch.js';
 import { createTemplateRegistry } from '../../generation/registry.js';
 import { createGateHooks as plantedHooks } from '../../generation/testing/planted-hooks.js';
 import { templates as testTemplates } from '../../generation/testing/templates.js';
-import { MIGRATIONS, migrate } from './schema.js';
+import { MIGRATIONS, migrate, SCHEMA_VERSION } from './schema.js';
 import { createSqliteStore } from './sqlite-store.js';
 
 const dirs: string[] = [];
@@ -132,7 +132,7 @@ describe('sqlite store: compact generation log', () => {
     expect(migrate(db, MIGRATIONS.slice(0, 3))).toEqual([3]);
     db.close();
     const store = createSqliteStore(file);
-    // Opening applies version 4: the old rejections read back with the code their gate gives such a reason.
+    // Opening applies versions 4 and 5: the old rejections read back with the code their gate gives such a reason.
     const coded = batches.map((b) => ({
       ...b,
       log: b.log.map((e) => (e.accepted ? e : { ...e, problem: { code: { oracle: 'ORACLE_FAILED', schema: 'TASK_SCHEMA', near_duplicate: 'NEAR_DUPLICATE' }[e.gate as string], message: e.reason! } })),
@@ -174,7 +174,7 @@ describe('sqlite store: compact generation log', () => {
     })();
     db.close();
     const store = createSqliteStore(file);
-    expect((await store.getInfo()).schemaVersion).toBe(4);
+    expect((await store.getInfo()).schemaVersion).toBe(SCHEMA_VERSION);
     expect(await store.listGenerationLog({ accepted: false })).toEqual(rejected.map((e) => ({ ...e, batchId: batch.manifest.id })));
     await store.close();
   });
