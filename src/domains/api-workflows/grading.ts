@@ -60,10 +60,23 @@ export function compareWorlds(agentState: ApiState, referenceState: ApiState, ta
   return result;
 }
 
+// A task's reference state is prepared once and compared with every episode's: its settled changes are kept per state.
+const referenceChanges = new WeakMap<ApiState, { hash: string; events: number; changes: Map<string, WorldRecord | null> }>();
+
+function settledChangesOf(referenceState: ApiState): Map<string, WorldRecord | null> {
+  const hash = hashApiState(referenceState);
+  const events = referenceState.session.eventsDone.size;
+  const hit = referenceChanges.get(referenceState);
+  if (hit !== undefined && hit.hash === hash && hit.events === events) return hit.changes;
+  const changes = changesOf(settled(referenceState));
+  referenceChanges.set(referenceState, { hash, events, changes });
+  return changes;
+}
+
 function compareFresh(agentState: ApiState, referenceState: ApiState, task: Task): Comparison {
   const mentions = ((task.spec.user as JsonObject | undefined)?.mentions as string[] | undefined) ?? [];
   const agent = changesOf(settled(agentState));
-  const reference = changesOf(settled(referenceState));
+  const reference = settledChangesOf(referenceState);
   const out: Comparison = { missing: [], duplicates: [], stray: [] };
   const createdAgent = new Map<Table, Array<[string, WorldRecord]>>();
   const existing = new Set<string>();
@@ -88,7 +101,7 @@ function compareFresh(agentState: ApiState, referenceState: ApiState, task: Task
     const base = agentState.world.byId[table].get(id) ?? null;
     const a = agent.has(key) ? agent.get(key)! : base;
     const r = reference.has(key) ? reference.get(key)! : base;
-    if (canonicalize(a) !== canonicalize(r)) (reference.has(key) ? out.missing : out.stray).push(key);
+    if (a !== r && canonicalize(a) !== canonicalize(r)) (reference.has(key) ? out.missing : out.stray).push(key);
   }
   for (const [table, list] of createdAgent) {
     for (const [key, record] of list) {

@@ -48,13 +48,27 @@ function freshSession(): Session {
 
 /** A fresh state on a world with a scenario (faults and events). */
 export function createApiState(world: World, scenario: Scenario): ApiState {
-  const overlay = Object.fromEntries(TABLES.map((t) => [t, new Map()])) as unknown as ApiState['overlay'];
+  const overlay: ApiState['overlay'] = { customers: new Map(), staff: new Map(), invoices: new Map(), payments: new Map(), products: new Map(), shipments: new Map(), tickets: new Map(), events: new Map(), outbox: new Map() };
   return { world, scenario, overlay, seq: { ...world.nextSeq }, session: freshSession(), hash: world.digest };
 }
 
+const copyMap = <K, V>(map: ReadonlyMap<K, V>): Map<K, V> => (map.size === 0 ? new Map() : new Map(map));
+
 /** A working copy: O(changed records + session entries). */
 export function forkApiState(state: ApiState): ApiState {
-  const overlay = Object.fromEntries(TABLES.map((t) => [t, new Map(state.overlay[t])])) as unknown as ApiState['overlay'];
+  const o = state.overlay;
+  // Spelled out (not built from TABLES): a fork happens every episode, and an empty table needs no copy loop.
+  const overlay: ApiState['overlay'] = {
+    customers: copyMap(o.customers),
+    staff: copyMap(o.staff),
+    invoices: copyMap(o.invoices),
+    payments: copyMap(o.payments),
+    products: copyMap(o.products),
+    shipments: copyMap(o.shipments),
+    tickets: copyMap(o.tickets),
+    events: copyMap(o.events),
+    outbox: copyMap(o.outbox),
+  };
   const s = state.session;
   const session: Session = {
     clock: s.clock,
