@@ -1,12 +1,27 @@
-/** `npm run bench`: runs every bench/*.bench.ts and writes BENCHMARKS.md (medians, with the machine's core count). */
-import { readdirSync, writeFileSync } from 'node:fs';
-import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
+/**
+ * `npm run bench`: runs every bench/*.bench.ts and writes BENCHMARKS.md (medians, with the machine's core count).
+ * Each file runs in a process of its own, so that no section's figures carry another's JIT state, heap or
+ * leftover threads (a section's CPU columns are its process's CPU): run alone or in the full run, a section
+ * measures the same thing.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { BenchSection } from './lib.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const only = process.argv.slice(2);
+
+// A child: run one file's sections and hand them back as JSON.
+const childFile = process.env['ENVHARNESS_BENCH_FILE'];
+const childOut = process.env['ENVHARNESS_BENCH_OUT'];
+if (childFile !== undefined && childOut !== undefined) {
+  const mod = (await import(pathToFileURL(join(here, childFile)).href)) as { run: () => Promise<BenchSection[]> };
+  writeFileSync(childOut, JSON.stringify(await mod.run()));
+  process.exit(0);
+}
 
 const files = readdirSync(here)
   .filter((f) => f.endsWith('.bench.ts'))
@@ -16,11 +31,21 @@ const files = readdirSync(here)
 const sections: BenchSection[] = [];
 const loadBefore = loadavg();
 const started = Date.now();
+const scratch = mkdtempSync(join(tmpdir(), 'envharness-bench-'));
 for (const file of files) {
   process.stderr.write(`bench: ${file}\n`);
-  const mod = (await import(pathToFileURL(join(here, file)).href)) as { run: () => Promise<BenchSection[]> };
-  sections.push(...(await mod.run()));
+  const out = join(scratch, `${file}.json`);
+  const child = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url)], {
+    env: { ...process.env, ENVHARNESS_BENCH_FILE: file, ENVHARNESS_BENCH_OUT: out },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  if (child.status !== 0) {
+    rmSync(scratch, { recursive: true, force: true });
+    throw new Error(`bench ${file} failed (exit ${child.status ?? child.signal})`);
+  }
+  sections.push(...(JSON.parse(readFileSync(out, 'utf8')) as BenchSection[]));
 }
+rmSync(scratch, { recursive: true, force: true });
 
 const cpu = cpus()[0]?.model ?? 'unknown CPU';
 const lines: string[] = [

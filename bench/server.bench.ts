@@ -6,7 +6,7 @@
  * The load generator is wrk (`-t1 -c8`, as in the perf anchors) when it is on PATH, else a Node one.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -181,6 +181,11 @@ export async function run(): Promise<BenchSection[]> {
   const dir = mkdtempSync(join(tmpdir(), 'envharness-bench-http-'));
   const { path, tasks } = await prepareStore(dir);
   const server = await spawnServe(path, TOKEN, ['--idle', '3600']);
+  // The explicitly weaker mode (docs/http.md, "Durability"): a step is answered once applied, committed within 10 ms.
+  // Its own copy of the store, so that the two servers never wait on each other's write lock.
+  const relaxedPath = join(dir, 'relaxed.db');
+  copyFileSync(path, relaxedPath);
+  const relaxed = await spawnServe(relaxedPath, TOKEN, ['--idle', '3600', '--durability', 'relaxed']);
   const raw = await spawnNullServer();
   try {
     // ---- capacity --------------------------------------------------------------------------
@@ -195,12 +200,16 @@ export async function run(): Promise<BenchSection[]> {
       process.stderr.write(`bench: no retail target: ${error.message}\n`);
       return [];
     });
+    const relaxedNull = await createEpisodes(relaxed.port, { domain: 'null' }, EPISODES);
+    const relaxedRetail = retailEpisodes.length === 0 ? [] : await createEpisodes(relaxed.port, { domain: 'retail', split: 'regression', dynamics: { budget: lifted } }, EPISODES);
     const steps = (episodes: Array<{ id: string; token: string }>, body: string) => episodes.map((e) => ({ path: `/v1/episodes/${e.id}/step`, token: e.token, body }));
     const targets: Target[] = [
       { name: 'node:http null route (floor of this machine, same moment)', port: raw.port, pid: raw.child.pid!, requests: [{ path: '/step', token: 'x', body: noopBody }] },
       { name: 'envharness serve: null-domain step (validate, step, record, commit, answer)', port: server.port, pid: server.child.pid!, requests: steps(nullEpisodes, noopBody) },
       { name: 'envharness serve: inventory tool step (get_stock)', port: server.port, pid: server.child.pid!, requests: steps(toolEpisodes, toolBody) },
       ...(retailEpisodes.length > 0 ? [{ name: 'envharness serve: retail tool step (list_all_product_types)', port: server.port, pid: server.child.pid!, requests: steps(retailEpisodes, retailBody) }] : []),
+      { name: 'envharness serve --durability relaxed: null-domain step (answered once applied, committed within 10 ms)', port: relaxed.port, pid: relaxed.child.pid!, requests: steps(relaxedNull, noopBody) },
+      ...(relaxedRetail.length > 0 ? [{ name: 'envharness serve --durability relaxed: retail tool step (list_all_product_types)', port: relaxed.port, pid: relaxed.child.pid!, requests: steps(relaxedRetail, retailBody) }] : []),
     ];
     // The node generator holds one connection per request: the floor gets one per connection too.
     if (!HAS_WRK) targets[0]!.requests = Array.from({ length: CONNECTIONS }, () => targets[0]!.requests[0]!);
@@ -239,11 +248,16 @@ export async function run(): Promise<BenchSection[]> {
     const batch32: Array<Record<string, number> | undefined> = [];
     const batch256: Array<Record<string, number> | undefined> = [];
     const ws: Array<Record<string, number> | undefined> = [];
+    const seqRelaxed: Array<Record<string, number> | undefined> = [];
+    const wsRelaxed: Array<Record<string, number> | undefined> = [];
+    const relaxedUrl = `http://127.0.0.1:${relaxed.port}`;
     for (let r = 0; r < RUNS; r++) {
       seqRaw.push(python(['--url', rawUrl, '--mode', 'raw', '--seconds', seconds]));
       seqSocket.push(python(['--url', rawUrl, '--mode', 'socket', '--seconds', seconds]));
       seq.push(python(['--url', url, '--token', TOKEN, '--mode', 'sequential', '--seconds', seconds]));
       ws.push(python(['--url', url, '--token', TOKEN, '--mode', 'websocket', '--seconds', seconds]));
+      seqRelaxed.push(python(['--url', relaxedUrl, '--token', TOKEN, '--mode', 'sequential', '--seconds', seconds]));
+      wsRelaxed.push(python(['--url', relaxedUrl, '--token', TOKEN, '--mode', 'websocket', '--seconds', seconds]));
       batch32.push(python(['--url', url, '--token', TOKEN, '--mode', 'batched', '--sessions', '32', '--seconds', seconds]));
       batch256.push(python(['--url', url, '--token', TOKEN, '--mode', 'batched', '--sessions', '256', '--seconds', seconds]));
     }
@@ -266,6 +280,8 @@ export async function run(): Promise<BenchSection[]> {
       seqRow('sequential step, a plain socket (one sendall, recv) against the same null route', seqSocket),
       seqRow('sequential env.step() with envharness_client (Idempotency-Key, expectedStep, commit before the answer)', seq),
       seqRow('sequential step over one OpenEnv WebSocket session (envharness_client.openenv, asyncio; commit before the answer)', ws),
+      seqRow('sequential env.step() against `serve --durability relaxed` (answered once applied)', seqRelaxed),
+      seqRow('sequential step over one OpenEnv WebSocket session against `serve --durability relaxed`', wsRelaxed),
       batchRow('client.step_many, 32 sessions per request', batch32),
       batchRow('client.step_many, 256 sessions per request', batch256),
     ];
@@ -277,13 +293,14 @@ export async function run(): Promise<BenchSection[]> {
           (HAS_WRK
             ? `wrk 4 (\`-t1 -c${CONNECTIONS}\`, a Lua script round-robining over ${EPISODES} episodes per target, ${SECONDS} s × ${RUNS} runs, median) against \`envharness serve\` `
             : `A Node load generator (raw sockets, one request in flight per connection, ${SECONDS} s × ${RUNS} runs, median; wrk was not on PATH) against \`envharness serve\` `) +
-          '(another process, SQLite WAL store, every step committed before its answer) and, interleaved, a plain node:http null route. ' +
+          '(another process, SQLite WAL store, every step committed before its answer unless the row says `--durability relaxed`) and, interleaved, a plain node:http null route. ' +
           'Server, generator and any other load share the machine. "server CPU µs/step" is the server process\'s user+system time per step. ' +
           `Machine load (1 min): ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end, on ${availableParallelism()} cores.`,
         rows: capacityRows,
         notes: [
           'Targets (perf-anchors §4): ≥ 29k retail tool steps/s (10× tau-bench behind FastAPI, 2.9k req/s there), ≈ 90% of a null route on the same machine.',
           `One server process uses one core: at ${median(cpus).toFixed(0)} µs of CPU per null step it could serve about ${fmt(1e6 / median(cpus))} steps/s with a core to itself.`,
+          '`--durability relaxed` (docs/http.md) answers before the commit: it shortens each answer\'s wait (the Python rows), not the server\'s CPU per step: every transition is still written by the same process, and answers that no longer leave together after one group commit bring the next requests in smaller bunches.',
         ],
       },
       {
@@ -300,6 +317,7 @@ export async function run(): Promise<BenchSection[]> {
   } finally {
     raw.child.kill('SIGTERM');
     await stopServe(server.child);
+    await stopServe(relaxed.child);
     rmSync(dir, { recursive: true, force: true });
   }
 }

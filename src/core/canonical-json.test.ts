@@ -80,6 +80,36 @@ describe('canonicalize (RFC 8785)', () => {
     expect(canonicalize({ a: undefined, b: [undefined, 1] })).toBe('{"b":[null,1]}');
   });
 
+  it('writes every object of a remembered key sequence by its own members (the shape cache)', () => {
+    // The same key sequence with other values, with a member to drop, with lone-surrogate and escaped keys,
+    // and one another order of the same keys: each is written from its own members.
+    expect(canonicalize({ b: 1, a: 'x' })).toBe('{"a":"x","b":1}');
+    expect(canonicalize({ b: [true], a: { d: null, c: 2 } })).toBe('{"a":{"c":2,"d":null},"b":[true]}');
+    expect(canonicalize({ b: undefined, a: 3 })).toBe('{"a":3}');
+    expect(canonicalize({ b: 1, a: undefined })).toBe('{"b":1}');
+    expect(canonicalize({ a: 4, b: 5 })).toBe('{"a":4,"b":5}');
+    expect(canonicalize({ 'q"': 1, '\n': 2 })).toBe('{"\\n":2,"q\\"":1}');
+    expect(() => canonicalize({ '\ud800': 1 })).toThrow(EnvHarnessError);
+    expect(() => canonicalize({ '\ud800': 1 })).toThrow(EnvHarnessError);
+    expect(canonicalize({ b: 1, a: { b: 2, a: 3 }, c: [{ b: 4, a: 5 }] })).toBe('{"a":{"a":3,"b":2},"b":1,"c":[{"a":5,"b":4}]}');
+  });
+
+  it('stays right past the shape cache bounds (many keys, many key sequences)', () => {
+    const wide: Record<string, number> = {};
+    for (let i = 40; i > 0; i--) wide[`k${i}`] = i;
+    const expected = `{${Object.keys(wide).sort().map((k) => `"${k}":${wide[k]}`).join(',')}}`;
+    expect(canonicalize(wide)).toBe(expected);
+    expect(canonicalize(wide)).toBe(expected);
+    // Enough distinct key sequences to fill the trie several times over; earlier ones must still be right after.
+    const wrong: number[] = [];
+    for (let i = 0; i < 2000; i++) {
+      const record = { [`z${i}`]: i, [`y${i}`]: { [`x${i}`]: i } };
+      if (canonicalize(record) !== `{"y${i}":{"x${i}":${i}},"z${i}":${i}}`) wrong.push(i);
+    }
+    expect(wrong).toEqual([]);
+    expect(canonicalize({ b: 1, a: 2 })).toBe('{"a":2,"b":1}');
+  });
+
   const json = fc.jsonValue({ maxDepth: 4 });
 
   test.prop([json], T14)('parses back to an equal value and is a fixed point', (value) => {

@@ -41,13 +41,23 @@ const INSERTION_SORT_MAX = 16;
 
 // Strings that need more than a pair of quotes: quote, backslash, control characters, surrogates.
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\uD800-\uDFFF]/;
+/** Up to this length a string is scanned with a loop: cheaper than a RegExp call on the short strings records hold. */
+const SCAN_MAX = 48;
 
 /**
  * A JSON string literal in RFC 8785 form (JSON.stringify's escapes), refusing lone surrogates; throws
  * NotCanonical for those.
  */
 function fastQuote(text: string): string {
-  if (!NEEDS_ESCAPE.test(text)) return '"' + text + '"';
+  const n = text.length;
+  if (n <= SCAN_MAX) {
+    let i = 0;
+    for (; i < n; i++) {
+      const c = text.charCodeAt(i);
+      if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) break;
+    }
+    if (i === n) return '"' + text + '"';
+  } else if (!NEEDS_ESCAPE.test(text)) return '"' + text + '"';
   if (!text.isWellFormed()) throw new NotCanonical();
   return JSON.stringify(text);
 }
@@ -58,6 +68,79 @@ function checkPlain(value: object): void {
   if ((proto !== Object.prototype && proto !== null) || typeof (value as { toJSON?: unknown }).toJSON === 'function') {
     throw new NotCanonical();
   }
+}
+
+// ---- shapes: the sorted key order of each key sequence, learnt once ----
+// Records of one kind (transitions, feedback events, episode records) list the same keys in the same order.
+// A trie over the keys in for-in order remembers, per sequence, the keys in RFC 8785 order and their quoted
+// `"key":` heads, so a known object costs one identity compare per key: no sort, no quoting, no lookups.
+// What is written never depends on the trie (a miss takes the sorting path), only how fast.
+
+/** The RFC 8785 order of one key sequence, with each key's text ready to append. */
+interface Shape {
+  readonly sorted: readonly string[];
+  /** `{"k":` for the first sorted key, `,"k":` for the others. */
+  readonly heads: readonly string[];
+}
+
+/** A trie node: the keys seen so far in for-in order. The first child is inline (most nodes have one). */
+interface ShapeNode {
+  key: string | undefined;
+  child: ShapeNode | undefined;
+  more: Map<string, ShapeNode> | undefined;
+  shape: Shape | undefined;
+}
+
+/** Objects with more keys than this (maps keyed by ids, usually) are never learnt. */
+const SHAPE_KEYS_MAX = 24;
+/** When the trie holds this many nodes it starts again empty: maps keyed by ids must not grow it without bound. */
+const SHAPE_NODES_MAX = 4096;
+let shapeRoot = newNode();
+let shapeNodes = 0;
+
+function newNode(): ShapeNode {
+  return { key: undefined, child: undefined, more: undefined, shape: undefined };
+}
+
+/** The shape of a plain object's key sequence, or undefined when it is not (yet) known. */
+function knownShape(record: Record<string, unknown>): Shape | undefined {
+  let node: ShapeNode | undefined = shapeRoot;
+  for (const key in record) {
+    node = node.key === key ? node.child : node.more?.get(key);
+    if (node === undefined) return undefined;
+  }
+  return node.shape;
+}
+
+/** Learns the shape of an object's key sequence (when it is small enough) and returns it. */
+function learnShape(record: Record<string, unknown>): Shape | undefined {
+  const keys: string[] = [];
+  for (const key in record) {
+    if (keys.length === SHAPE_KEYS_MAX) return undefined;
+    keys.push(key);
+  }
+  if (shapeNodes + keys.length > SHAPE_NODES_MAX) {
+    shapeRoot = newNode();
+    shapeNodes = 0;
+  }
+  let node = shapeRoot;
+  for (const key of keys) {
+    let next = node.key === key ? node.child : node.more?.get(key);
+    if (next === undefined) {
+      next = newNode();
+      shapeNodes++;
+      if (node.key === undefined) {
+        node.key = key;
+        node.child = next;
+      } else (node.more ??= new Map()).set(key, next);
+    }
+    node = next;
+  }
+  if (node.shape === undefined) {
+    const sorted = sortKeysUtf16(keys);
+    node.shape = { sorted, heads: sorted.map((key, i) => (i === 0 ? '{' : ',') + fastQuote(key) + ':') };
+  }
+  return node.shape;
 }
 
 /** How many keys the last `sortedKeys` call put in its buffer. */
@@ -103,14 +186,18 @@ function quoteKey(key: string): string {
   return quoted;
 }
 
+/** A number's RFC 8785 text: ECMAScript Number::toString, -0 as 0; throws NotCanonical for non-finite numbers. */
+function fastNumber(value: number): string {
+  if (!Number.isFinite(value)) throw new NotCanonical();
+  return value === 0 ? '0' : '' + value;
+}
+
 function fast(value: unknown, depth: number, memo: WeakMap<object, string> | undefined): string {
   switch (typeof value) {
     case 'string':
       return fastQuote(value);
     case 'number':
-      if (!Number.isFinite(value)) throw new NotCanonical();
-      // ECMAScript Number::toString is RFC 8785's number form; -0 prints as 0.
-      return value === 0 ? '0' : '' + value;
+      return fastNumber(value);
     case 'boolean':
       return value ? 'true' : 'false';
     case 'object': {
@@ -149,6 +236,39 @@ function fast(value: unknown, depth: number, memo: WeakMap<object, string> | und
 }
 
 function fastObject(record: Record<string, unknown>, depth: number, memo: WeakMap<object, string> | undefined): string {
+  const shape = knownShape(record) ?? learnShape(record);
+  if (shape === undefined) return sortedObject(record, depth, memo);
+  const sorted = shape.sorted;
+  const heads = shape.heads;
+  const n = sorted.length;
+  if (n === 0) return '{}';
+  let out = '';
+  for (let i = 0; i < n; i++) {
+    const item = record[sorted[i]!];
+    let text: string;
+    switch (typeof item) {
+      case 'string':
+        text = fastQuote(item);
+        break;
+      case 'number':
+        text = fastNumber(item);
+        break;
+      case 'boolean':
+        text = item ? 'true' : 'false';
+        break;
+      case 'undefined':
+        // A member to drop: the heads assume every member is written.
+        return sortedObject(record, depth, memo);
+      default:
+        text = fast(item, depth + 1, memo);
+    }
+    out += heads[i]! + text;
+  }
+  return out + '}';
+}
+
+/** An object whose shape is not learnt (many keys) or that has members to drop. */
+function sortedObject(record: Record<string, unknown>, depth: number, memo: WeakMap<object, string> | undefined): string {
   const keys = sortedKeys(record, scratch, depth);
   const n = keyCount;
   let out = '{';
@@ -310,8 +430,9 @@ function putObject(value: object, depth: number): void {
   const record = value as Record<string, unknown>;
   checkPlain(record);
   bytes[length++] = 0x7b;
-  const keys = sortedKeys(record, byteScratch, depth);
-  const n = keyCount;
+  const shape = knownShape(record) ?? learnShape(record);
+  const keys = shape !== undefined ? shape.sorted : sortedKeys(record, byteScratch, depth);
+  const n = shape !== undefined ? keys.length : keyCount;
   let first = true;
   for (let i = 0; i < n; i++) {
     const key = keys[i]!;

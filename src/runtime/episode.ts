@@ -1,15 +1,10 @@
 /** The episode: Gymnasium-style reset/step over a domain, with feedback, constraints, faults and recording. */
 import { EnvHarnessError, toEnvHarnessError } from '../core/index.js';
 import type {
-  RejectedAction,
   Action,
   Budget,
   Domain,
-  DomainFeedback,
-  EndReason,
   EpisodeRecord,
-  Finding,
-  Problem,
   EpisodeStatus,
   Feedback,
   FeedbackCode,
@@ -23,103 +18,29 @@ import type {
   ToolOutcome,
   TraceEntry,
   Transition,
-  Truncation,
   UserTurn,
 } from '../core/index.js';
-import { LONE_SURROGATE, describe as describeValue, isPlainObject, validateAction } from './action.js';
+import { describe as describeValue, validateAction } from './action.js';
 import { DEFAULT_BUDGET_WARNING_RATIO, DEFAULT_FAULT_RETRIES, DEFAULT_NO_PROGRESS_STEPS } from './defaults.js';
 import { DEFAULT_RETRY_AFTER_MS, FAULT_ERROR_CODES, faultMessage, isBlockingFault, partialOutput } from './faults.js';
 import { closestPointer, fastRng, parsePointer } from '../core/index.js';
-import { callKey, matchesPattern } from './patterns.js';
+import { callKey } from './patterns.js';
 import { BudgetMeter, budgetName } from './budget-meter.js';
+import { CallPolicy } from './call-policy.js';
+import type { Episode, EpisodeOptions } from './episode-options.js';
+import { episodeRecord, isoTime, recordable } from './episode-record.js';
 import { FaultInjector, faultFeedback } from './fault-injector.js';
 import { Grader } from './grader.js';
 import { OrderingTracker } from './ordering-tracker.js';
+import { blank, kindOf, refusal, simulatorFailure } from './outcome.js';
+import type { Outcome } from './outcome.js';
 import { ProgressTracker } from './progress-tracker.js';
-import type { Recorder } from './recorder.js';
 import { lazyToolContext, runtimeCacheFor } from './runtime-cache.js';
 import type { PreparedTask, RuntimeCache } from './runtime-cache.js';
 import { deepFreeze } from './tool-specs.js';
 
-/** Options that change what an episode does; replay needs the same ones to reproduce it. */
-export interface DynamicsOptions {
-  /** Shaping weight per feedback code; a step's shaping is the sum over its feedback. Default: none (shaping 0). */
-  shaping?: Partial<Record<FeedbackCode, number>>;
-  /** Steps without progress before NO_PROGRESS fires (and again every so many steps). */
-  noProgressSteps?: number;
-  /** Share of a budget at which BUDGET_WARNING fires once. */
-  budgetWarningRatio?: number;
-  /** Inject the task's fault profile (default true). The oracle gate turns faults off. */
-  faults?: boolean;
-  /** Further calls of a tool hit by a persistent fault before the episode is given up as unrecoverable. */
-  faultRetries?: number;
-  /** Overrides of the task's budget (merged over the task's budget and the defaults). */
-  budget?: Partial<Budget>;
-  /** Extra feedback producers, run after each step. */
-  feedback?: readonly DomainFeedback[];
-}
-
-/** Options of `createEpisode`: dynamics plus recording, clock, ids and caches (which do not change what happens). */
-export interface EpisodeOptions extends DynamicsOptions {
-  /** Where transitions go. Default: not recorded. */
-  recorder?: Recorder;
-  /** Wall clock in milliseconds for the time budget and record timestamps. Without it, time stands still. */
-  clock?: () => number;
-  /** Id of each new episode. Default: `<first 16 hex of the task id>:<seed>:<reset count of this object>`. */
-  episodeId?: (ctx: { taskId: string; seed: number; index: number }) => string;
-  /** State and task caches. Default: one shared cache per domain object. */
-  cache?: RuntimeCache<any>;
-  /** Copied into the episode record. */
-  runId?: string;
-  agent?: string;
-}
-
-/** One attempt at a task, reset and stepped like a Gymnasium environment. */
-export interface Episode {
-  readonly task: Task;
-  /** Id of the current episode (undefined before the first reset). */
-  readonly id: string | undefined;
-  readonly seed: number | undefined;
-  readonly status: EpisodeStatus | 'idle';
-  /** Steps taken in the current episode. */
-  readonly steps: number;
-  /** What policy rules and acceptance checks see: the valid actions of the current episode with their results. */
-  readonly trace: readonly TraceEntry[];
-  /** Starts a new episode from the task's initial state (ending the current one, if running, as `closed`). */
-  reset(options: { seed: number }): Observation;
-  /**
-   * Applies one action. Untrusted input is validated: an invalid action is an observation with an error,
-   * never an exception. Throws only EPISODE_NOT_FOUND (before reset), EPISODE_FINISHED, EPISODE_BUSY.
-   */
-  step(action: Action): StepResult;
-  step(action: unknown): StepResult;
-  /** Hash of the current state (the domain's `hashState`). */
-  stateHash(): string;
-  /** JSON export of the current state. */
-  exportState(): JsonValue;
-  /** Resolves when everything recorded so far is durable (the recorder's flush). */
-  flush(): Promise<void>;
-  /** Ends a running episode as `closed`, then flushes. */
-  close(): Promise<void>;
-}
-
-type Kind = Observation['kind'];
-
-/** What the action part of a step produced, before budgets and end-of-episode checks. */
-interface Outcome {
-  observation: Observation;
-  ok: boolean | undefined;
-  userReply: UserTurn | undefined;
-  /** The action with parsed arguments, when valid. */
-  action: Action | undefined;
-  agentError: boolean;
-  faulted: boolean;
-  progress: boolean;
-  terminated: boolean;
-  endReason: EndReason | undefined;
-  truncation: Truncation | undefined;
-  faults: Transition['faults'] | undefined;
-}
+export type { DynamicsOptions, Episode, EpisodeOptions } from './episode-options.js';
+export { sentInput } from './episode-record.js';
 
 /**
  * Creates an episode for a task. Prepares the task once per task id (builds or reuses its initial
@@ -150,7 +71,7 @@ class EpisodeRun<S> implements Episode {
   private readonly budget: Readonly<Budget>;
   private readonly weights: Partial<Record<FeedbackCode, number>> | undefined;
   private readonly keepPrevious: boolean;
-  private readonly rules: NonNullable<Domain<S>['policy']>['rules'];
+  private readonly policy: CallPolicy<S>;
   private readonly meter: BudgetMeter;
   private readonly faults: FaultInjector;
   private readonly grader: Grader<S>;
@@ -188,8 +109,8 @@ class EpisodeRun<S> implements Episode {
     this.weights = options.shaping !== undefined && Object.keys(options.shaping).length > 0 ? options.shaping : undefined;
     const noProgressSteps = positive(options.noProgressSteps ?? DEFAULT_NO_PROGRESS_STEPS, 'noProgressSteps');
     this.keepPrevious = options.faults !== false && prepared.hasStaleRule;
-    this.rules = domain.policy?.rules ?? [];
     this.meter = new BudgetMeter(this.budget, options.budgetWarningRatio ?? DEFAULT_BUDGET_WARNING_RATIO, options.clock);
+    this.policy = new CallPolicy(domain, prepared, this.budget, this.meter);
     this.faults = new FaultInjector(options.faults === false ? [] : prepared.faultRules, options.faultRetries ?? DEFAULT_FAULT_RETRIES);
     this.grader = new Grader(domain, prepared.task, prepared.referenceHash, prepared.referenceState);
     const acceptance = prepared.task.spec.acceptance;
@@ -402,7 +323,7 @@ class EpisodeRun<S> implements Episode {
     if (tool === undefined) {
       const exists = this.domain.tools.some((t) => t.name === action.tool);
       const message = `${exists ? `tool "${action.tool}" is not available in this task` : `unknown tool "${action.tool}"`}; available: ${[...prepared.tools.keys()].join(', ')}`;
-      return this.refuse('INVALID_ACTION', message, feedback, { code: 'INVALID_ACTION', message, pointer: '/tool' });
+      return refusal('INVALID_ACTION', message, feedback, { code: 'INVALID_ACTION', message, pointer: '/tool' });
     }
     const parsed = tool.args.safeParse(action.args);
     if (!parsed.success) {
@@ -411,49 +332,18 @@ class EpisodeRun<S> implements Episode {
       const pointer = closestPointer(action, path);
       const field = first !== undefined && first.path.length > 0 ? `argument "${first.path.join('.')}"` : 'arguments';
       const message = `${action.tool}: invalid ${field}: ${first?.message ?? 'invalid input'}`;
-      return this.refuse('INVALID_ACTION', message, feedback, { code: 'INVALID_ACTION', message, pointer });
+      return refusal('INVALID_ACTION', message, feedback, { code: 'INVALID_ACTION', message, pointer });
     }
     const args = parsed.data as JsonObject;
     // What rules, patterns and the trace see: the call with parsed arguments.
     const call: Action & { type: 'tool' } = args === action.args ? action : { type: 'tool', tool: action.tool, args };
     if (call !== action && action.usage !== undefined) call.usage = action.usage;
 
-    for (let i = 0; i < prepared.forbidden.length; i++) {
-      const rule = prepared.forbidden[i]!;
-      if (rule.tool === tool.name && (rule.args === undefined || matchesPattern({ args: rule.args }, call))) {
-        const message = `${tool.name} is forbidden here${rule.reason !== undefined ? `: ${rule.reason}` : ''}; the call was refused`;
-        return this.refuse('FORBIDDEN', message, feedback, { code: 'POLICY_VIOLATION', message, severity: 'high', ref: 'forbidden' }, call);
-      }
-    }
-    const quota = this.budget.perTool?.[tool.name];
-    if (quota !== undefined && this.meter.callsOf(tool.name) >= quota) {
-      const message = `${tool.name} may be called at most ${quota} times in this task; the call was refused`;
-      return this.refuse('QUOTA_EXCEEDED', message, feedback, { code: 'BUDGET_EXHAUSTED', message, ref: `perTool:${tool.name}`, details: { limit: quota } }, call);
-    }
-    if (prepared.confirm.has(tool.name) && !this.confirmed) {
-      const message = `${tool.name} needs the user's explicit confirmation first (ask the user and get a yes since the last change); the call was refused`;
-      return this.refuse('CONFIRMATION_REQUIRED', message, feedback, { code: 'POLICY_VIOLATION', message, severity: 'medium', ref: 'confirmation_required' }, call);
-    }
-    let blocked: string | undefined;
-    for (let i = 0; i < this.rules.length; i++) {
-      const rule = this.rules[i]!;
-      let found: Finding | undefined;
-      try {
-        found = rule.check(call, { state: this.state, trace: this.trace, task: this.task });
-      } catch (error) {
-        return this.simulatorError(`policy rule ${rule.id} failed: ${toEnvHarnessError(error).message}`, call);
-      }
-      if (found === undefined) continue;
-      const message = typeof found === 'string' ? found : found.message;
-      feedback.push(typeof found === 'string' ? { code: 'POLICY_VIOLATION', message, severity: rule.severity, ref: rule.id } : violation(found, rule.severity, rule.id));
-      if (rule.block === true && blocked === undefined) blocked = message;
-    }
-    if (blocked !== undefined) {
-      const out = blank({ kind: 'tool', error: { code: 'POLICY_VIOLATION', message: `refused: ${blocked}` } });
-      out.action = call;
-      out.ok = false;
-      out.agentError = true;
-      return out;
+    const refused = this.policy.refusal(tool, call, this.confirmed, this.state, this.trace, feedback);
+    if (refused !== undefined) {
+      // A policy rule that threw may have changed the state half-way: hash whatever is there.
+      if (refused.endReason === 'simulator_error') this.hashDirty = true;
+      return refused;
     }
 
     // The call is dispatched: it counts against tool budgets and draws its faults.
@@ -543,28 +433,10 @@ class EpisodeRun<S> implements Episode {
     return out;
   }
 
-  private refuse(code: string, message: string, feedback: Feedback[], event: Feedback, action?: Action & { type: 'tool' }): Outcome {
-    feedback.push(event);
-    const error: NonNullable<Observation['error']> = { code, message };
-    if (event.pointer !== undefined) error.pointer = event.pointer;
-    const out = blank({ kind: 'tool', error });
-    out.agentError = true;
-    if (action !== undefined) {
-      out.action = action;
-      out.ok = false;
-    }
-    return out;
-  }
-
   private simulatorError(message: string, action: Action): Outcome {
-    const out = blank({ kind: action.type, error: { code: 'SIMULATOR_ERROR', message } });
-    out.action = action;
-    out.ok = false;
-    out.truncation = 'errors';
-    out.endReason = 'simulator_error';
     // A tool that threw may have changed the state half-way: hash whatever is there.
     this.hashDirty = true;
-    return out;
+    return simulatorFailure(message, action);
   }
 
   // ---- messages ----
@@ -602,22 +474,8 @@ class EpisodeRun<S> implements Episode {
   // ---- records ----
 
   private record(status: EpisodeStatus, info?: StepInfo): EpisodeRecord {
-    const record: EpisodeRecord = {
-      id: this.id!,
-      taskId: this.task.id,
-      seed: this.seed!,
-      status,
-      steps: this.steps,
-      reward: this.totalReward,
-      outcome: info?.outcome ?? 0,
-      excludeFromStats: info?.excludeFromStats ?? false,
-      createdAt: this.createdAt,
-      updatedAt: status === 'running' ? this.createdAt : isoTime(this.options.clock?.() ?? 0),
-    };
-    if (info?.endReason !== undefined) record.endReason = info.endReason;
-    if (this.options.runId !== undefined) record.runId = this.options.runId;
-    if (this.options.agent !== undefined) record.agent = this.options.agent;
-    return record;
+    const updatedAt = status === 'running' ? this.createdAt : isoTime(this.options.clock?.() ?? 0);
+    return episodeRecord(this.id!, this.task.id, this.seed!, status, this.steps, this.totalReward, this.createdAt, updatedAt, info, this.options);
   }
 
   private finishRecord(status: EpisodeStatus): void {
@@ -659,35 +517,6 @@ class EpisodeRun<S> implements Episode {
   }
 }
 
-function blank(observation: Observation): Outcome {
-  // Every field present from the start: one hidden class for all outcomes keeps `advance` monomorphic.
-  return {
-    observation,
-    ok: undefined,
-    userReply: undefined,
-    action: undefined,
-    agentError: false,
-    faulted: false,
-    progress: false,
-    terminated: false,
-    endReason: undefined,
-    truncation: undefined,
-    faults: undefined,
-  };
-}
-
-function kindOf(input: unknown): Kind {
-  const type = isPlainObject(input) ? input['type'] : undefined;
-  return type === 'message' || type === 'finish' ? type : 'tool';
-}
-
-/** POLICY_VIOLATION feedback of a rule that returned a Problem: its code goes into the details, its pointer along. */
-function violation(problem: Problem, severity: Feedback['severity'], ref: string): Feedback {
-  const event: Feedback = { code: 'POLICY_VIOLATION', message: problem.message, severity, ref, details: { code: problem.code } };
-  if (problem.pointer !== undefined) event.pointer = problem.pointer;
-  return event;
-}
-
 function shapingOf(feedback: readonly Feedback[], weights: Partial<Record<FeedbackCode, number>>): number {
   let sum = 0;
   for (const event of feedback) {
@@ -706,36 +535,3 @@ function positive(value: number, name: string): number {
 
 export { normalizeOutput } from './grader.js';
 
-// A rejected input is recorded as core's RejectedAction: the input itself when it is plain JSON (replay
-// feeds it back as it was), a short description otherwise (in-process only: HTTP input is always JSON).
-function recordable(input: unknown): RejectedAction {
-  let kept: JsonValue;
-  try {
-    kept = isJsonish(input, 0) ? (input as JsonValue) : describeValue(input);
-  } catch {
-    kept = 'an unreadable value';
-  }
-  return { type: 'invalid', input: kept };
-}
-
-/** The input an agent sent at a recorded step: the action, or the rejected input it wrapped. */
-export function sentInput(action: Action | RejectedAction): unknown {
-  return (action as { type: string }).type === 'invalid' ? (action as RejectedAction).input : action;
-}
-
-function isJsonish(value: unknown, depth: number): boolean {
-  if (value === null || typeof value === 'boolean') return true;
-  if (typeof value === 'string') return !LONE_SURROGATE.test(value);
-  if (typeof value === 'number') return Number.isFinite(value);
-  if (typeof value !== 'object' || depth > 64) return false;
-  if (Array.isArray(value)) return value.every((v) => isJsonish(v, depth + 1));
-  if (!isPlainObject(value)) return false;
-  return Object.keys(value).every((k) => !LONE_SURROGATE.test(k) && isJsonish(value[k], depth + 1));
-}
-
-const EPOCH = '1970-01-01T00:00:00.000Z';
-
-/** ISO-8601 text of a clock reading in milliseconds (the epoch when no clock is given). */
-function isoTime(ms: number): string {
-  return ms === 0 || !Number.isFinite(ms) ? EPOCH : new Date(ms).toISOString();
-}

@@ -109,7 +109,20 @@ export interface EpisodeRegistryOptions {
   maxOpenEpisodes?: number;
   /** Set when replicas share the store: episodes live there, and a replica takes over what it is asked for. */
   shared?: SharedEpisodes;
+  /** When a step is answered (docs/http.md, "Durability"); default `committed`. */
+  durability?: Durability;
 }
+
+/**
+ * `committed` (the default): a step is answered once its transition is committed to the store.
+ * `relaxed`: a step that does not end its attempt is answered once applied, and its transition is committed
+ * at most `RELAXED_COMMIT_MS` later (resets, ends and closes are still committed before their answer).
+ * A process crash may lose the last acknowledged steps of that window; a clean shutdown loses nothing.
+ */
+export type Durability = 'committed' | 'relaxed';
+
+/** Relaxed durability: how long an acknowledged step may wait for its commit. */
+export const RELAXED_COMMIT_MS = 10;
 
 /** The parsed envelope of a step: `{ action, expectedStep? }`. */
 interface StepEnvelope {
@@ -148,6 +161,10 @@ export class EpisodeRegistry {
   private tickPromise: Promise<void> | undefined;
   private readonly listeners: Array<(ep: ServerEpisode, event: EpisodeEvent) => void> = [];
   private readonly shared: SharedEpisodes | undefined;
+  readonly durability: Durability;
+  /** Relaxed durability: episodes with acknowledged steps not yet committed, and the timer that commits them. */
+  private later = new Map<Episode, ServerEpisode>();
+  private laterTimer: ReturnType<typeof setTimeout> | undefined;
   /** Takeovers in progress on this replica, by id and token. */
   private readonly loading = new Map<string, Promise<void>>();
 
@@ -158,6 +175,14 @@ export class EpisodeRegistry {
     this.idleMs = options.idleMs;
     this.maxBatch = options.maxBatch;
     this.maxOpenEpisodes = options.maxOpenEpisodes ?? Infinity;
+    this.durability = options.durability ?? 'committed';
+    if (this.durability !== 'committed' && this.durability !== 'relaxed') {
+      throw new EnvHarnessError('CONFIG_INVALID', `durability must be "committed" or "relaxed", got ${JSON.stringify(this.durability)}`, { details: { pointer: '/durability' } });
+    }
+    if (this.durability === 'relaxed' && this.shared !== undefined) {
+      // Another replica rebuilds an episode from the store: an acknowledged step not yet there would be lost.
+      throw new EnvHarnessError('CONFIG_INVALID', 'durability "relaxed" is not available with replicas sharing a store (a takeover rebuilds episodes from what is committed); use the default', { details: { pointer: '/durability' } });
+    }
   }
 
   /** Calls `listener` after a committed step that ends an attempt, and when an episode is closed (GRPO groups). */
@@ -353,35 +378,59 @@ export class EpisodeRegistry {
    * first reply byte for byte; the same key with another body is 422; a key still in flight is 409.
    */
   async step(ep: ServerEpisode, raw: string, key: string | undefined, instance?: string): Promise<Reply> {
+    // The body is parsed once: for the envelope and, with a key, for its fingerprint.
+    let body: { value: unknown } | { error: unknown };
+    try {
+      body = { value: parseJsonBody(raw) };
+    } catch (error) {
+      body = { error };
+    }
+    const fingerprint = key === undefined ? '' : 'value' in body ? valueFingerprint(body.value, raw) : rawFingerprint(raw);
+    return (await this.applyBody(ep, body, maySurrogate(raw), key, fingerprint, instance)).reply;
+  }
+
+  /**
+   * `step` for an action already parsed from JSON (the OpenEnv WebSocket): no body text to build and parse
+   * again, and the applied result alongside the reply. The key fingerprint is the one `step` gives the
+   * body `{"action": ...}`.
+   */
+  async stepAction(ep: ServerEpisode, action: unknown, key?: string): Promise<{ reply: Reply; result?: StepResult }> {
+    const value = { action };
+    const fingerprint = key === undefined ? '' : valueFingerprint(value, undefined);
+    return this.applyBody(ep, { value }, true, key, fingerprint, undefined);
+  }
+
+  private async applyBody(ep: ServerEpisode, body: { value: unknown } | { error: unknown }, scan: boolean, key: string | undefined, fingerprint: string, instance: string | undefined): Promise<{ reply: Reply; result?: StepResult }> {
     ep.lastUsed = this.now();
-    let fingerprint = '';
     if (key !== undefined) {
       const keyProblem = checkKey(key);
-      if (keyProblem !== undefined) return problemReply({ ...keyProblem, ...(instance ? { instance } : {}) });
-      fingerprint = `s:${bodyFingerprint(raw)}`;
+      if (keyProblem !== undefined) return { reply: problemReply({ ...keyProblem, ...(instance ? { instance } : {}) }) };
       const prior = replayOf(ep, key, fingerprint, instance) ?? (await this.sharedReplay(ep, key, fingerprint, instance));
-      if (prior !== undefined) return prior;
+      if (prior !== undefined) return { reply: prior };
     }
     let envelope: StepEnvelope;
-    let result: StepResult;
     try {
-      envelope = parseStepEnvelope(parseJsonBody(raw), '', maySurrogate(raw));
+      if ('error' in body) throw body.error;
+      envelope = parseStepEnvelope(body.value, '', scan);
       this.guard(ep);
       ep.busy = true;
     } catch (error) {
       const reply = problemReply(problemOf(error, instance));
       remember(ep, key, fingerprint, reply);
-      return reply;
+      return { reply };
     }
     if (key !== undefined) rememberPending(ep, key, fingerprint);
     let reply: Reply;
+    let result: StepResult | undefined;
     try {
-      result = applyStep(ep, envelope, '');
-      const text = JSON.stringify(result);
-      if (key !== undefined) this.attachKey(ep, key, fingerprint, result, text);
-      await this.commit([ep.episode!], [ep]);
+      const applied = applyStep(ep, envelope, '');
+      const text = JSON.stringify(applied);
+      if (key !== undefined) this.attachKey(ep, key, fingerprint, applied, text);
+      if (this.durability === 'relaxed' && !applied.terminated && !applied.truncated) this.commitLater(ep);
+      else await this.commit([ep.episode!], [ep]);
       reply = { status: 200, body: text, headers: JSON_HEADERS as Record<string, string> };
-      if (result.terminated || result.truncated) this.emit(ep, { kind: 'end', result });
+      result = applied;
+      if (applied.terminated || applied.truncated) this.emit(ep, { kind: 'end', result: applied });
     } catch (error) {
       reply = problemReply(problemOf(error, instance));
     } finally {
@@ -389,7 +438,7 @@ export class EpisodeRegistry {
       ep.lastUsed = this.now();
     }
     remember(ep, key, fingerprint, reply);
-    return reply;
+    return result === undefined ? { reply } : { reply, result };
   }
 
   /**
@@ -457,7 +506,9 @@ export class EpisodeRegistry {
     }
 
     const failed = new Map<ServerEpisode, Problem>();
-    if (touched.size > 0) {
+    if (touched.size > 0 && this.durability === 'relaxed' && pending.every((item) => item.result === undefined || (!item.result.terminated && !item.result.truncated))) {
+      for (const ep of touched) this.commitLater(ep);
+    } else if (touched.size > 0) {
       const eps = [...touched];
       try {
         await this.commit(eps.map((ep) => ep.episode!), eps);
@@ -536,6 +587,7 @@ export class EpisodeRegistry {
 
   /** Closes everything (server shutdown); with replicas, only flushes and forgets: the others carry on. */
   async closeAll(): Promise<void> {
+    await this.commitNow();
     if (this.shared !== undefined) {
       for (const ep of [...this.episodes.values()]) {
         await ep.episode?.flush().catch(() => undefined);
@@ -622,6 +674,22 @@ export class EpisodeRegistry {
       throw fail('DOMAIN_NOT_FOUND', `task ${task.id.slice(0, 12)} needs domain ${task.domain}, which this server does not have`, pointer);
     }
     return task;
+  }
+
+  /** Relaxed durability: the episode's steps so far are committed within RELAXED_COMMIT_MS; a failure breaks it. */
+  private commitLater(ep: ServerEpisode): void {
+    this.later.set(ep.episode!, ep);
+    this.laterTimer ??= setTimeout(() => void this.commitNow(), RELAXED_COMMIT_MS);
+  }
+
+  /** Relaxed durability: commits every acknowledged step now (a failure is kept on the episodes it broke). */
+  private async commitNow(): Promise<void> {
+    if (this.laterTimer !== undefined) clearTimeout(this.laterTimer);
+    this.laterTimer = undefined;
+    if (this.later.size === 0) return;
+    const later = this.later;
+    this.later = new Map();
+    await this.commit([...later.keys()], [...later.values()]).catch(() => undefined);
   }
 
   /**
@@ -763,13 +831,19 @@ function checkKey(key: string): Problem | undefined {
  * What makes two bodies "the same request" for an Idempotency-Key: their canonical JSON (so whitespace
  * and key order do not matter); a body that is not JSON (or too deep to canonicalize) by its bytes.
  */
-function bodyFingerprint(raw: string): string {
-  try {
-    const value = JSON.parse(raw) as JsonValue;
-    if (!depthExceeds(value, 64)) return sha256(canonicalize(value));
-  } catch {
-    // Not JSON: compared byte for byte (it is refused anyway, and the refusal is what a replay returns).
+/** A parsed body's fingerprint (`raw` is its text, or undefined when it came parsed): its canonical JSON, else its bytes. */
+function valueFingerprint(value: unknown, raw: string | undefined): string {
+  if (!depthExceeds(value as JsonValue, 64)) {
+    try {
+      return sha256(canonicalize(value as JsonValue));
+    } catch {
+      // No canonical form (a lone surrogate in a key): refused anyway, so its bytes identify it.
+    }
   }
+  return rawFingerprint(raw ?? JSON.stringify(value));
+}
+
+function rawFingerprint(raw: string): string {
   return sha256(`raw:${raw}`);
 }
 

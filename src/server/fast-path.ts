@@ -6,7 +6,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { admit, isJsonContentType, tokenMatches, type HostPolicy } from './auth.js';
 import { parseJsonBody } from './body.js';
-import { payloadTooLarge, problem, problemOf, problemReply, unsupportedMediaType, type Reply } from './errors.js';
+import { problem, problemOf, problemReply, unsupportedMediaType, type Reply } from './errors.js';
+import { decodeSegment, readBody, refuse, send } from './raw-http.js';
 import type { EpisodeRegistry } from './episodes.js';
 
 const STEP = /^\/v1\/episodes\/([^/?#]+)\/step(?:\?.*)?$/;
@@ -29,7 +30,7 @@ export function createFastPath(options: FastPathOptions): (req: IncomingMessage,
     const batch = step === null && BATCH.test(url);
     if (step === null && !batch) return false;
     const path = url.split('?')[0]!;
-    void handle(req, res, step === null ? undefined : decode(step[1]!), path).catch((error: unknown) => send(res, problemReply(problemOf(error, path))));
+    void handle(req, res, step === null ? undefined : decodeSegment(step[1]!), path).catch((error: unknown) => send(res, problemReply(problemOf(error, path))));
     return true;
   };
 
@@ -43,7 +44,7 @@ export function createFastPath(options: FastPathOptions): (req: IncomingMessage,
       if (!tokenMatches(admission.token, options.adminTokenHash)) {
         return refuse(req, res, problemReply(problem('UNAUTHORIZED', 'this route needs the server token (printed by `envharness serve`), not an episode token', { instance: path })));
       }
-      const raw = await readBody(req, res, path);
+      const raw = await readBody(req, res, bodyLimit, path);
       if (raw === undefined) return;
       let reply: Reply;
       try {
@@ -60,63 +61,9 @@ export function createFastPath(options: FastPathOptions): (req: IncomingMessage,
       return refuse(req, res, problemReply(problemOf(error, path)));
     }
     if (ep === undefined) return refuse(req, res, problemReply(episodes.notFound(id, path)));
-    const raw = await readBody(req, res, path);
+    const raw = await readBody(req, res, bodyLimit, path);
     if (raw === undefined) return;
     const key = h['idempotency-key'];
     send(res, await episodes.step(ep, raw, typeof key === 'string' ? key : undefined, path));
   }
-
-  /** The body as UTF-8 text (a BOM dropped, as WHATWG decoding does), or undefined after answering 413. */
-  function readBody(req: IncomingMessage, res: ServerResponse, path: string): Promise<string | undefined> {
-    const declared = Number(req.headers['content-length'] ?? 0);
-    if (declared > bodyLimit) {
-      refuse(req, res, problemReply(payloadTooLarge(bodyLimit, path), { connection: 'close' }));
-      return Promise.resolve(undefined);
-    }
-    return new Promise((resolve, reject) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      let over = false;
-      req.on('data', (chunk: Buffer) => {
-        if (over) return;
-        size += chunk.length;
-        if (size > bodyLimit) {
-          over = true;
-          refuse(req, res, problemReply(payloadTooLarge(bodyLimit, path), { connection: 'close' }));
-          resolve(undefined);
-          return;
-        }
-        chunks.push(chunk);
-      });
-      req.on('end', () => {
-        if (over) return;
-        resolve(DECODER.decode(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
-      });
-      req.on('error', reject);
-    });
-  }
-}
-
-const DECODER = new TextDecoder();
-
-function decode(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return segment;
-  }
-}
-
-function send(res: ServerResponse, reply: Reply): void {
-  if (res.headersSent) return;
-  const headers: Record<string, string | number> = { ...reply.headers, 'content-length': Buffer.byteLength(reply.body) };
-  res.writeHead(reply.status, headers);
-  res.end(reply.body);
-}
-
-/** Answers without reading the body; a connection with an unread body is closed after the answer. */
-function refuse(req: IncomingMessage, res: ServerResponse, reply: Reply): void {
-  if (!req.complete && reply.headers?.['connection'] === undefined) reply = { ...reply, headers: { ...reply.headers, connection: 'close' } };
-  send(res, reply);
-  if (!req.complete) req.resume();
 }

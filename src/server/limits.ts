@@ -18,16 +18,34 @@ export interface ConnectionLimits {
 /** Installs the limits on a node:http server (before it listens). */
 export function enforceConnectionLimits(server: Server, limits: ConnectionLimits): void {
   let open = 0;
-  const waiting = new WeakMap<Socket, NodeJS.Timeout>();
+  // One timer per socket, re-armed with refresh() (cheaper than a new Timeout on every request of a
+  // kept-alive socket); it reads which deadline it guards when it fires.
+  const waiting = new WeakMap<Socket, { timer: NodeJS.Timeout; ms: number; what: string; armed: boolean }>();
   const arm = (socket: Socket, ms: number, code: 'REQUEST_TIMEOUT', what: string) => {
+    const state = waiting.get(socket);
+    if (state !== undefined && state.ms === ms) {
+      state.what = what;
+      state.armed = true;
+      state.timer.refresh();
+      return;
+    }
     disarm(socket);
-    const timer = setTimeout(() => answerAndClose(socket, problem(code, `${what} did not arrive within ${ms} ms; the connection is closed`)), ms);
-    timer.unref();
-    waiting.set(socket, timer);
+    const next = { timer: undefined as unknown as NodeJS.Timeout, ms, what, armed: true };
+    next.timer = setTimeout(() => {
+      if (next.armed) answerAndClose(socket, problem(code, `${next.what} did not arrive within ${ms} ms; the connection is closed`));
+    }, ms);
+    next.timer.unref();
+    waiting.set(socket, next);
   };
   const disarm = (socket: Socket) => {
-    const timer = waiting.get(socket);
-    if (timer !== undefined) clearTimeout(timer);
+    const state = waiting.get(socket);
+    if (state === undefined) return;
+    // Kept (not cleared) so the next arm can refresh it; a disarmed timer that fires does nothing.
+    state.armed = false;
+  };
+  const forget = (socket: Socket) => {
+    const state = waiting.get(socket);
+    if (state !== undefined) clearTimeout(state.timer);
     waiting.delete(socket);
   };
 
@@ -35,7 +53,7 @@ export function enforceConnectionLimits(server: Server, limits: ConnectionLimits
     open += 1;
     socket.once('close', () => {
       open -= 1;
-      disarm(socket);
+      forget(socket);
     });
     if (open > limits.maxConnections) {
       answerAndClose(socket, problem('TOO_MANY_REQUESTS', `more than ${limits.maxConnections} open connections; retry shortly`), { 'Retry-After': '1' });

@@ -8,7 +8,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import { EnvHarnessError, type Agent, type Harness } from '../index.js';
 import { buildApp, type ExtraRoutes, type ServerEnv } from './app.js';
 import { checkTokenShape, generateToken, hashToken, HostPolicy, isLoopback } from './auth.js';
-import { EpisodeRegistry } from './episodes.js';
+import { EpisodeRegistry, type Durability } from './episodes.js';
 import { createFastPath } from './fast-path.js';
 import { problem } from './errors.js';
 import { enforceConnectionLimits } from './limits.js';
@@ -69,6 +69,8 @@ export interface ServerOptions {
   version?: string;
   /** OpenEnv's protocol under a path prefix (default `/openenv`, docs/trainers.md); false turns it off. */
   openenv?: OpenEnvOptions | false;
+  /** When a step is answered: after its commit (`committed`, the default) or once applied (`relaxed`, docs/http.md). */
+  durability?: Durability;
 }
 
 /** A created server: the app (for in-process requests), its token, and listen/close. */
@@ -129,7 +131,7 @@ export function createServer(options: ServerOptions): EnvHarnessServer {
   const replica = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   const shared = replicaStore?.sharedEpisodes(replica);
   const curriculum = replicaStore === undefined ? undefined : new CurriculumSync(options.harness, replicaStore.curriculumLog(replica));
-  const episodes = new EpisodeRegistry({ harness: options.harness, idleMs, now, maxBatch, maxOpenEpisodes: limits.maxOpenEpisodes, ...(shared !== undefined ? { shared } : {}) });
+  const episodes = new EpisodeRegistry({ harness: options.harness, idleMs, now, maxBatch, maxOpenEpisodes: limits.maxOpenEpisodes, ...(shared !== undefined ? { shared } : {}), ...(options.durability !== undefined ? { durability: options.durability } : {}) });
   const adminTokenHash = hashToken(token);
   const hosts = new HostPolicy(host, options.allowedHosts);
   const groups = new GroupRegistry(options.harness, episodes);

@@ -319,6 +319,17 @@ describe('T11: idempotency and concurrent steps', () => {
       expect(again.headers['idempotent-replayed']).toBe('true');
     }
     expect(stateOf(ep).steps).toBe(1);
+    // The same request in other bytes (key order, whitespace) is the same request: replayed, not applied.
+    const reordered = `{ "action" : {"args":{"quantity":3,"item":"gadget-2"},"tool":"add_stock","type":"tool"} }`;
+    const same = await client.request({ path: `/v1/episodes/${ep.id}/step`, token: ep.token, headers: { 'idempotency-key': 'k-1' }, body: reordered });
+    expect(same.text).toBe(first.text);
+    expect(same.headers['idempotent-replayed']).toBe('true');
+    // A body that is not JSON is identified by its bytes: the same bytes replay its refusal, others do not.
+    const broken = await client.request({ path: `/v1/episodes/${ep.id}/step`, token: ep.token, headers: { 'idempotency-key': 'k-3' }, body: '{"action":' });
+    expectProblem(broken, 422, 'PARAMS_INVALID');
+    expect((await client.request({ path: `/v1/episodes/${ep.id}/step`, token: ep.token, headers: { 'idempotency-key': 'k-3' }, body: '{"action":' })).text).toBe(broken.text);
+    expectProblem(await client.request({ path: `/v1/episodes/${ep.id}/step`, token: ep.token, headers: { 'idempotency-key': 'k-3' }, body: '{"action": ' }), 422, 'IDEMPOTENCY_CONFLICT');
+    expect(stateOf(ep).steps).toBe(1);
     const other = await step(ep, { ...action, args: { item: 'gadget-2', quantity: 4 } }, { 'idempotency-key': 'k-1' });
     expectProblem(other, 422, 'IDEMPOTENCY_CONFLICT');
     expect(stateOf(ep).steps).toBe(1);

@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import os
 import ssl
 from typing import Any, Deque, Dict, List, Optional, Sequence, Tuple, Union
 from collections import deque
 from urllib.parse import quote, urlsplit
 
-from .client import _check_header, _drop_none, _encode
-from .errors import EnvHarnessError, TransportError, error_from_problem
+from ._http import MAX_HEAD as _MAX_HEAD, body_length, check_header as _check_header, decode_answer as _decode, encode_request, parse_head
+from .client import _drop_none
+from .errors import EnvHarnessError, TransportError
 
 JSON = Dict[str, Any]
 StepTuple = Tuple[JSON, float, bool, bool, JSON]
-_MAX_HEAD = 64 * 1024
 
 
 class _Stale(ConnectionError):
@@ -62,28 +61,17 @@ class _AsyncConnection:
             raise ConnectionResetError("the server closed the connection in the middle of an answer") from None
         except asyncio.LimitOverrunError:
             raise ConnectionError("the answer's headers are too large") from None
-        lines = head[:-4].decode("latin-1").split("\r\n")
-        version, _, rest = lines[0].partition(" ")
-        try:
-            status = int(rest[:3])
-        except ValueError:
-            raise ConnectionError(f"not an HTTP answer: {lines[0][:100]!r}") from None
-        headers: Dict[str, str] = {}
-        for line in lines[1:]:
-            name, _, value = line.partition(":")
-            headers[name.strip().lower()] = value.strip()
-        connection = headers.get("connection", "").lower()
-        will_close = connection == "close" or (version == "HTTP/1.0" and connection != "keep-alive")
+        status, headers, will_close = parse_head(head[:-4])
         if status < 200:
             return await self._after_informational()
-        if status in (204, 304):
+        n = body_length(status, headers)
+        if n == 0:
             return status, b"", headers, will_close
-        if "chunked" in headers.get("transfer-encoding", "").lower():
+        if n == -1:
             return status, await self._chunked(), headers, will_close
-        length = headers.get("content-length")
-        if length is None:
+        if n is None:
             return status, await self.reader.read(), headers, True
-        return status, await self.reader.readexactly(int(length)), headers, will_close
+        return status, await self.reader.readexactly(n), headers, will_close
 
     async def _after_informational(self) -> Tuple[int, bytes, Dict[str, str], bool]:
         """A 1xx answer: the real one follows on the same connection."""
@@ -166,18 +154,7 @@ class AsyncClient:
         ``retry``: safe to send again after a broken connection (GET, or a step with an Idempotency-Key). A request
         on a kept-alive connection the server had closed is always sent again (it never reached the server).
         """
-        if any(c in path for c in " \r\n") or not path.startswith("/"):
-            raise ValueError(f"invalid request path {path!r}")
-        head = (f"{method} {path} HTTP/1.1\r\nHost: {self._host_header}\r\n"
-                f"Authorization: Bearer {token or self.token}\r\nAccept: application/json\r\n")
-        if headers:
-            for name, value in headers.items():
-                head += f"{name}: {_check_header(name, value)}\r\n"
-        if body is None:
-            request = (head + "\r\n").encode("latin-1")
-        else:
-            payload = _encode(body).encode("utf-8")
-            request = (head + f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n\r\n").encode("latin-1") + payload
+        request = encode_request(method, path, self._host_header, token or self.token, headers, body)
         if self._slots is None:
             self._slots = asyncio.Semaphore(self.max_connections)
         attempts = 3 if retry else 2
@@ -374,15 +351,3 @@ class AsyncEnv:
                              "success": float(info.get("outcome", 0)), "taskId": self.task["id"],
                              "excluded": bool(info.get("excludeFromStats", False))}
         return result["observation"], reward, terminated, truncated, info
-
-
-def _decode(status: int, data: bytes) -> Any:
-    try:
-        value = json.loads(data.decode("utf-8")) if data else None
-    except ValueError:
-        value = None
-    if status >= 400:
-        if not isinstance(value, dict):
-            raise EnvHarnessError(f"HTTP {status}: {data[:200]!r}", status=status)
-        raise error_from_problem(status, value)
-    return value

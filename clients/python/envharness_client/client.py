@@ -18,9 +18,7 @@ from .errors import EnvHarnessError, TransportError, error_from_problem
 JSON = Dict[str, Any]
 StepTuple = Tuple[JSON, float, bool, bool, JSON]
 
-# One encoder for every request body (json.dumps with options builds a new one per call).
-_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
-_MAX_HEAD = 64 * 1024
+from ._http import MAX_HEAD as _MAX_HEAD, body_length, check_header as _check_header, decode_answer, encode_request, parse_head
 
 
 class _Stale(ConnectionError):
@@ -77,27 +75,16 @@ class _Connection:
             if len(self._buffer) > _MAX_HEAD:
                 raise ConnectionError("the answer's headers are too large")
             self._fill(len(self._buffer) > 0)
-        head = self._buffer[:end].decode("latin-1").split("\r\n")
+        status, headers, will_close = parse_head(self._buffer[:end])
         self._buffer = self._buffer[end + 4:]
-        version, _, rest = head[0].partition(" ")
-        try:
-            status = int(rest[:3])
-        except ValueError:
-            raise ConnectionError(f"not an HTTP answer: {head[0][:100]!r}") from None
-        headers: Dict[str, str] = {}
-        for line in head[1:]:
-            name, _, value = line.partition(":")
-            headers[name.strip().lower()] = value.strip()
-        connection = headers.get("connection", "").lower()
-        will_close = connection == "close" or (version == "HTTP/1.0" and connection != "keep-alive")
         if status < 200 and status != 101:
             return self._read()  # 1xx: the real answer follows
-        if status in (204, 304):
+        n = body_length(status, headers)
+        if n == 0:
             return status, b"", headers, will_close
-        if "chunked" in headers.get("transfer-encoding", "").lower():
+        if n == -1:
             return status, self._read_chunked(), headers, will_close
-        length = headers.get("content-length")
-        if length is None:
+        if n is None:
             # Delimited by the end of the connection.
             try:
                 while True:
@@ -106,7 +93,6 @@ class _Connection:
                 pass
             body, self._buffer = self._buffer, b""
             return status, body, headers, True
-        n = int(length)
         while len(self._buffer) < n:
             self._fill(True)
         body = self._buffer[:n]
@@ -131,12 +117,6 @@ class _Connection:
             self._fill(True)
         line, _, self._buffer = self._buffer.partition(b"\r\n")
         return line
-
-
-def _check_header(name: str, value: str) -> str:
-    if "\r" in value or "\n" in value or "\r" in name or "\n" in name or ":" in name:
-        raise ValueError(f"invalid header {name!r}: {value!r}")
-    return value
 
 
 def tool(name: str, **args: Any) -> JSON:
@@ -372,18 +352,7 @@ class Client:
 
     def _exchange(self, method: str, path: str, body: Any, token: Optional[str], headers: Optional[Dict[str, str]],
                   retry: bool) -> Tuple[int, bytes, Dict[str, str]]:
-        if any(c in path for c in " \r\n") or not path.startswith("/"):
-            raise ValueError(f"invalid request path {path!r}")
-        head = (f"{method} {path} HTTP/1.1\r\nHost: {self._host_header}\r\n"
-                f"Authorization: Bearer {token or self.token}\r\nAccept: application/json\r\n")
-        if headers:
-            for name, value in headers.items():
-                head += f"{name}: {_check_header(name, value)}\r\n"
-        if body is None:
-            request = (head + "\r\n").encode("latin-1")
-        else:
-            payload = _encode(body).encode("utf-8")
-            request = (head + f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n\r\n").encode("latin-1") + payload
+        request = encode_request(method, path, self._host_header, token or self.token, headers, body)
         with self._lock:
             attempts = 3 if retry else 2
             for attempt in range(attempts):
@@ -412,17 +381,7 @@ class Client:
             self._conn.close()
             self._conn = None
 
-    @staticmethod
-    def _decode(status: int, data: bytes) -> Any:
-        try:
-            value = json.loads(data.decode("utf-8")) if data else None
-        except ValueError:
-            value = None
-        if status >= 400:
-            if not isinstance(value, dict):
-                raise EnvHarnessError(f"HTTP {status}: {data[:200]!r}", status=status)
-            raise error_from_problem(status, value)
-        return value
+    _decode = staticmethod(decode_answer)
 
     # ---- server -----------------------------------------------------------------------------
 

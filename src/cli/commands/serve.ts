@@ -6,7 +6,7 @@ import { BUILTIN_AGENT_NAMES, createAgent, EnvHarnessError, type Domain } from '
 import { DEFAULT_FILL_PER_LEVEL } from '../../harness/harness.js';
 import { RefillQueue, startQueuedRefill } from '../../harness/refill-queue.js';
 // The server, MCP and SQLite are subpath exports, not part of the root entry.
-import { createServer, SERVER_DEFAULTS } from '../../server/index.js';
+import { createServer, SERVER_DEFAULTS, type Durability } from '../../server/index.js';
 import { createMcpHttpHandler, mcpRoutes, type McpHttpHandler } from '../../mcp/index.js';
 import { collect, parseIntOption, type CliContext } from '../options.js';
 import { openHarness } from '../open.js';
@@ -36,6 +36,7 @@ interface ServeOptions {
   /** Unset: DEFAULT_REFILL_LOW_WATER on a postgres:// store, off on SQLite. */
   refillLowWater?: number;
   refillBatchSize?: number;
+  durability: string;
 }
 
 /** `--refill-low-water` on a postgres:// store when it is not given: a (slice, level) below this many tasks gets a refill job. */
@@ -58,6 +59,7 @@ export function registerServeCommands(program: Command, ctx: CliContext): void {
     .option('--mcp-task-type <type>', 'task type of the MCP episode (default: any task of the dynamic pool)')
     .option('--mcp-level <n>', 'level of the MCP episode', parseIntOption('--mcp-level', 1))
     .option('--mcp-seed <n>', 'seed of the MCP episode (default 0)', parseIntOption('--mcp-seed', 0))
+    .option('--durability <mode>', 'committed (a step is answered once its transition is committed) or relaxed (answered once applied, committed within 10 ms: shorter answers, but a process crash may lose the last acknowledged steps; docs/http.md)', 'committed')
     .option('--no-openenv', 'do not serve the OpenEnv protocol at /openenv (docs/trainers.md)')
     .option('--openenv-max-sessions <n>', 'OpenEnv max_concurrent_envs: open /openenv/ws sessions (default 4096)', parseIntOption('--openenv-max-sessions', 1))
     .option('--openenv-session-timeout <seconds>', 'OpenEnv session_timeout: close a /openenv/ws session idle this long', parseIntOption('--openenv-session-timeout', 1))
@@ -127,6 +129,7 @@ export function registerServeCommands(program: Command, ctx: CliContext): void {
           idleMs: opts.idle * 1000,
           bodyLimit: opts.bodyLimit,
           allowedHosts: opts.allowHost,
+          durability: opts.durability as Durability,
           // Server-side agents for evaluation runs (POST /v1/runs { evaluate: { agent } }).
           agents: Object.fromEntries(BUILTIN_AGENT_NAMES.map((name) => [name, () => createAgent(name, { domains })])),
           ...(token !== undefined ? { token } : {}),

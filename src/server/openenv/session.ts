@@ -63,9 +63,16 @@ export class OpenEnvSession {
     const ep = this.current();
     const action = toAction(data);
     if (action.kind === 'list_tools') return toolsResult(this.tools, this.ctx, this.steps);
-    const reply = await this.deps.episodes.step(ep, JSON.stringify({ action: action.action }), key);
-    if (reply.status !== 200) throw new HttpProblem(JSON.parse(reply.body) as Problem);
-    const result = JSON.parse(reply.body) as StepResult;
+    const { reply, result } = await this.deps.episodes.stepAction(ep, action.action, key);
+    if (result === undefined) {
+      // A replayed request_id answers with the first reply's bytes.
+      if (reply.status !== 200) throw new HttpProblem(JSON.parse(reply.body) as Problem);
+      return this.stepped(JSON.parse(reply.body) as StepResult);
+    }
+    return this.stepped(result);
+  }
+
+  private stepped(result: StepResult): OpenEnvResult {
     this.steps = result.info.step;
     const group = this.ctx!.group;
     // The last member's end completes the group: its statistics are in the answer's metadata.

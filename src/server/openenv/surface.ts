@@ -8,7 +8,8 @@ import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { EnvHarnessError } from '../../index.js';
 import { admit, isJsonContentType, tokenMatches, type HostPolicy } from '../auth.js';
 import { parseJsonBody } from '../body.js';
-import { HttpProblem, payloadTooLarge, problem, problemOf, problemReply, unsupportedMediaType, type Problem, type Reply } from '../errors.js';
+import { HttpProblem, problem, problemOf, problemReply, unsupportedMediaType, type Problem, type Reply } from '../errors.js';
+import { decodeSegment, readBody, refuse, send } from '../raw-http.js';
 import type { EpisodeRegistry } from '../episodes.js';
 import type { GroupRegistry } from '../groups.js';
 import { OpenEnvValidationError, parseReset, SCHEMAS, wsError, type WsErrorCode } from './messages.js';
@@ -111,7 +112,7 @@ export function createOpenEnvSurface(deps: OpenEnvSurfaceDeps, options: OpenEnvO
 
   const answer = async (req: IncomingMessage, res: ServerResponse, at: NonNullable<ReturnType<typeof locate>>, instance: string): Promise<void> => {
     const refused = guard(req, at.token, instance);
-    if (refused !== undefined) return drainThen(req, res, problemReply(refused));
+    if (refused !== undefined) return refuse(req, res, problemReply(refused));
     const route = `${req.method} ${at.rest}`;
     switch (route) {
       case 'GET /health':
@@ -128,7 +129,7 @@ export function createOpenEnvSurface(deps: OpenEnvSurfaceDeps, options: OpenEnvO
       case 'POST /reset':
       case 'POST /step': {
         const type = req.headers['content-type'];
-        if (!isJsonContentType(type)) return drainThen(req, res, problemReply({ ...unsupportedMediaType(type!), instance }));
+        if (!isJsonContentType(type)) return refuse(req, res, problemReply({ ...unsupportedMediaType(type!), instance }));
         const raw = await readBody(req, res, deps.bodyLimit, instance);
         if (raw === undefined) return;
         try {
@@ -140,7 +141,7 @@ export function createOpenEnvSurface(deps: OpenEnvSurfaceDeps, options: OpenEnvO
         return;
       }
       default:
-        return drainThen(req, res, problemReply(problem('ROUTE_NOT_FOUND', `no OpenEnv route ${req.method} ${at.rest}; see docs/trainers.md`, { instance })));
+        return refuse(req, res, problemReply(problem('ROUTE_NOT_FOUND', `no OpenEnv route ${req.method} ${at.rest}; see docs/trainers.md`, { instance })));
     }
   };
 
@@ -280,15 +281,6 @@ export function createOpenEnvSurface(deps: OpenEnvSurfaceDeps, options: OpenEnvO
   };
 }
 
-/** A path segment, percent-decoded; a malformed escape stays as it is (and then matches no token). */
-function decodeSegment(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return segment;
-  }
-}
-
 function ok(value: unknown): Reply {
   return { status: 200, body: JSON.stringify(value), headers: { 'content-type': 'application/json' } };
 }
@@ -300,44 +292,4 @@ function problemFrom(error: unknown, instance?: string): Problem {
     return problemOf(new EnvHarnessError('PARAMS_INVALID', error.message, { details: { pointer: error.loc.length === 0 ? '' : `/${error.loc.join('/')}` } }), instance);
   }
   return problemOf(error, instance);
-}
-
-function send(res: ServerResponse, reply: Reply): void {
-  if (res.headersSent) return;
-  res.writeHead(reply.status, { ...reply.headers, 'content-length': Buffer.byteLength(reply.body) });
-  res.end(reply.body);
-}
-
-/** Answers without reading the body; a connection with an unread body is closed after the answer. */
-function drainThen(req: IncomingMessage, res: ServerResponse, reply: Reply): void {
-  if (!req.complete && reply.headers?.['connection'] === undefined) reply = { ...reply, headers: { ...reply.headers, connection: 'close' } };
-  send(res, reply);
-  if (!req.complete) req.resume();
-}
-
-function readBody(req: IncomingMessage, res: ServerResponse, limit: number, instance: string): Promise<string | undefined> {
-  if (Number(req.headers['content-length'] ?? 0) > limit) {
-    drainThen(req, res, problemReply(payloadTooLarge(limit, instance), { connection: 'close' }));
-    return Promise.resolve(undefined);
-  }
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let over = false;
-    req.on('data', (chunk: Buffer) => {
-      if (over) return;
-      size += chunk.length;
-      if (size > limit) {
-        over = true;
-        drainThen(req, res, problemReply(payloadTooLarge(limit, instance), { connection: 'close' }));
-        resolve(undefined);
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => {
-      if (!over) resolve(new TextDecoder().decode(Buffer.concat(chunks)));
-    });
-    req.on('error', reject);
-  });
 }

@@ -33,16 +33,26 @@ let failing = false;
 const backoffTicks = Math.max(1, Math.ceil(workerData.truncateBackoffMs / workerData.intervalMs));
 let tick = 0;
 let nextTruncate = 0;
+// The WAL's size after each checkpoint, sent when it changes (the store's writer backpressure reads it).
+let frames = -1;
+let backfilled = -1;
+const report = (row) => {
+  if (!row || (row.log === frames && row.checkpointed === backfilled)) return;
+  frames = row.log;
+  backfilled = row.checkpointed;
+  parentPort.postMessage({ kind: 'wal', frames, backfilled });
+};
 const checkpoint = () => {
   tick += 1;
   try {
-    const [row] = db.pragma('wal_checkpoint(PASSIVE)');
+    let [row] = db.pragma('wal_checkpoint(PASSIVE)');
     // A long WAL: wait briefly for the readers holding it, then truncate it; back off while they stay.
     if (row && row.log >= workerData.truncateAfterFrames && tick >= nextTruncate) {
       db.pragma('busy_timeout = ' + workerData.truncateWaitMs);
       try {
         const [t] = db.pragma('wal_checkpoint(TRUNCATE)');
         if (t && t.busy !== 0) nextTruncate = tick + backoffTicks;
+        else row = t;
       } catch (error) {
         if (!error || error.code !== 'SQLITE_BUSY') throw error;
         nextTruncate = tick + backoffTicks;
@@ -50,6 +60,7 @@ const checkpoint = () => {
         db.pragma('busy_timeout = ' + workerData.busyTimeoutMs);
       }
     }
+    report(row);
     if (failing) { failing = false; parentPort.postMessage({ kind: 'ok' }); }
   } catch (error) {
     failing = true;
@@ -74,8 +85,11 @@ export interface Checkpointer {
   close(): Promise<void>;
 }
 
-/** What the worker reports: a checkpoint failed (with the driver's code), or one succeeded after failures. */
-export type CheckpointReport = { kind: 'fault'; code: string; message: string } | { kind: 'ok' };
+/**
+ * What the worker reports: a checkpoint failed (with the driver's code), one succeeded after failures, or
+ * the WAL's size changed (`frames` in it, `backfilled` of them already copied into the database).
+ */
+export type CheckpointReport = { kind: 'fault'; code: string; message: string } | { kind: 'ok' } | { kind: 'wal'; frames: number; backfilled: number };
 
 /**
  * Starts checkpointing `location` from a worker thread; `onFailure` runs if the thread dies, `onReport`

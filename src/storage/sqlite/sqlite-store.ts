@@ -38,6 +38,7 @@ import {
 import { CHECKPOINT_INTERVAL_MS, CHECKPOINTER_AFTER_WRITES, FALLBACK_AUTOCHECKPOINT_PAGES, startCheckpointer, type Checkpointer, type CheckpointReport } from './checkpointer.js';
 import { migrate, SCHEMA_VERSION, userVersion } from './schema.js';
 import { TransitionInserter } from './transitions.js';
+import { DEFAULT_WAL_LIMIT_BYTES, WalPressure } from './wal-pressure.js';
 import { readGenerationLog, writeGenerationLog } from './generation-log.js';
 import { limitClause as sharedLimitClause, questionMark, reviewFromRow, storedTaskFromRow, taskBody, taskQuery as sharedTaskQuery, whereOf as sharedWhereOf, type ReviewRow, type TaskRow } from '../rows.js';
 
@@ -64,6 +65,12 @@ export interface SqliteStoreOptions {
    */
   checkpoints?: { afterWrites?: number; intervalMs?: number };
   /**
+   * The bound on the `-wal` file (bytes, default 64 MiB) that writer backpressure keeps while a reader pins
+   * the WAL (docs/storage.md, "WAL size"): bulk writes are slowed past 3/8 of it and wait for the reader past
+   * 3/4, at most 10 s each. `Infinity` turns backpressure off.
+   */
+  walLimitBytes?: number;
+  /**
    * The wall clock (an ISO timestamp, as the harness's `Clock`) for what the store stamps or paces in real
    * time: the storage fault's `since`, the probe interval and the `store.probe` meta row. `createHarness`
    * passes its own clock; only a store created without one reads the system clock.
@@ -82,6 +89,8 @@ export interface SqliteStoreInfo {
   sqliteVersion: string;
   /** Where WAL checkpoints run: `inline` (in the committing write, SQLite's default) or `background` (a worker thread, once the store is busy). */
   checkpoints: 'inline' | 'background';
+  /** The WAL as the checkpointer thread last reported it (absent until its first report): frames, and whether writes are being held back. */
+  wal?: { frames: number; backfilled: number; backpressure: boolean };
 }
 
 /**
@@ -116,6 +125,9 @@ export class SqliteStore implements Store {
   private readonly checkpointAfterWrites: number;
   private readonly checkpointIntervalMs: number;
   private checkpointer: Checkpointer | undefined;
+  private readonly walLimitBytes: number;
+  /** The WAL's size as the checkpointer reports it, once checkpoints run on the worker (undefined before). */
+  private wal: WalPressure | undefined;
   /**
    * Episode id -> its `episode_keys.seq`, for keys known to be committed. A key never changes once
    * committed, so a cached one stays right; keys created by a transaction join only after it commits.
@@ -138,6 +150,12 @@ export class SqliteStore implements Store {
     this.isMemory = isMemory;
     this.checkpointAfterWrites = options.checkpoints?.afterWrites ?? CHECKPOINTER_AFTER_WRITES;
     this.checkpointIntervalMs = options.checkpoints?.intervalMs ?? CHECKPOINT_INTERVAL_MS;
+    this.walLimitBytes = options.walLimitBytes ?? DEFAULT_WAL_LIMIT_BYTES;
+    if (!(this.walLimitBytes >= 1024 * 1024)) {
+      throw new EnvHarnessError('CONFIG_INVALID', `sqlite store: walLimitBytes must be at least 1 MiB (1048576) or Infinity, got ${String(options.walLimitBytes)}`, {
+        details: { pointer: '/walLimitBytes' },
+      });
+    }
     // The system clock only for a store created without one (createHarness always passes its clock).
     this.now = options.now ?? (() => new Date().toISOString());
     if (!(this.checkpointAfterWrites >= 1) || !(this.checkpointIntervalMs >= 1 && Number.isFinite(this.checkpointIntervalMs))) {
@@ -200,6 +218,7 @@ export class SqliteStore implements Store {
   // ---- batches and the generation log ----
 
   async saveBatch(batch: Batch, options: { review?: readonly string[] } = {}): Promise<void> {
+    if (this.wal?.due) await this.wal.admit();
     this.guard('saveBatch', () => this.write(() => this.writeBatch(batch, reviewSet(batch, options.review))));
   }
 
@@ -275,6 +294,7 @@ export class SqliteStore implements Store {
   }
 
   async putTasks(tasks: readonly StoredTask[]): Promise<void> {
+    if (this.wal?.due) await this.wal.admit();
     this.guard('putTasks', () => {
       if (tasks.length > 0) this.write(() => this.writeTasks(tasks));
     });
@@ -342,6 +362,7 @@ export class SqliteStore implements Store {
    */
   async appendTransitions(transitions: readonly Transition[], options: { episodes?: readonly EpisodeRecord[] } = {}): Promise<void> {
     const episodes = options.episodes ?? [];
+    if (this.wal?.due) await this.wal.admit();
     this.guard('appendTransitions', () => {
       if (transitions.length === 0 && episodes.length === 0) return;
       const created = new Map<string, number>();
@@ -431,6 +452,7 @@ export class SqliteStore implements Store {
   // ---- multi-step writes, consistent reads, repair ----
 
   async applyWrites(writes: readonly StoreWrite[]): Promise<void> {
+    if (this.wal?.due) await this.wal.admit();
     this.guard('applyWrites', () => {
       if (writes.length === 0) return;
       this.write(() => {
@@ -602,6 +624,7 @@ export class SqliteStore implements Store {
       busyTimeoutMs: this.busyTimeoutMs,
       sqliteVersion: this.pluck('SELECT sqlite_version()').get() as string,
       checkpoints: this.checkpointer === undefined ? 'inline' : 'background',
+      ...(this.wal?.reported === true ? { wal: this.wal.state() } : {}),
     }));
   }
 
@@ -740,14 +763,16 @@ export class SqliteStore implements Store {
     };
   }
 
-  private writeEpisode(episode: EpisodeRecord): void {
+  private writeEpisode(episode: EpisodeRecord, likelyNew = false): void {
     const body = canonicalize(episode);
     // The usual save (a running episode's progress) changes no indexed column: updating only the others
     // rewrites just the row's page, where the upsert below would also rewrite its run and task index entries.
-    const progressed = this.sql(
-      'UPDATE episodes SET status = ?, steps = ?, created_at = ?, updated_at = ?, body = ? WHERE id = ? AND task_id = ? AND run_id IS ?',
-    ).run(episode.status, episode.steps, episode.createdAt, episode.updatedAt, body, episode.id, episode.taskId, episode.runId ?? null);
-    if (progressed.changes > 0) return;
+    if (!likelyNew) {
+      const progressed = this.sql(
+        'UPDATE episodes SET status = ?, steps = ?, created_at = ?, updated_at = ?, body = ? WHERE id = ? AND task_id = ? AND run_id IS ?',
+      ).run(episode.status, episode.steps, episode.createdAt, episode.updatedAt, body, episode.id, episode.taskId, episode.runId ?? null);
+      if (progressed.changes > 0) return;
+    }
     this.sql(
       'INSERT INTO episodes (id, task_id, run_id, status, steps, created_at, updated_at, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ' +
         'ON CONFLICT (id) DO UPDATE SET task_id = excluded.task_id, run_id = excluded.run_id, status = excluded.status, ' +
@@ -785,20 +810,24 @@ export class SqliteStore implements Store {
       },
       isUniqueViolation,
     );
-    for (const episode of episodes) this.writeEpisode(episode);
+    // An episode whose first transition is in this call is most likely new to the episodes table too: its
+    // row goes straight to the upsert rather than first missing with the progress UPDATE.
+    for (const episode of episodes) this.writeEpisode(episode, created.has(episode.id));
   }
 
   /** The integer key of an episode id, created (into `created`) at its first transition. Inside a write transaction. */
   private episodeKey(episodeId: string, created: Map<string, number>): number {
     const known = this.episodeKeys.get(episodeId) ?? created.get(episodeId);
     if (known !== undefined) return known;
-    const stored = this.pluck('SELECT seq FROM episode_keys WHERE id = ?').get(episodeId) as number | undefined;
-    if (stored !== undefined) {
+    // An id not remembered is usually a new episode: insert first, and look the key up only if it existed.
+    const inserted = this.sql('INSERT INTO episode_keys (id) VALUES (?) ON CONFLICT (id) DO NOTHING').run(episodeId);
+    if (inserted.changes === 0) {
       // Not created by this transaction (that would be in `created`), so committed already.
+      const stored = this.pluck('SELECT seq FROM episode_keys WHERE id = ?').get(episodeId) as number;
       this.rememberEpisodeKey(episodeId, stored);
       return stored;
     }
-    const key = Number(this.sql('INSERT INTO episode_keys (id) VALUES (?)').run(episodeId).lastInsertRowid);
+    const key = Number(inserted.lastInsertRowid);
     created.set(episodeId, key);
     return key;
   }
@@ -909,12 +938,15 @@ export class SqliteStore implements Store {
           if (this.db.open) this.db.pragma('wal_autocheckpoint = 1000');
         },
         (report: CheckpointReport) => {
-          if (report.kind === 'fault') {
+          if (report.kind === 'wal') {
+            this.wal?.update(report.frames, report.backfilled);
+          } else if (report.kind === 'fault') {
             if (isIoFailure(report.code)) this.setFault('checkpoint', report.code, report.message);
           } else if (this.storeFault?.operation === 'checkpoint') this.clearFault();
         },
       );
       this.db.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
+      this.wal = new WalPressure(`${this.location}-wal`, this.walLimitBytes, this.db.pragma('page_size', { simple: true }) as number);
     } catch {
       // No worker threads here: SQLite keeps checkpointing inline, as before.
       this.checkpointer = undefined;

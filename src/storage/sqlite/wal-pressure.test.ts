@@ -1,0 +1,84 @@
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { computeTaskId, type JsonValue } from '../../core/index.js';
+import { makeBatch, makeTask } from '../../../test/conformance/store-fixtures.js';
+import { createSqliteStore } from './sqlite-store.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'envharness-wal-pressure-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const LIMIT = 4 * 1024 * 1024;
+const walBytes = (file: string) => {
+  try {
+    return statSync(`${file}-wal`).size;
+  } catch {
+    return 0;
+  }
+};
+
+/** 20 tasks a batch, each with a body of about 4 KiB: every batch adds about 100 KiB of WAL frames. */
+function batch(i: number) {
+  const tasks = Array.from({ length: 20 }, (_, k) => {
+    const { id: _id, origin, ...content } = makeTask(i * 100 + k);
+    const padded = { ...content, params: { ...(content.params as Record<string, JsonValue>), padding: 'x'.repeat(4000) } };
+    return { id: computeTaskId(padded), ...padded, origin };
+  });
+  return makeBatch(tasks, { seed: i, split: 'dynamic' });
+}
+
+/**
+ * Saves batches as fast as it can while a reader holds one read transaction for `pinMs` (nothing can be
+ * checkpointed past its snapshot) or until all `writes` are saved, whichever comes first. Returns the largest
+ * `-wal` file seen, how many batches were saved while the reader held, and whether the rest went through.
+ */
+async function pinnedWrites(name: string, walLimitBytes: number, pinMs: number, writes: number) {
+  const file = join(dir, `${name}.db`);
+  const store = createSqliteStore(file, { checkpoints: { afterWrites: 1, intervalMs: 10 }, walLimitBytes });
+  await store.saveBatch(batch(0));
+  // The checkpointer thread starts after the first write; wait for its first report.
+  for (let i = 0; i < 500 && (await store.getInfo()).wal === undefined; i++) await new Promise((r) => setTimeout(r, 10));
+  expect((await store.getInfo()).wal).toBeDefined();
+  const reader = new BetterSqlite3(file, { readonly: true });
+  reader.exec('BEGIN');
+  reader.prepare('SELECT count(*) FROM tasks').get();
+  let max = 0;
+  let saved = 0;
+  let released = false;
+  const writer = (async () => {
+    for (let i = 1; i <= writes; i++) {
+      await store.saveBatch(batch(i));
+      if (!released) saved = i;
+      max = Math.max(max, walBytes(file));
+    }
+  })();
+  // The reader lets go after `pinMs`, or once every write is in (as it does without backpressure).
+  await Promise.race([new Promise((r) => setTimeout(r, pinMs)), writer]);
+  released = true;
+  reader.exec('COMMIT');
+  reader.close();
+  await writer;
+  max = Math.max(max, walBytes(file));
+  const total = await store.countTasks();
+  await store.close();
+  return { max, savedWhilePinned: saved, total };
+}
+
+describe('WAL backpressure', () => {
+  it('keeps the -wal file under its limit while a reader pins it, and lets writes through once it lets go', { timeout: 60_000 }, async () => {
+    const bounded = await pinnedWrites('bounded', LIMIT, 1500, 120);
+    // Without backpressure the same writes grow the WAL past the limit: the bound is the mechanism's doing.
+    const unbounded = await pinnedWrites('unbounded', Infinity, 60_000, 120);
+    expect(unbounded.max).toBeGreaterThan(LIMIT);
+    expect(bounded.max).toBeLessThanOrEqual(LIMIT);
+    // Parked, not failed: every batch is stored once the reader is gone.
+    expect(bounded.savedWhilePinned).toBeLessThan(120);
+    expect(bounded.total).toBe(121 * 20);
+  });
+
+  it('refuses a limit below 1 MiB, naming the option', () => {
+    expect(() => createSqliteStore(join(dir, 'small.db'), { walLimitBytes: 1000 })).toThrow(/walLimitBytes/);
+  });
+});

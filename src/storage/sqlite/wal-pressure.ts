@@ -1,0 +1,108 @@
+/**
+ * Writer backpressure for a WAL that a reader pins. While a read transaction holds a snapshot, no
+ * checkpoint can move past it and the WAL only grows (checkpoint starvation: an export, a long analysis).
+ * SQLite has no bound of its own, so the bulk writers of a store wait a little before each write while the
+ * WAL is long and pinned, asynchronously (the event loop keeps serving), and wait for the reader to let go
+ * once it is near the bound. The checkpointer thread reports the WAL's size after every checkpoint.
+ */
+import { statSync } from 'node:fs';
+
+/** Default bound on the `-wal` file (bytes), reached only when a reader pins the WAL for longer than writers can wait. */
+export const DEFAULT_WAL_LIMIT_BYTES = 64 * 1024 * 1024;
+/** The longest a write waits for a pinned WAL before it goes ahead anyway (a stuck reader must not stop writes). */
+export const WAL_MAX_WAIT_MS = 10_000;
+/** The delay before a write at the soft mark, growing linearly to `WAL_MAX_DELAY_MS` at the hard mark. */
+const WAL_MIN_DELAY_MS = 1;
+const WAL_MAX_DELAY_MS = 40;
+/** Writes after which a writer yields one event-loop turn to hear the checkpointer (a tight loop of awaits never does). */
+const UNREPORTED_WRITES = 8;
+/** How often a write parked at the hard mark looks at the WAL again. */
+const WAL_POLL_MS = 10;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** The `-wal` file's size now (0 when there is none). */
+function fileBytes(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * The WAL's state as the checkpointer last saw it, and the waits it implies. Marks: throttling starts at
+ * 3/8 of the limit, writes park at 3/4 (the rest is headroom for a write already under way and for other
+ * processes' writes). Whether the WAL is pinned comes from the checkpointer's last report (one interval
+ * old at most); how long it is comes from the file itself when a write asks, since a pinned WAL only grows.
+ */
+export class WalPressure {
+  private frames = 0;
+  private backfilled = 0;
+  private readonly softFrames: number;
+  private readonly softBytes: number;
+  private readonly hardBytes: number;
+
+  constructor(
+    private readonly walPath: string,
+    limitBytes: number,
+    pageSize: number,
+  ) {
+    this.softBytes = Math.floor((limitBytes * 3) / 8);
+    this.hardBytes = Math.floor((limitBytes * 3) / 4);
+    this.softFrames = Math.max(1, Math.floor(this.softBytes / pageSize));
+  }
+
+  /** What the checkpointer reported: frames in the WAL, and how many of them are already in the database. */
+  update(frames: number, backfilled: number): void {
+    this.frames = frames;
+    this.backfilled = backfilled;
+    this.reported = true;
+    this.unreported = 0;
+  }
+
+  /** Writes since the last report: a writer that never yields to the event loop would never hear one. */
+  private unreported = 0;
+
+  /** Whether the checkpointer has reported at all (until then nothing is held back). */
+  reported = false;
+
+  /** For `getInfo`: the last report, and whether writes are being held back. */
+  state(): { frames: number; backfilled: number; backpressure: boolean } {
+    return { frames: this.frames, backfilled: this.backfilled, backpressure: this.pressed };
+  }
+
+  /** A reader keeps the WAL from being copied back and reset: frames past its snapshot wait. */
+  private get pinned(): boolean {
+    return this.backfilled < this.frames;
+  }
+
+  /** The WAL is long and pinned: writes are held back. */
+  get pressed(): boolean {
+    return this.frames >= this.softFrames && this.pinned;
+  }
+
+  /** True when a write should call `admit` first: the WAL is pressed, or reports may be waiting to be heard. */
+  get due(): boolean {
+    return this.pressed || ++this.unreported >= UNREPORTED_WRITES;
+  }
+
+  /** Waits as long as the WAL's state asks: a short delay between the marks, until the reader lets go past the hard mark. */
+  async admit(): Promise<void> {
+    if (this.unreported >= UNREPORTED_WRITES) {
+      // One turn of the event loop, so that the checkpointer's messages are delivered.
+      this.unreported = 0;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    for (let waited = 0; this.pinned && waited < WAL_MAX_WAIT_MS; waited += WAL_POLL_MS) {
+      const bytes = fileBytes(this.walPath);
+      if (bytes < this.softBytes) return;
+      if (bytes < this.hardBytes) {
+        const fill = (bytes - this.softBytes) / (this.hardBytes - this.softBytes);
+        await sleep(Math.round(WAL_MIN_DELAY_MS + fill * (WAL_MAX_DELAY_MS - WAL_MIN_DELAY_MS)));
+        return;
+      }
+      await sleep(WAL_POLL_MS);
+    }
+  }
+}
