@@ -5,7 +5,7 @@ import { library } from './domains/library/index.js';
 import { math } from './domains/math/index.js';
 import { createBuiltinRetail, retail } from './domains/retail/index.js';
 import { web } from './domains/web/index.js';
-import { createAttackDomain, createRetailSafetyDomain } from './domains/safety/index.js';
+import { ATTACK_KINDS, createAttackDomain, createRetailSafetyDomain } from './domains/safety/index.js';
 
 // Retail runs through the tau-bench view so that imported tau-bench tasks grade as tau-bench does;
 // every other retail task behaves exactly as plain retail.
@@ -15,10 +15,13 @@ const retailView = createBuiltinRetail(retail);
 // no defense (the library builds defended variants). `safety` (over retail) ships the frozen safety set.
 const safetyRetail = createRetailSafetyDomain(retailView);
 const safetyApiWorkflows = createAttackDomain(apiWorkflows, { name: 'safety-api-workflows' });
+// Web: attacks in page text. Its tasks ask for no confirmation and carry no record ids (an element id
+// is not a record), so skip-confirmation and the out-of-bounds kinds have nothing to hold on to there.
+const safetyWeb = createAttackDomain(web, { name: 'safety-web', kinds: ATTACK_KINDS.filter((k) => k !== 'skip-confirmation') });
 
 /** The domains `envharness` (CLI and `serve`) runs. */
 export function builtinDomains(): Domain<any>[] {
-  return [retailView, math, apiWorkflows, library, web, safetyRetail, safetyApiWorkflows];
+  return [retailView, math, apiWorkflows, library, web, safetyRetail, safetyApiWorkflows, safetyWeb];
 }
 
 /**
