@@ -201,6 +201,33 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 5,
+    description: "gate rejections as Problems: each rejection's code and pointer (its message is the reason)",
+    // As SQLite's version 4: rows written before get the code this version's gates give their reason, and
+    // the schema gate's pointer from details (a template check's: its first problem's).
+    sql: `
+      ALTER TABLE generation_log ADD COLUMN code text, ADD COLUMN pointer text;
+      UPDATE generation_log SET
+        code = CASE gate
+          WHEN 'schema' THEN CASE
+            WHEN reason LIKE 'could not instantiate:%' THEN 'INSTANTIATE_FAILED'
+            WHEN reason LIKE 'template % check:%' THEN 'TEMPLATE_CHECK'
+            ELSE 'TASK_SCHEMA' END
+          WHEN 'exact_duplicate' THEN CASE
+            WHEN reason LIKE 'same task id as candidate%' THEN 'DUPLICATE_IN_BATCH'
+            WHEN reason = 'this task is already in the store' THEN 'ALREADY_STORED'
+            ELSE 'ALREADY_IN_POOL' END
+          WHEN 'near_duplicate' THEN 'NEAR_DUPLICATE'
+          WHEN 'leakage' THEN 'LEAKS_REGRESSION'
+          WHEN 'oracle' THEN CASE WHEN reason LIKE 'oracle check failed to run:%' THEN 'GATE_ERROR' ELSE 'ORACLE_FAILED' END
+          WHEN 'non_trivial' THEN CASE WHEN reason LIKE 'non_trivial check failed to run:%' THEN 'GATE_ERROR' ELSE 'TRIVIAL' END
+          ELSE 'GATE_ERROR' END,
+        pointer = CASE WHEN gate = 'schema' AND details IS NOT NULL
+          THEN coalesce(details::jsonb ->> 'pointer', details::jsonb #>> '{problems,0,pointer}') END
+      WHERE NOT accepted AND reason IS NOT NULL;
+    `,
+  },
 ];
 
 /** The schema version this code writes: the last migration's. */

@@ -209,6 +209,34 @@ export const MIGRATIONS: readonly Migration[] = [
       DROP INDEX tasks_by_type_level;
     `,
   },
+  {
+    version: 4,
+    description: "gate rejections as Problems: each rejection's code and pointer (its message is the reason)",
+    // Rows written before hold a reason only: their code is what this version's gates give that reason
+    // (the texts are the gate runner's own), their pointer the schema gate's details.pointer (or, for a
+    // template check, its first problem's pointer).
+    sql: `
+      ALTER TABLE generation_entries ADD COLUMN code TEXT;
+      ALTER TABLE generation_entries ADD COLUMN pointer TEXT;
+      UPDATE generation_entries SET
+        code = CASE gate
+          WHEN 'schema' THEN CASE
+            WHEN reason LIKE 'could not instantiate:%' THEN 'INSTANTIATE_FAILED'
+            WHEN reason LIKE 'template % check:%' THEN 'TEMPLATE_CHECK'
+            ELSE 'TASK_SCHEMA' END
+          WHEN 'exact_duplicate' THEN CASE
+            WHEN reason LIKE 'same task id as candidate%' THEN 'DUPLICATE_IN_BATCH'
+            WHEN reason = 'this task is already in the store' THEN 'ALREADY_STORED'
+            ELSE 'ALREADY_IN_POOL' END
+          WHEN 'near_duplicate' THEN 'NEAR_DUPLICATE'
+          WHEN 'leakage' THEN 'LEAKS_REGRESSION'
+          WHEN 'oracle' THEN CASE WHEN reason LIKE 'oracle check failed to run:%' THEN 'GATE_ERROR' ELSE 'ORACLE_FAILED' END
+          WHEN 'non_trivial' THEN CASE WHEN reason LIKE 'non_trivial check failed to run:%' THEN 'GATE_ERROR' ELSE 'TRIVIAL' END
+          ELSE 'GATE_ERROR' END,
+        pointer = CASE WHEN gate = 'schema' AND json_valid(details) THEN coalesce(json_extract(details, '$.pointer'), json_extract(details, '$.problems[0].pointer')) END
+      WHERE accepted = 0 AND reason IS NOT NULL;
+    `,
+  },
 ];
 
 /** The schema version this code writes: the last migration's. */
