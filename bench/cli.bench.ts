@@ -3,7 +3,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fmt, median, type BenchSection } from './lib.js';
+import { fmt, median, PEER_RUNS, ratioVsOtherRun, type BenchSection } from './lib.js';
 
 const RUNS = 5;
 const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
@@ -40,7 +40,37 @@ export async function run(): Promise<BenchSection[]> {
       evals.push(cpuSeconds(['--store', store, 'eval', '--agent', 'oracle', '--limit', '1', '--agent-state', join(dir, 'none.json')]));
       generate.push(cpuSeconds(['--store', join(dir, `fresh-${i}.db`), 'generate', '--template', 'retail/cancel', '--count', '10']));
     }
+    // The generation target through the real command: math/chain-sum with every gate and the SQLite store,
+    // per candidate = the CPU of a 40,000-candidate run less a 1,000-candidate run (start-up cancels out).
+    const small: number[] = [];
+    const large: number[] = [];
+    const chain = (count: number, i: number): number =>
+      cpuSeconds(['--store', join(dir, `chain-${count}-${i}.db`), 'generate', '--template', 'math/chain-sum', '--level', '5', '--count', String(count), '--seed', String(i)]);
+    for (let i = 0; i < 3; i++) {
+      small.push(chain(1_000, i));
+      large.push(chain(40_000, i));
+    }
+    const perCpu = 39_000 / Math.max(1e-9, median(large) - median(small));
     return [
+      {
+        title: 'CLI: generation through envharness generate',
+        description:
+          'Whole-process CPU (all threads: the main thread and the worker threads, which instantiate, MinHash and run the schema, oracle and non-triviality gates) of `envharness generate --template math/chain-sum --level 5` into a fresh SQLite store, every gate on, on the compiled dist/. Candidates per CPU-second = 39,000 / (CPU of --count 40000 - CPU of --count 1000), medians of 3.',
+        rows: [
+          {
+            workload: 'envharness generate math/chain-sum level 5, all gates, fresh SQLite store',
+            'CPU s (1,000 / 40,000 candidates)': `${fmt(median(small))} / ${fmt(median(large))}`,
+            'candidates per CPU-s': fmt(perCpu),
+            'reasoning-gym median generator (another run)': `${fmt(PEER_RUNS.reasoningGym.medianItemsPerSec)} items/s`,
+            ratio: ratioVsOtherRun(perCpu, PEER_RUNS.reasoningGym.medianItemsPerSec),
+            target: '>= reasoning-gym median',
+          },
+        ],
+        notes: [
+          `reasoning-gym is not run here (it cannot be pip-installed on this machine): ${PEER_RUNS.reasoningGym.workload}, from ${PEER_RUNS.source}; generated only (no gates, no store). The ratio is against another run.`,
+          `1-minute load average at the end: ${loadavg()[0]!.toFixed(1)} on ${availableParallelism()} cores.`,
+        ],
+      },
       {
         title: 'CLI: whole-process CPU',
         description: `User + system CPU seconds of one \`node bin/envharness.js ...\` process on the compiled dist/ (the kernel's accounting of the waited-for child), median of ${RUNS}. Targets: --help <= 0.3 s, one-task eval <= 1 s. The existing store holds every built-in domain's regression set (the first eval installed them); a fresh-store generate of retail installs retail's only, from dist/prebuilt.`,

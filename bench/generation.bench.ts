@@ -85,7 +85,7 @@ async function benchGeneration(): Promise<BenchSection> {
       'Tasks per second on one thread: `instantiateTask` alone (sampling, zod params check, build, solve, task id hashing), ' +
       'and `generateBatch` with all gates off and with schema, exact and near duplicate (MinHash + LSH), oracle and ' +
       'non-triviality gates on (the test QA checker as the simulator). Target: >= 100k tasks/s for the simple arithmetic ' +
-      "template with gates off. Reference: reasoning-gym's median generator does 22.6k items/s on this machine.",
+      `template with gates off. Reference (another run, not this one): reasoning-gym's median generator did ${fmt(PEER_RUNS.reasoningGym.medianItemsPerSec)} items/s, from ${PEER_RUNS.source}.`,
     rows,
     notes: [
       `Wall-clock medians, with tasks per CPU-second of the process in brackets. Load average (1 min) when the bench ran: ${load1!.toFixed(1)} on ${availableParallelism()} cores; other jobs shared the cores, so wall-clock figures are lower bounds.`,
@@ -207,9 +207,8 @@ async function benchCliGeneration(): Promise<BenchSection> {
     notes: [
       `reasoning-gym is not run here (it cannot be pip-installed on this machine): ${PEER_RUNS.reasoningGym.workload}, from ${PEER_RUNS.source}. ` +
         "Its items are generated only (no gates, no store); ours pass every gate and are stored. The ratio is against another run.",
-      'Each batch goes into the same store, which grows by 20,000 tasks a batch: `Harness.generate` reloads and MinHashes every task of the split ' +
-        '(indexSplit) before each batch, so this cost grows with the store. A fresh store through the real CLI measured ~18k candidates per CPU-second ' +
-        '(start-up excluded, 40,000 candidates, loaded machine).',
+      'Each batch goes into the same store, which grows by 20,000 tasks a batch; the split index reads and MinHashes only the tasks stored since ' +
+        'the last batch. The real command, with its worker threads and start-up, is measured in "CLI: generation through envharness generate".',
     ],
   };
 }

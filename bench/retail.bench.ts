@@ -452,7 +452,7 @@ async function generationSection(): Promise<BenchSection> {
     workload: 'generateBatch, 2000 candidates: all gates (+ oracle replay, empty and random trajectories)',
     threads: 'main',
     ...(await timed(2_000, { registry, hooks, workers: 1 })),
-    target: '>= 20,000/s',
+    target: '>= 5,000/s',
   });
   // The product path for large batches: a kept worker pool; each worker instantiates and runs the
   // per-task gates (schema, oracle, non-triviality) itself, the main thread the duplicate gates in order.
@@ -470,7 +470,7 @@ async function generationSection(): Promise<BenchSection> {
       workload: `generateBatch, 4000 candidates: all gates, ${threads} worker threads (kept pool)`,
       threads: String(threads),
       ...(await timed(4_000, workerDeps)),
-      target: '>= 20,000/s',
+      target: '>= 5,000/s',
     });
   } finally {
     await workerPool.close();
@@ -488,7 +488,7 @@ async function generationSection(): Promise<BenchSection> {
     notes: [
       `CPU per task on one thread (median of 3 runs over 1,500 fresh tasks): ${parts}.`,
       `Load average (1 min) when this ran: ${loadavg()[0]!.toFixed(1)} on ${availableParallelism()} cores. The worker rows scale with the cores the process gets: when other processes share them, tasks/s (wall) close to tasks/s (CPU) means the whole process got about one core, and the worker path's CPU per task includes moving each task between threads.`,
-      'Every task plays three simulated episodes (the reference solution through the simulated user, the empty trajectory, a seeded random trajectory of 8 actions) after its reference final state is computed, and crosses threads by structured clone (~3 kB). 20,000 tasks/s on 2 cores is 100 µs of CPU per task for all of that: out of reach; the figures above are what the cores give.',
+      'Every task plays three simulated episodes (the reference solution through the simulated user, the empty trajectory, a seeded random trajectory of 8 actions) after its reference final state is computed, and crosses threads by structured clone (~3 kB). The target (issue 18: >= 5,000 tasks/s on 2 cores) is 400 µs of CPU per task for all of that with both cores busy: compare the CPU per task above with it.',
     ],
   };
 }

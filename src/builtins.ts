@@ -1,11 +1,12 @@
 /** The built-in domains, wired explicitly (importing a domain registers nothing): the one file that names them. */
-import type { Domain } from './core/index.js';
+import type { Domain, GateVerdict, Task } from './core/index.js';
 import { apiWorkflows } from './domains/api-workflows/index.js';
 import { library } from './domains/library/index.js';
 import { math } from './domains/math/index.js';
 import { createBuiltinRetail, retail } from './domains/retail/index.js';
 import { web } from './domains/web/index.js';
-import { createAttackDomain, createRetailSafetyDomain } from './domains/safety/index.js';
+import { ATTACK_KINDS, createAttackDomain, createRetailSafetyDomain } from './domains/safety/index.js';
+import { createDomainGateHooks } from './runtime/index.js';
 
 // Retail runs through the tau-bench view so that imported tau-bench tasks grade as tau-bench does;
 // every other retail task behaves exactly as plain retail.
@@ -15,10 +16,13 @@ const retailView = createBuiltinRetail(retail);
 // no defense (the library builds defended variants). `safety` (over retail) ships the frozen safety set.
 const safetyRetail = createRetailSafetyDomain(retailView);
 const safetyApiWorkflows = createAttackDomain(apiWorkflows, { name: 'safety-api-workflows' });
+// Web: attacks in page text. Its tasks ask for no confirmation and carry no record ids (an element id
+// is not a record), so skip-confirmation and the out-of-bounds kinds have nothing to hold on to there.
+const safetyWeb = createAttackDomain(web, { name: 'safety-web', kinds: ATTACK_KINDS.filter((k) => k !== 'skip-confirmation') });
 
 /** The domains `envharness` (CLI and `serve`) runs. */
 export function builtinDomains(): Domain<any>[] {
-  return [retailView, math, apiWorkflows, library, web, safetyRetail, safetyApiWorkflows];
+  return [retailView, math, apiWorkflows, library, web, safetyRetail, safetyApiWorkflows, safetyWeb];
 }
 
 /**
@@ -27,5 +31,36 @@ export function builtinDomains(): Domain<any>[] {
  */
 export const templates = builtinDomains().flatMap((d) => d.templates);
 
-/** This module's URL, for `generate({ workers, templateModules: [BUILTIN_TEMPLATES_MODULE] })`. */
+/**
+ * This module's URL, for `generate({ workers, templateModules: [BUILTIN_TEMPLATES_MODULE] })` and, when
+ * every template is a built-in domain's, `hookModule: BUILTIN_TEMPLATES_MODULE`.
+ */
 export const BUILTIN_TEMPLATES_MODULE = import.meta.url;
+
+/**
+ * The oracle and non-triviality gates of the built-in domains, chosen by the task's domain (a task of
+ * another domain passes both, as `Harness.generate` does): what a generation worker thread runs when
+ * given this module as `hookModule`, so the CLI's gated batches run their simulator gates in the workers.
+ */
+export function createGateHooks(): { oracle: (task: Task) => GateVerdict; nonTrivial: (task: Task) => GateVerdict } {
+  const byDomain = new Map<string, ReturnType<typeof createDomainGateHooks>>();
+  const domains = new Map(builtinDomains().map((d) => [d.name, d]));
+  const hooksOf = (task: Task): ReturnType<typeof createDomainGateHooks> | undefined => {
+    let hooks = byDomain.get(task.domain);
+    const domain = domains.get(task.domain);
+    if (hooks === undefined && domain !== undefined) {
+      hooks = createDomainGateHooks(domain);
+      byDomain.set(task.domain, hooks);
+    }
+    return hooks;
+  };
+  return {
+    oracle: (task) => hooksOf(task)?.oracle(task) ?? { ok: true },
+    nonTrivial: (task) => hooksOf(task)?.nonTrivial(task) ?? { ok: true },
+  };
+}
+
+/** Whether `createGateHooks` covers a domain (the CLI hands gates to workers only then). */
+export function isBuiltinDomain(name: string): boolean {
+  return builtinDomains().some((d) => d.name === name);
+}

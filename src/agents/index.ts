@@ -11,7 +11,6 @@ export { createRuleBasedAgent, type RuleBasedAgentOptions } from './rule-based.j
 export { createLearnerAgent, DEFAULT_LEARNER_SHAPING, LEARNER_STATE_FORMAT, type LearnerAgent, type LearnerOptions } from './learner.js';
 export { genericSkills, type SkillSet, type SkillTracker } from './skill-set.js';
 export { FAULT_ERROR_CODES, isFaultError } from './faults.js';
-export { sampleFromSchema } from './schema-sample.js';
 
 /** Names `createAgent` knows. */
 export const BUILTIN_AGENT_NAMES = ['random', 'rule-based', 'oracle', 'learner'] as const;

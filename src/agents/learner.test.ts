@@ -105,14 +105,14 @@ describe('learner agent', () => {
   });
 
   it('rejects a malformed state with the pointer of the bad field', () => {
-    expect(() => createLearnerAgent({ state: { format: 'envharness-learner/1', episodes: 1, tables: { 'generic@3': { s: { n: 1, q: { finish: 'x' } } } } } })).toThrow(
-      /\/tables\/generic@3\/s\/q\/finish/,
+    expect(() => createLearnerAgent({ state: { format: 'envharness-learner/1', episodes: 1, tables: { 'generic@4': { s: { n: 1, q: { finish: 'x' } } } } } })).toThrow(
+      /\/tables\/generic@4\/s\/q\/finish/,
     );
     expect(() => createLearnerAgent({ state: [] })).toThrow(/expected an object/);
   });
 
-  it('refuses a state learnt by an older skill set (generic@2) with a typed error that says to train again', () => {
-    const old = { format: 'envharness-learner/1', episodes: 3, tables: { 'generic@2': { s: { n: 1, q: { finish: 0.5 }, c: { finish: 1 } } } } };
+  it('refuses a state learnt by an older skill set (generic@3) with a typed error that says to train again', () => {
+    const old = { format: 'envharness-learner/1', episodes: 3, tables: { 'generic@3': { s: { n: 1, q: { finish: 0.5 }, c: { finish: 1 } } } } };
     let error: unknown;
     try {
       createLearnerAgent({ state: old });
@@ -121,17 +121,17 @@ describe('learner agent', () => {
     }
     expect(error).toBeInstanceOf(EnvHarnessError);
     expect((error as EnvHarnessError).code).toBe('PARAMS_INVALID');
-    expect((error as EnvHarnessError).message).toMatch(/skill set generic@2.*train again/);
-    expect((error as EnvHarnessError).details).toEqual({ pointer: '/state/tables/generic@2' });
+    expect((error as EnvHarnessError).message).toMatch(/skill set generic@3.*train again/);
+    expect((error as EnvHarnessError).details).toEqual({ pointer: '/state/tables/generic@3' });
     // The same table under the current version loads.
-    expect(createLearnerAgent({ state: { ...old, tables: { 'generic@3': old.tables['generic@2'] } } }).episodes()).toBe(3);
+    expect(createLearnerAgent({ state: { ...old, tables: { 'generic@4': old.tables['generic@3'] } } }).episodes()).toBe(3);
   });
 
   it('serialises its table in canonical (sorted) order', async () => {
     const learner = createLearnerAgent({ seed: 7, training: true });
     await runMany(inventory, tasks, learner, 30);
     const tables = (learner.getState() as { tables: Record<string, Record<string, unknown>> }).tables;
-    const keys = Object.keys(tables['generic@3']!);
+    const keys = Object.keys(tables['generic@4']!);
     expect(keys).toEqual([...keys].sort());
   });
 });

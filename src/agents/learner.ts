@@ -162,7 +162,7 @@ export function createLearnerAgent(options: LearnerOptions = {}): LearnerAgent {
 
   const agent: LearnerAgent = {
     name: 'learner',
-    version: '3',
+    version: '4',
     config(): JsonValue {
       return {
         seed,
@@ -268,7 +268,7 @@ function restore(state: JsonValue, tables: Map<string, Map<string, Entry>>, skil
   for (const [id, states] of Object.entries(raw)) {
     // A table is only valid for the skill-set version that made it (its states and macros mean something else in another).
     if (!skills.some((s) => s.id === id)) {
-      fail(`/tables/${id.replace(/~/g, '~0').replace(/\//g, '~1')}`, `its table was learnt with skill set ${id}, which this learner (version 3, skill sets ${skills.map((s) => s.id).join(', ')}) cannot use; delete the saved state and train again`);
+      fail(`/tables/${id.replace(/~/g, '~0').replace(/\//g, '~1')}`, `its table was learnt with skill set ${id}, which this learner (version 4, skill sets ${skills.map((s) => s.id).join(', ')}) cannot use; delete the saved state and train again`);
     }
     if (states === null || typeof states !== 'object' || Array.isArray(states)) fail(`/tables/${id}`, 'expected an object');
     const table = tables.get(id) ?? tables.set(id, new Map()).get(id)!;

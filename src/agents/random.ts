@@ -1,6 +1,5 @@
 /** The `random` agent: valid-looking random tool calls, messages and finishes; the floor every task must beat. */
-import { createRng, type Action, type Agent, type AgentContext, type AgentEpisode, type JsonObject, type Observation, type ToolSpec } from '../core/index.js';
-import { sampleFromSchema } from './schema-sample.js';
+import { createRng, sampleFromSchema, type Action, type Agent, type AgentContext, type AgentEpisode, type JsonObject, type Observation, type ToolSpec } from '../core/index.js';
 import { SeenWords } from './words.js';
 
 export interface RandomAgentOptions {

@@ -42,20 +42,36 @@ type Schema = { type?: unknown; enum?: unknown; items?: unknown; properties?: un
 type Source = 'o' | 'n' | 'i' | 'q' | 'd' | 'e' | 't';
 const SOURCES: readonly Source[] = ['o', 'n', 'i', 'q', 'd', 'e', 't'];
 
-/** A value seen in a tool's output: the words of the object holding it, and when (the call's order). */
+/** An object seen in a tool's output: the words of its strings (its own and its nested ones'), scored against what the user said. */
+interface Holder {
+  words: readonly string[];
+  /** Sum over the user's words in `words` of 1 / (objects seen holding that word): words every record shares count little. */
+  score: number;
+  /** Share of `words` the user has said (the tie-breaker: "The Silent River", not "The Silent River Returns"). */
+  share: number;
+  /** `heard` words and `objects` objects seen when the scores were computed. */
+  stamp: number;
+}
+
+/** A value seen in a tool's output: the object holding it, when (the call's order), and whether it ended a list. */
 interface Seen {
   value: JsonValue;
-  words: readonly string[];
+  holder: Holder;
   order: number;
-  /** Share of `words` the user has said, as of `heard` words heard (recomputed when the user says more). */
-  relevance: number;
-  heard: number;
+  /** Whether it is an element of a list (`orders: ['#W1', '#W2']`), and the list's last one. */
+  listed: boolean;
+  last: boolean;
+  /** The objects it is nested in, innermost first (its holder and the holder's ancestors). */
+  within: readonly Holder[];
 }
 
 const GENERIC_WORDS = new Set(['get', 'set', 'list', 'find', 'all', 'the', 'and', 'for', 'with', 'item', 'items', 'details', 'info', 'by']);
 const IDENT = /[A-Za-z0-9#][A-Za-z0-9_@.#-]*[A-Za-z0-9]/g;
 const WORDS = /[a-z0-9]+/g;
 const MAX_SEEN = 2000;
+const MAX_WORDS = 200;
+/** Words that pick a list's last element when they come just before the argument's noun ("my most recent order"). */
+const RECENT = 'last|latest|newest|most\\s+recent|recent';
 
 /**
  * The generic skill set: it learns any domain from the declared tool schemas, the observations, the tool
@@ -70,7 +86,7 @@ const MAX_SEEN = 2000;
  * each tool's latest output, and whether confirmation was asked and the result told.
  */
 export const genericSkills: SkillSet = {
-  id: 'generic@3',
+  id: 'generic@4',
   handles: () => true,
   start: (reset) => new GenericTracker(reset),
 };
@@ -84,6 +100,9 @@ class GenericTracker implements SkillTracker {
   /** Values seen in outputs, by field name (and by the `<thing>_id` an `id` field stands for inside a `<things>` map). */
   private readonly seen = new Map<string, Seen[]>();
   private seenCount = 0;
+  /** How many seen objects hold each word, and how many objects were seen (for `Holder.score`). */
+  private readonly holding = new Map<string, number>();
+  private objects = 0;
   /** Non-empty top-level fields of each tool's latest successful output. */
   private readonly facts = new Map<string, string[]>();
   private readonly succeeded: string[] = [];
@@ -96,6 +115,9 @@ class GenericTracker implements SkillTracker {
   /** Calls that succeeded, and calls that failed since the last successful write (canonical JSON): not offered again. */
   private readonly done = new Set<string>();
   private readonly failed = new Set<string>();
+  private readonly doneCalls: Array<Action & { type: 'tool' }> = [];
+  /** `tool\0arg` of reads already called with every value the outputs offer for that argument (cleared with `fromSeen`). */
+  private readonly exhausted = new Set<string>();
   private calls = 0;
   private cache: Map<string, Action> | undefined;
   /** The refused write just proposed to the user, if the last step proposed one. */
@@ -107,6 +129,8 @@ class GenericTracker implements SkillTracker {
   private readonly naming = new Map<string, readonly string[]>();
   /** Tools whose name says they produce what another tool takes (`find_member` → `member_id`): asking for their arguments is worth it. */
   private readonly producers = new Set<string>();
+  /** Per producer, the id arguments of other tools its name says it makes (`find_user_id_by_email` → `user_id`). */
+  private readonly produces = new Map<string, readonly string[]>();
   /** Per tool, optional arguments that a refusal said are needed. */
   private readonly needed = new Map<string, Set<string>>();
 
@@ -121,7 +145,9 @@ class GenericTracker implements SkillTracker {
     for (const tool of this.tools) {
       this.naming.set(tool.name, [...namingWords(tool)].filter((w) => frequency.get(w)! <= 2));
       const others = this.tools.filter((t) => t !== tool).flatMap((t) => (Array.isArray(t.parameters['required']) ? (t.parameters['required'] as string[]) : []));
+      const made = others.filter((arg) => wordsOf(tool.name).some((w) => arg.split('_').includes(w)) && /_id$/.test(arg));
       if (wordsOf(tool.name).some((w) => others.some((arg) => arg.split('_').includes(w)))) this.producers.add(tool.name);
+      this.produces.set(tool.name, [...new Set(made)]);
     }
     this.hear(reset.text ?? '');
     const said = this.userWords;
@@ -162,6 +188,7 @@ class GenericTracker implements SkillTracker {
       const key = JSON.stringify(action);
       if (obs.error === undefined) {
         this.done.add(key);
+        this.doneCalls.push(action);
         if (this.tools.find((t) => t.name === action.tool)?.effect === 'write') this.failed.clear();
         if (!this.succeeded.includes(action.tool)) this.succeeded.push(action.tool);
         this.lastOutput = obs.output;
@@ -205,7 +232,8 @@ class GenericTracker implements SkillTracker {
       return out;
     }
     const concrete = new Set<string>();
-    const missing = new Set<string>();
+    /** Arguments worth asking for, with the tool that lacks them. */
+    const missing = new Map<string, string>();
     this.slots = new Set();
     let writable = false;
     // A write the user asked for by name is the only kind on offer, unless they named none (in other words).
@@ -226,10 +254,18 @@ class GenericTracker implements SkillTracker {
         let options = SOURCES.flatMap((s) => {
           // A loose identifier for an argument with no example to check it against, only for a tool the user named.
           if (s === 'i' && !isNamed && exampleShape(props[arg]?.description) === undefined) return [];
-          const v = this.fillOf(tool.name, arg, props[arg] ?? {}, s);
+          const v = this.fillOf(tool, arg, props[arg] ?? {}, s);
           return v === undefined ? [] : [{ s, v }];
         });
-        if (options.some((o) => o.s === 'o')) this.slots.add(arg);
+        // Only ids are slots (state features): a city or a zip read from a record says nothing about what to do next.
+        const spent = this.exhausted.has(`${tool.name}\u0000${arg}`);
+        if ((spent || options.some((o) => o.s === 'o')) && /(^|_)ids?$/.test(arg)) this.slots.add(arg);
+        // A read already made with every value the outputs offer: nothing new to look up (and nothing to ask).
+        if (spent) {
+          combos = [];
+          unsure.length = 0;
+          break;
+        }
         // A value read from an output or given by name beats a guess among the user's loose words.
         // (A number the user said stays on offer next to one read from an output: "add 5 units" vs the stock it returned.)
         const sure = options.filter((o) => o.s === 'n' || o.s === 'o' || o.s === 'e' || o.s === 't');
@@ -240,7 +276,9 @@ class GenericTracker implements SkillTracker {
       }
       // Ask for an argument only when it is the one thing a call lacks; guess at most one argument from loose words.
       // ... and only what a user could know: an argument with an example, or one of a tool named or producing another's input.
-      if (unsure.length === 1 && (isNamed || this.producers.has(tool.name) || exampleShape(props[unsure[0]!]?.description) !== undefined)) missing.add(unsure[0]!);
+      if (unsure.length === 1 && (isNamed || this.producers.has(tool.name) || exampleShape(props[unsure[0]!]?.description) !== undefined)) missing.set(unsure[0]!, tool.name);
+      // Several facts a user could know (each with an example: a first name, a last name, a zip) are asked for in one question.
+      if (unsure.length > 1 && unsure.length <= 3 && (isNamed || this.producers.has(tool.name)) && unsure.every((a) => exampleShape(props[a]?.description) !== undefined)) missing.set(unsure.join('+'), tool.name);
       if (unsure.length > 1) continue;
       for (const c of combos) {
         const action: Action = { type: 'tool', tool: tool.name, args: c.args };
@@ -251,8 +289,13 @@ class GenericTracker implements SkillTracker {
         out.set(c.name === '' ? `call:${tool.name}` : `call:${tool.name}:${c.name}`, action);
       }
     }
-    for (const arg of [...missing].sort()) {
-      if ((this.asks.get(arg) ?? 0) < 2) out.set(`ask:${arg}`, { type: 'message', text: `Could you tell me your ${arg.replace(/_/g, ' ')}?` });
+    for (const arg of [...missing.keys()].sort()) {
+      // A tool that produces what an output already gave (a user id found by email) is not worth asking for.
+      const tool = missing.get(arg)!;
+      if (this.producers.has(tool) && (this.produces.get(tool) ?? []).some((a) => this.slots.has(a))) continue;
+      const words = arg.split('+').map((a) => a.replace(/_/g, ' '));
+      const list = words.length === 1 ? words[0]! : `${words.slice(0, -1).join(', ')} and ${words[words.length - 1]!}`;
+      if ((this.asks.get(arg) ?? 0) < 2) out.set(`ask:${arg}`, { type: 'message', text: `Could you tell me your ${list}?` });
     }
     if (this.lastOutput !== undefined && !this.told) out.set('tell', { type: 'message', text: `Here is what I found: ${flattenJson(this.lastOutput)}.` });
     if ((writable || this.refusedWrite() !== undefined) && !this.asked) out.set('confirm', { type: 'message', text: `${this.proposal()}Do you confirm?` });
@@ -328,6 +371,7 @@ class GenericTracker implements SkillTracker {
   /** Records the fields of a tool's output (values to copy later, and the non-empty ones as state facts). */
   private remember(tool: string, output: JsonValue): void {
     this.fromSeen.clear();
+    this.exhausted.clear();
     const order = this.calls++;
     const facts: string[] = [];
     if (output !== null && typeof output === 'object' && !Array.isArray(output)) {
@@ -340,21 +384,27 @@ class GenericTracker implements SkillTracker {
     this.facts.set(tool, facts);
     // A bare value is named by what the tool's name says it returns: find_user_id_by_email → "user_id".
     const named = tool.replace(/_by_.*$/, '').replace(/^[a-z]+_(?=[a-z])/, '');
-    const walk = (value: JsonValue, key: string, holder: readonly string[], container: string | undefined): void => {
+    const top: Holder = { words: [], score: 0, share: 0, stamp: -1 };
+    const walk = (value: JsonValue, key: string, within: readonly Holder[], container: string | undefined, last: boolean, listed: boolean): void => {
       if (this.seenCount >= MAX_SEEN) return;
-      if (Array.isArray(value)) for (const v of value) walk(v, key, holder, container);
+      if (Array.isArray(value)) value.forEach((v, i) => walk(v, key, within, container, i === value.length - 1, true));
       else if (value !== null && typeof value === 'object') {
-        const words = Object.values(value).flatMap((v) => (typeof v === 'string' ? v.toLowerCase().match(WORDS) ?? [] : []));
+        // An object's words are its strings and its nested objects' (an order's items name it: "the order with the Hair Dryer").
+        const words = [...new Set(deepWords(value))];
+        for (const w of words) this.holding.set(w, (this.holding.get(w) ?? 0) + 1);
+        this.objects++;
+        const inner: Holder = { words, score: 0, share: 0, stamp: -1 };
         // The nearest plural key above names what this object is: `payment_methods: { x: { id } }` → `payment_method_id`.
-        const inner = key.endsWith('s') && key.length > 3 ? key.slice(0, -1) : container;
-        for (const k of Object.keys(value)) walk(value[k]!, k, words, inner);
+        const thing = key.endsWith('s') && key.length > 3 ? key.slice(0, -1) : container;
+        const chain = [inner, ...within];
+        for (const k of Object.keys(value)) walk(value[k]!, k, chain, thing, false, false);
       } else {
-        const entry: Seen = { value, words: holder, order, relevance: 0, heard: -1 };
+        const entry: Seen = { value, holder: within[0]!, order, listed, last, within };
         this.index(key, entry);
         if (key === 'id' && container !== undefined) this.index(`${container}_id`, entry);
       }
     };
-    walk(output, named, [], undefined);
+    walk(output, named, [top], undefined, false, false);
   }
 
   private index(key: string, entry: Seen): void {
@@ -371,17 +421,17 @@ class GenericTracker implements SkillTracker {
   private idents: string[] | undefined;
 
   /** A value for `arg` of `tool` from one source, or undefined (memoised until something new is heard or seen). */
-  private fillOf(tool: string, arg: string, schema: Schema, source: Source): JsonValue | undefined {
+  private fillOf(tool: ToolSpec, arg: string, schema: Schema, source: Source): JsonValue | undefined {
     const memo = source === 'o' ? this.fromSeen : this.fromText;
-    const key = `${tool}\u0000${arg}\u0000${source}`;
+    const key = `${tool.name}\u0000${arg}\u0000${source}`;
     if (memo.has(key)) return memo.get(key);
-    const value = this.fill(arg, schema, source);
+    const value = this.fill(tool, arg, schema, source);
     memo.set(key, value);
     return value;
   }
 
-  /** A value for `arg` from one source, or undefined. */
-  private fill(arg: string, schema: Schema, source: Source): JsonValue | undefined {
+  /** A value for `arg` of `tool` from one source, or undefined. */
+  private fill(tool: ToolSpec, arg: string, schema: Schema, source: Source): JsonValue | undefined {
     const type = schema.type;
     if (Array.isArray(schema.enum) && schema.enum.length > 0) {
       if (source !== 'e') return undefined;
@@ -395,18 +445,20 @@ class GenericTracker implements SkillTracker {
       return best;
     }
     if (type === 'array') {
-      const item = this.fill(arg.replace(/s$/, ''), (schema.items ?? {}) as Schema, source);
+      const items = (schema.items ?? {}) as Schema;
+      if (source === 'o') return this.listFromOutputs(tool, arg, items);
+      const item = this.fill(tool, arg.replace(/s$/, ''), items, source);
       return item === undefined ? undefined : [item];
     }
     if (type === 'boolean') return source === 't' ? true : undefined;
     const numeric = type === 'integer' || type === 'number';
     if (type !== 'string' && !numeric) return undefined;
-    const fits = (v: JsonValue): boolean => (numeric ? typeof v === 'number' && (type === 'number' || Number.isInteger(v)) : typeof v === 'string');
+    const fits = fitsType(type);
     switch (source) {
       case 'o':
-        return this.fromOutputs(arg, fits, !numeric && !/(^|_)ids?$/.test(arg));
+        return this.fromOutputs(tool, arg, fits, !numeric && !/(^|_)ids?$/.test(arg))?.value;
       case 'n': {
-        const value = this.named(arg, numeric);
+        const value = this.named(arg, numeric) ?? (numeric ? undefined : this.namedInTurn(tool, arg));
         // "my order for ..." names no order: with an example in the schema, the value must have its shape.
         const shape = numeric ? undefined : exampleShape(schema.description);
         const pattern = patternOf(schema.pattern);
@@ -436,26 +488,120 @@ class GenericTracker implements SkillTracker {
   }
 
   /**
-   * The output value whose field matches `arg`, from the object most like what the user said, then the most
-   * recent. A descriptive value (a string argument that is not an id: a city, a street) is copied only from
-   * an object the user spoke about, so that a write is not filled with the record's current values.
+   * The best output value for `arg` of `tool`. A read is not called again with a value it had: the next
+   * candidate is on offer instead, so the learner can look through a list ("the order with the Hair Dryer").
    */
-  private fromOutputs(arg: string, fits: (v: JsonValue) => boolean, descriptive: boolean): JsonValue | undefined {
+  private fromOutputs(tool: ToolSpec, arg: string, fits: (v: JsonValue) => boolean, descriptive: boolean): Seen | undefined {
+    const list = this.candidates(arg, fits, descriptive);
+    if (tool.effect !== 'read') return list[0];
+    const used = new Set<string>();
+    for (const call of this.doneCalls) if (call.tool === tool.name && Object.hasOwn(call.args, arg)) used.add(JSON.stringify(call.args[arg]));
+    // Only a list's elements are looked through one by one; any other value is read once.
+    const next = used.size === 0 ? list[0] : list.find((s) => s.listed && !used.has(JSON.stringify(s.value)));
+    if (next === undefined && list.length > 0) this.exhausted.add(`${tool.name}\u0000${arg}`);
+    return next;
+  }
+
+  /**
+   * Ids gathered from outputs for an array argument. The items come from inside the object the tool's
+   * first argument names (an order's items for `item_ids`), every one the user spoke about. An argument
+   * with no field of its own name (`new_item_ids`) takes the field without its first word (`item_id`) from
+   * outside that object, as many as its unqualified sibling takes and never the same ones.
+   */
+  private listFromOutputs(tool: ToolSpec, arg: string, items: Schema): JsonValue[] | undefined {
+    const fits = fitsType(items.type);
+    if (items.type !== 'string' && items.type !== 'integer' && items.type !== 'number') return undefined;
+    const field = arg.replace(/s$/, '');
+    let list = this.candidates(field, fits, false);
+    let sibling: JsonValue[] | undefined;
+    const props = (tool.parameters['properties'] ?? {}) as Record<string, Schema>;
+    if (list.length === 0) {
+      const base = field.split('_').slice(1).join('_');
+      const other = [`${base}s`, base].find((p) => p !== arg && Object.hasOwn(props, p) && props[p]!.type === 'array');
+      if (base.split('_').length < 2 || other === undefined) return undefined;
+      const taken = this.fillOf(tool, other, props[other]!, 'o');
+      if (!Array.isArray(taken)) return undefined;
+      sibling = taken;
+      const seen = new Set(taken.map((v) => JSON.stringify(v)));
+      list = this.candidates(base, fits, false).filter((s) => !seen.has(JSON.stringify(s.value)));
+    }
+    const anchor = this.anchorOf(tool);
+    if (anchor !== undefined) {
+      const inside = list.filter((s) => s.within.includes(anchor));
+      if (sibling !== undefined) list = list.filter((s) => !s.within.includes(anchor));
+      else if (inside.length > 0) list = inside;
+    }
+    if (list.length === 0) return undefined;
+    const out: JsonValue[] = [];
+    const keys = new Set<string>();
+    const top = list[0]!.holder.score;
+    for (const s of list) {
+      const key = JSON.stringify(s.value);
+      if (keys.has(key)) continue;
+      if (sibling !== undefined ? out.length >= Math.max(1, sibling.length) : out.length > 0 && (top === 0 || s.holder.score < top / 2)) break;
+      keys.add(key);
+      out.push(s.value);
+    }
+    return out;
+  }
+
+  /** The object holding the best value for the tool's first required (scalar) argument: what the call is about. */
+  private anchorOf(tool: ToolSpec): Holder | undefined {
+    const first = (Array.isArray(tool.parameters['required']) ? (tool.parameters['required'] as string[]) : [])[0];
+    const schema = first === undefined ? undefined : ((tool.parameters['properties'] ?? {}) as Record<string, Schema>)[first];
+    if (first === undefined || schema === undefined || schema.type === 'array') return undefined;
+    return this.candidates(first, fitsType(schema.type), false)[0]?.within[0];
+  }
+
+  /**
+   * The output values whose field matches `arg`, best first: from the object most like what the user said
+   * (its words that few other objects share), then the most recent; a list's last element first when the
+   * user asked for the latest ("my most recent order"). A descriptive value (a string argument that is not
+   * an id: a city, a street) is copied only from an object the user spoke about, so that a write is not
+   * filled with the record's current values.
+   */
+  private candidates(arg: string, fits: (v: JsonValue) => boolean, descriptive: boolean): Seen[] {
     const stem = arg.replace(/_ids?$/, '');
-    let best: Seen | undefined;
-    let score = descriptive ? 0 : -1;
-    const heard = this.userWords.size;
+    const stamp = this.userWords.size * 1_000_003 + this.objects;
+    const noun = stem.split('_').pop()!;
+    const latest = noun.length > 0 && new RegExp(`\\b(?:${RECENT})\\s+(?:[a-z]+\\s+)?${noun}`, 'i').test(this.userText);
+    const out: Seen[] = [];
     for (const key of new Set([arg, `${stem}s`, `${arg}s`])) {
       for (const s of this.seen.get(key) ?? []) {
         if (!fits(s.value)) continue;
-        if (s.heard !== heard) {
-          s.relevance = s.words.length === 0 ? 0 : s.words.filter((w) => this.userWords.has(w)).length / s.words.length;
-          s.heard = heard;
+        const h = s.holder;
+        if (h.stamp !== stamp) {
+          let matched = 0;
+          h.score = 0;
+          for (const w of h.words) {
+            if (!this.userWords.has(w)) continue;
+            matched++;
+            h.score += 1 / (this.holding.get(w) ?? 1);
+          }
+          h.share = h.words.length === 0 ? 0 : matched / h.words.length;
+          h.stamp = stamp;
         }
-        if (s.relevance > score || (s.relevance === score && best !== undefined && s.order > best.order)) [best, score] = [s, s.relevance];
+        if (descriptive && h.score === 0) continue;
+        out.push(s);
       }
     }
-    return best?.value;
+    return out.sort((x, y) => (latest && x.last !== y.last ? (x.last ? -1 : 1) : 0) || y.holder.score - x.holder.score || y.holder.share - x.holder.share || y.order - x.order);
+  }
+
+  /**
+   * Arguments that share a noun (`first_name`, `last_name`) take, in the order the tool declares them, the
+   * successive words the user gave after that noun ("my name is Hassan Dubois").
+   */
+  private namedInTurn(tool: ToolSpec, arg: string): string | undefined {
+    const noun = arg.split('_').pop()!;
+    const required = Array.isArray(tool.parameters['required']) ? (tool.parameters['required'] as string[]) : [];
+    const siblings = required.filter((a) => a.includes('_') && a.split('_').pop() === noun);
+    if (siblings.length < 2 || !siblings.includes(arg) || !/^[a-z]+$/.test(noun)) return undefined;
+    const word = "[A-Za-z][A-Za-z'-]*";
+    const re = new RegExp(`\\b${noun}\\b(?:\\s+(?:is|was|:))*\\s*:?\\s+(${word}(?:\\s+${word}){${siblings.length - 1}})`, 'gi');
+    let found: string | undefined;
+    for (const m of this.userText.matchAll(re)) found = m[1];
+    return found?.split(/\s+/)[siblings.indexOf(arg)];
   }
 
   /** The value the user gave right after naming the argument ("card is C-4821", "zip code 19122"). */
@@ -470,6 +616,23 @@ class GenericTracker implements SkillTracker {
     if (numeric) return Number(found);
     return found.startsWith('"') ? found.slice(1, -1) : found;
   }
+}
+
+/** Whether a value has a scalar schema type (`string`, `integer`, `number`). */
+function fitsType(type: unknown): (v: JsonValue) => boolean {
+  if (type === 'integer') return (v) => typeof v === 'number' && Number.isInteger(v);
+  if (type === 'number') return (v) => typeof v === 'number';
+  return (v) => typeof v === 'string';
+}
+
+/** Every word of an object's strings, its nested objects' included, capped at `MAX_WORDS`. */
+function deepWords(value: JsonValue, out: string[] = []): string[] {
+  if (out.length >= MAX_WORDS) return out;
+  if (typeof value === 'string') {
+    for (const w of value.toLowerCase().match(WORDS) ?? []) if (out.length < MAX_WORDS) out.push(w);
+  } else if (Array.isArray(value)) for (const v of value) deepWords(v, out);
+  else if (value !== null && typeof value === 'object') for (const k of Object.keys(value)) deepWords(value[k]!, out);
+  return out;
 }
 
 /** The shape of the first example a schema description gives ("e.g. 'someone@example.com'"), or undefined. */

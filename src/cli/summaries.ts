@@ -1,7 +1,7 @@
 /** Domain evaluation summaries (`Domain.evaluation`) of an eval's outcomes, and their text form for the terminal. */
 import type { Agent, EvaluationSummary } from '../core/index.js';
 import type { Harness } from '../harness/harness.js';
-import type { EpisodeOutcome } from '../runtime/index.js';
+import { episodeRunner, type EpisodeOutcome } from '../runtime/index.js';
 
 /** One domain's summary of an evaluation, as the `summary` run event keeps it. */
 export interface DomainSummary {
@@ -21,7 +21,7 @@ export async function summarizeEvaluation(h: Harness, outcomes: readonly Episode
   for (const [name, list] of [...byDomain.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     const evaluation = h.domains.get(name)?.evaluation;
     if (evaluation === undefined) continue;
-    const summary = await evaluation.summarize(list, { getTask: (id) => h.store.getTask(id), agent });
+    const summary = await evaluation.summarize(list, { getTask: (id) => h.store.getTask(id), agent, runner: episodeRunner });
     if (summary !== undefined) out.push({ domain: name, summary });
   }
   return out;

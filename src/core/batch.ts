@@ -1,12 +1,38 @@
 /** Batches, their manifests, gates and the generation log. */
 import type { JsonValue } from './json.js';
+import type { Problem } from './problem.js';
 import type { LevelSpec, Split, Task } from './template.js';
 
 export const GATE_NAMES = ['schema', 'exact_duplicate', 'near_duplicate', 'oracle', 'non_trivial', 'leakage'] as const;
 export type GateName = (typeof GATE_NAMES)[number];
 
-/** A gate's verdict on one task. */
-export type GateVerdict = { ok: true } | { ok: false; reason: string; details?: JsonValue };
+/**
+ * Why a gate rejected a candidate (the `code` of its `Problem`; docs/generation.md lists them):
+ * INSTANTIATE_FAILED, TASK_SCHEMA and TEMPLATE_CHECK (schema gate), DUPLICATE_IN_BATCH, ALREADY_STORED and
+ * ALREADY_IN_POOL (exact_duplicate), NEAR_DUPLICATE, LEAKS_REGRESSION, ORACLE_FAILED, TRIVIAL, and
+ * GATE_ERROR (an oracle or non-triviality hook threw).
+ */
+export const GATE_PROBLEM_CODES = [
+  'INSTANTIATE_FAILED',
+  'TASK_SCHEMA',
+  'TEMPLATE_CHECK',
+  'DUPLICATE_IN_BATCH',
+  'ALREADY_STORED',
+  'ALREADY_IN_POOL',
+  'NEAR_DUPLICATE',
+  'LEAKS_REGRESSION',
+  'ORACLE_FAILED',
+  'TRIVIAL',
+  'GATE_ERROR',
+] as const;
+export type GateProblemCode = (typeof GATE_PROBLEM_CODES)[number];
+
+/**
+ * A gate's verdict on one task. A rejection's `reason` is its message; `problem` is the same rejection in
+ * core's one `Problem` shape. A hook may leave `problem` out: the gate runner then fills in its gate's
+ * code (ORACLE_FAILED, TRIVIAL) with `reason` as the message.
+ */
+export type GateVerdict = { ok: true } | { ok: false; reason: string; details?: JsonValue; problem?: Problem<GateProblemCode> };
 
 /** A gate's totals over a batch. */
 export interface GateResult {
@@ -26,8 +52,11 @@ export interface GenerationLogEntry {
   level: number;
   accepted: boolean;
   gate?: GateName;
+  /** A rejection's message (the same text as `problem.message`). */
   reason?: string;
   details?: JsonValue;
+  /** A rejection as a `Problem` (absent on accepted entries, and on rejections stored without one by an import). */
+  problem?: Problem<GateProblemCode>;
 }
 
 export interface BatchRequest {

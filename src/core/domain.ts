@@ -1,6 +1,6 @@
 /** The domain contract: a simulated world with state, tools, policy, a simulated user and templates. */
 import type { ZodType } from 'zod';
-import type { Action, Feedback, Observation, Severity, ToolOutcome } from './episode.js';
+import type { Action, Feedback, FeedbackCode, Observation, Severity, ToolOutcome } from './episode.js';
 import type { JsonObject, JsonValue } from './json.js';
 import type { Rng } from './rng.js';
 import type { BatchRequest } from './batch.js';
@@ -174,7 +174,33 @@ export interface EvaluatedEpisode {
 
 /** A domain's evaluation summary; computed once per eval, from the domain's own outcomes. */
 export interface DomainEvaluation {
-  summarize(episodes: readonly EvaluatedEpisode[], ctx: { getTask(id: string): Promise<Task | undefined>; agent: Agent }): Promise<EvaluationSummary | undefined>;
+  /** `ctx.runner` plays any further episodes the summary needs (the safety layer's clean runs). */
+  summarize(episodes: readonly EvaluatedEpisode[], ctx: { getTask(id: string): Promise<Task | undefined>; agent: Agent; runner: EpisodeRunner }): Promise<EvaluationSummary | undefined>;
+  /**
+   * Two runs' summaries of this domain as one (`runs compare`): A, B and the change, cell by cell.
+   * Without it, or when the data is not the domain's, the two are shown one after the other.
+   */
+  compare?(a: EvaluationSummary, b: EvaluationSummary): EvaluationSummary | undefined;
+}
+
+/** One unrecorded episode an `EpisodeRunner` played: its grade and its transcript. */
+export interface PlayedEpisode {
+  /** The task's grade in [0, 1] (the outcome, without shaping). */
+  outcome: number;
+  /** Lost to a simulator error or an unrecoverable injected fault: not to be counted. */
+  excluded: boolean;
+  /** Feedback counts by code over the episode. */
+  feedback: Partial<Record<FeedbackCode, number>>;
+  trace: readonly TraceEntry[];
+}
+
+/**
+ * The runtime's episode loop as a contract, for a domain that plays episodes of its own (the safety
+ * layer runs each attacked task's user task clean): domains import only core, so the caller passes it
+ * in. The runtime's `episodeRunner` implements it.
+ */
+export interface EpisodeRunner {
+  play(domain: Domain<any>, task: Task, agent: Agent, seed: number): Promise<PlayedEpisode>;
 }
 
 /** Tables any front end can show: the CLI as text, the report as a heatmap (cells with a `score`). */
@@ -204,13 +230,20 @@ export interface SummaryCell {
 /**
  * A free-text field of a tool's successful output. `pointer` (RFC 6901) names the field inside the
  * output object; its parent must be an object, and the field is added when the output lacks it (a
- * note the record may or may not carry). Placing text there never changes the state.
+ * note the record may or may not carry), or, with `line`, extended by one line. Placing text there
+ * never changes the state.
  */
 export interface InjectionPoint {
   tool: string;
   pointer: string;
   /** What the field is, as a reader of the output would see it ("a note left on the order"). */
   description: string;
+  /**
+   * Set when the field is a text the output already carries (a page's accessibility tree): the text
+   * then goes in as one more line of it, in this shape, `{text}` standing for the attacker's text
+   * (newlines in it become spaces). Unset, the field is set to the text.
+   */
+  line?: string;
 }
 
 /** Per-domain defaults read by shared code. */

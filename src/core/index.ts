@@ -19,3 +19,6 @@ export * from './json-pointer.js';
 export * from './problem.js';
 export * from './agent.js';
 export * from './replica-store.js';
+export * from './schema-sample.js';
+export * from './tool-spec.js';
+export * from './wilson.js';

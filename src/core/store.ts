@@ -29,6 +29,17 @@ export interface TaskIndexEntry {
   status: TaskStatus;
 }
 
+/**
+ * A cheap summary of the tasks table that changes whenever its rows do: `rows` is the number of task rows
+ * (any status), `changes` counts every update or removal of one. Rows are only ever added otherwise, so a
+ * reader that has read `rows` distinct tasks and seen the same `changes` holds every task committed before
+ * the watermark was read (the draw pool syncs on it instead of re-reading the index).
+ */
+export interface TaskWatermark {
+  rows: number;
+  changes: number;
+}
+
 export interface TaskFilter {
   split?: Split;
   status?: TaskStatus;
@@ -149,6 +160,11 @@ export interface Store {
   listTaskIndex(filter?: TaskFilter): Promise<TaskIndexEntry[]>;
   /** Imports tasks as they are (snapshot import, tau-bench import); ids must match content. */
   putTasks(tasks: readonly StoredTask[]): Promise<void>;
+  /**
+   * The tasks table's watermark, kept by the database itself (triggers) in the transaction of every task
+   * write, whoever writes. Optional: without it, a draw re-reads what was stored since the last one.
+   */
+  taskWatermark?(): Promise<TaskWatermark>;
 
   listReviews(status?: ReviewStatus): Promise<ReviewItem[]>;
   /** Records a decision in the audit trail; a rejection takes the task out of the pool. */

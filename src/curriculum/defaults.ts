@@ -79,5 +79,5 @@ export function defaultLowerLevelShare(levels: LevelRuleName): number {
 /** Untouched learnability bonuses are refreshed when ln(N+1) has grown by this factor since the last refresh. */
 export const LEARNABILITY_REFRESH_GROWTH = 1.01;
 
-/** z for a two-sided 95% interval. */
-export const Z95 = 1.959963984540054;
+/** z for a two-sided 95% interval (with the Wilson interval, in core). */
+export { Z95 } from '../core/index.js';

@@ -293,6 +293,7 @@ function gateChunk(
       entry.gate = outcome.gate;
       entry.reason = outcome.reason;
       if (outcome.details !== undefined) entry.details = outcome.details;
+      entry.problem = outcome.problem;
     }
     log.push(entry);
   }

@@ -51,9 +51,17 @@ describe('checkTaskSchema (the schema gate)', () => {
     const task = add(0);
     expect(checkTaskSchema(task, strict)).toEqual(
       (task.params as { a: number }).a > 10
-        ? { ok: false, reason: 'template testing/add@1 check: a is too large', details: { problems: ['a is too large'] } }
+        ? {
+            ok: false,
+            reason: 'template testing/add@1 check: a is too large',
+            details: { problems: ['a is too large'] },
+            problem: { code: 'TEMPLATE_CHECK', message: 'template testing/add@1 check: a is too large' },
+          }
         : { ok: true },
     );
+    // A Problem's pointer becomes the rejection's pointer.
+    const pointed = { ...addTemplate, validate: () => [{ code: 'too_large', message: 'a is too large', pointer: '/params/a' }] };
+    expect(checkTaskSchema(task, pointed)).toMatchObject({ ok: false, problem: { code: 'TEMPLATE_CHECK', pointer: '/params/a' } });
   });
 });
 
@@ -92,6 +100,11 @@ describe('createGateRunner', () => {
     expect(rejected(outcomes[7]!)).toEqual({ gate: 'non_trivial', reason: 'the empty trajectory passes' });
     expect(outcomes[8]).toMatchObject({ accepted: false, gate: 'schema', reason: 'could not instantiate: bad params', details: { pointer: '/params/b' } });
     expect(outcomes[9]).toEqual({ accepted: true });
+    // Every rejection is also a Problem: its code names the kind, its message is the reason.
+    const problems = outcomes.slice(0, 9).map((o) => (o.accepted ? undefined : o.problem));
+    expect(problems.slice(2).map((p) => p?.code)).toEqual(['DUPLICATE_IN_BATCH', 'ALREADY_STORED', 'NEAR_DUPLICATE', 'LEAKS_REGRESSION', 'ORACLE_FAILED', 'TRIVIAL', 'INSTANTIATE_FAILED']);
+    expect(problems[8]).toEqual({ code: 'INSTANTIATE_FAILED', message: 'could not instantiate: bad params', pointer: '/params/b' });
+    for (const [i, o] of outcomes.slice(0, 9).entries()) if (!o.accepted) expect(o.problem.message, String(i)).toBe(o.reason);
 
     const results = runner.results();
     expect(results.map((r) => r.gate)).toEqual(GATE_ORDER);
@@ -136,6 +149,8 @@ describe('createGateRunner', () => {
       throw new Error('simulator crashed');
     };
     const runner = createGateRunner({ split: 'dynamic', nearDuplicateThreshold: 0.9, hooks: { oracle } });
-    expect(rejected(runner.check({ index: 0, task: add(0) }))).toEqual({ gate: 'oracle', reason: 'oracle check failed to run: simulator crashed' });
+    const crashed = runner.check({ index: 0, task: add(0) });
+    expect(rejected(crashed)).toEqual({ gate: 'oracle', reason: 'oracle check failed to run: simulator crashed' });
+    expect(crashed).toMatchObject({ problem: { code: 'GATE_ERROR', message: 'oracle check failed to run: simulator crashed' } });
   });
 });

@@ -1,12 +1,21 @@
 /** Quality gates a candidate task must pass to enter the pool, cheapest first. */
 import { issuePointer } from '../core/index.js';
-import type { GateName, GateResult, GateVerdict, JsonValue, RegisteredTemplate, Split, Task } from '../core/index.js';
+import type { GateName, GateProblemCode, GateResult, GateVerdict, JsonValue, Problem, RegisteredTemplate, Split, Task } from '../core/index.js';
 import { MinHashIndex, minhashTask } from './minhash.js';
 import type { MinHashSignature } from './minhash.js';
 import { isPlainValidTask, taskSchema } from './task-schema.js';
 
 /** The order gates run in: cheap checks first, simulator replays last. */
 export const GATE_ORDER: readonly GateName[] = ['schema', 'exact_duplicate', 'near_duplicate', 'leakage', 'oracle', 'non_trivial'];
+
+/** A rejection verdict: `reason` and the same text as a `Problem` with `code` (and `pointer`, when given). */
+function rejection(code: GateProblemCode, reason: string, details?: JsonValue, pointer?: string): GateVerdict {
+  const problem: Problem<GateProblemCode> = pointer === undefined ? { code, message: reason } : { code, message: reason, pointer };
+  return details === undefined ? { ok: false, reason, problem } : { ok: false, reason, details, problem };
+}
+
+/** The code of a hook's rejection that names none. */
+const HOOK_CODES: Partial<Record<GateName, GateProblemCode>> = { oracle: 'ORACLE_FAILED', non_trivial: 'TRIVIAL' };
 
 /** A caller-supplied check of one task (the runtime wires oracle replay and non-triviality). */
 export type GateHook = (task: Task) => GateVerdict;
@@ -58,7 +67,7 @@ export function runGateHook(name: 'oracle' | 'non_trivial', hook: GateHook, task
   try {
     return hook(task);
   } catch (error) {
-    return { ok: false, reason: `${name} check failed to run: ${error instanceof Error ? error.message : String(error)}` };
+    return rejection('GATE_ERROR', `${name} check failed to run: ${error instanceof Error ? error.message : String(error)}`);
   }
 }
 
@@ -82,7 +91,7 @@ export function checkTaskGates(task: Task, gates: TaskGates, hooks: GateHooks | 
 }
 
 /** What the gates say about one candidate. */
-export type GateOutcome = { accepted: true } | { accepted: false; gate: GateName; reason: string; details?: JsonValue };
+export type GateOutcome = { accepted: true } | { accepted: false; gate: GateName; reason: string; details?: JsonValue; problem: Problem<GateProblemCode> };
 
 /** The inputs of one batch's gates. */
 export interface GateRunnerOptions {
@@ -123,14 +132,17 @@ export function checkTaskSchema(task: unknown, template?: RegisteredTemplate<any
     const missing = issue.code === 'invalid_type' && valueAt(task, path) === undefined;
     const message = missing ? `missing required field (${issue.expected})` : issue.message.replace(/^Invalid input: /, '');
     const more = parsed.error.issues.length > 1 ? ` (and ${parsed.error.issues.length - 1} more)` : '';
-    return { ok: false, reason: `${path.join('.') || 'task'}: ${message}${more}`, details: { pointer } };
+    return rejection('TASK_SCHEMA', `${path.join('.') || 'task'}: ${message}${more}`, { pointer }, pointer);
   }
   if (template?.validate !== undefined) {
     const problems = template.validate(task as Task);
     if (problems.length > 0) {
       // Messages are logged as they were; Problems keep their code and pointer in the details.
       const text = problems.map((p) => (typeof p === 'string' ? p : p.message)).join('; ');
-      return { ok: false, reason: `template ${template.id} check: ${text}`, details: { problems: problems as JsonValue[] } };
+      // Where to look: the first problem's pointer, when it is a Problem that has one.
+      const first = problems[0];
+      const pointer = first !== undefined && typeof first !== 'string' ? first.pointer : undefined;
+      return rejection('TEMPLATE_CHECK', `template ${template.id} check: ${text}`, { problems: problems as JsonValue[] }, pointer);
     }
   }
   return { ok: true };
@@ -163,9 +175,11 @@ export function createGateRunner(options: GateRunnerOptions): GateRunner {
       return undefined;
     }
     total.rejected++;
+    // A hook may return a bare reason: its gate's code, with the reason as the message.
+    const problem = verdict.problem ?? { code: HOOK_CODES[gate] ?? 'GATE_ERROR', message: verdict.reason };
     return verdict.details === undefined
-      ? { accepted: false, gate, reason: verdict.reason }
-      : { accepted: false, gate, reason: verdict.reason, details: verdict.details };
+      ? { accepted: false, gate, reason: verdict.reason, problem }
+      : { accepted: false, gate, reason: verdict.reason, details: verdict.details, problem };
   }
 
   function check(candidate: GateCandidate): GateOutcome {
@@ -174,9 +188,7 @@ export function createGateRunner(options: GateRunnerOptions): GateRunner {
       // Always rejected, even with the schema gate off: there is no task to accept.
       const message = candidate.error?.message ?? 'the template produced no task';
       const pointer = candidate.error?.pointer;
-      const verdict: GateVerdict = pointer === undefined
-        ? { ok: false, reason: `could not instantiate: ${message}` }
-        : { ok: false, reason: `could not instantiate: ${message}`, details: { pointer } };
+      const verdict = rejection('INSTANTIATE_FAILED', `could not instantiate: ${message}`, pointer === undefined ? undefined : { pointer }, pointer);
       return record('schema', verdict)!;
     }
     let outcome: GateOutcome | undefined;
@@ -189,11 +201,11 @@ export function createGateRunner(options: GateRunnerOptions): GateRunner {
       if (firstSeen === undefined) seen.set(task.id, candidate.index);
       let verdict: GateVerdict = { ok: true };
       if (firstSeen !== undefined) {
-        verdict = { ok: false, reason: `same task id as candidate ${firstSeen} of this batch`, details: { duplicateOf: task.id, candidate: firstSeen } };
+        verdict = rejection('DUPLICATE_IN_BATCH', `same task id as candidate ${firstSeen} of this batch`, { duplicateOf: task.id, candidate: firstSeen });
       } else if (candidate.stored === true) {
-        verdict = { ok: false, reason: 'this task is already in the store', details: { duplicateOf: task.id } };
+        verdict = rejection('ALREADY_STORED', 'this task is already in the store', { duplicateOf: task.id });
       } else if (options.poolIndex?.has(task.id) === true) {
-        verdict = { ok: false, reason: 'this task is already in the pool', details: { duplicateOf: task.id } };
+        verdict = rejection('ALREADY_IN_POOL', 'this task is already in the pool', { duplicateOf: task.id });
       }
       outcome = record('exact_duplicate', verdict);
       if (outcome) return outcome;
@@ -206,11 +218,11 @@ export function createGateRunner(options: GateRunnerOptions): GateRunner {
       let verdict: GateVerdict = { ok: true };
       if (match !== undefined) {
         const where = inPool !== undefined ? `pool task ${match.id}` : `candidate ${acceptedAt.get(match.id)} (task ${match.id})`;
-        verdict = {
-          ok: false,
-          reason: `near duplicate of ${where}: estimated Jaccard ${match.similarity.toFixed(3)} >= ${threshold}`,
-          details: { similarTo: match.id, similarity: match.similarity, source: inPool !== undefined ? 'pool' : 'batch' },
-        };
+        verdict = rejection('NEAR_DUPLICATE', `near duplicate of ${where}: estimated Jaccard ${match.similarity.toFixed(3)} >= ${threshold}`, {
+          similarTo: match.id,
+          similarity: match.similarity,
+          source: inPool !== undefined ? 'pool' : 'batch',
+        });
       }
       outcome = record('near_duplicate', verdict);
       if (outcome) return outcome;
@@ -219,16 +231,15 @@ export function createGateRunner(options: GateRunnerOptions): GateRunner {
       const regression = options.regressionIndex!;
       let verdict: GateVerdict = { ok: true };
       if (regression.has(task.id)) {
-        verdict = { ok: false, reason: `leaks regression task ${task.id}: identical content`, details: { regressionTask: task.id, similarity: 1 } };
+        verdict = rejection('LEAKS_REGRESSION', `leaks regression task ${task.id}: identical content`, { regressionTask: task.id, similarity: 1 });
       } else {
         signature ??= minhashTask(task);
         const match = regression.findSimilar(signature, threshold);
         if (match !== undefined) {
-          verdict = {
-            ok: false,
-            reason: `leaks regression task ${match.id}: estimated Jaccard ${match.similarity.toFixed(3)} >= ${threshold}`,
-            details: { regressionTask: match.id, similarity: match.similarity },
-          };
+          verdict = rejection('LEAKS_REGRESSION', `leaks regression task ${match.id}: estimated Jaccard ${match.similarity.toFixed(3)} >= ${threshold}`, {
+            regressionTask: match.id,
+            similarity: match.similarity,
+          });
         }
       }
       outcome = record('leakage', verdict);

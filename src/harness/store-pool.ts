@@ -1,20 +1,23 @@
-/** The draw pool of a harness, derived from the store's active tasks and brought up to date before each draw. */
+/** The draw pool of a harness, derived from the store's active tasks and brought up to date (one watermark read) before each draw. */
 import type { Store, TaskIndexEntry } from '../core/index.js';
 import { createTaskPool, type TaskPool } from '../generation/index.js';
 
 /**
  * The store's active tasks as an in-memory `TaskPool`, in seq order: what loading
- * `store.listTaskIndex({ status: 'active' })` from scratch gives. `sync()` reads only what was stored
- * since the last call; a review decision (the audit trail grew) or a task stored out of seq order (the
- * count disagrees once something new arrived) reloads it whole. So a draw sees every batch stored before
- * it, by this harness or another one, whatever the order of the calls.
+ * `store.listTaskIndex({ status: 'active' })` from scratch gives. `sync()` first reads the store's task
+ * watermark (one row): when it equals what this pool has read, nothing was stored or changed since, by
+ * this harness or another one, and the draw costs that one read. Otherwise it reads only what was stored
+ * after the last seq; an update (a review decision) or a task stored out of seq order (the row count
+ * disagrees) reloads it whole. So a draw sees every batch stored before it, whatever the order of the calls.
+ * A store without a watermark is synced by re-reading what was stored since (and the review audit) per draw.
  */
 export class StorePool {
   private current: TaskPool = createTaskPool();
   private lastSeq: number | undefined;
-  /** Tasks of any status read so far (the store never deletes one). */
+  /** Tasks of any status read so far (the store removes one only with an update the watermark counts). */
   private seen = 0;
-  private decisions = 0;
+  /** The watermark's `changes` (or, without one, the review audit's length) as of the last reload. */
+  private changes = 0;
 
   constructor(private readonly store: Store) {}
 
@@ -28,32 +31,47 @@ export class StorePool {
     this.current = wrap(this.current);
   }
 
-  /** Brings the pool up to date with the store: O(tasks stored since the last call) when nothing was reviewed. */
+  /** Brings the pool up to date with the store: one watermark read when nothing changed. */
   async sync(): Promise<void> {
-    const decisions = (await this.store.listReviewAudit()).length;
-    if (this.lastSeq === undefined || decisions !== this.decisions) return this.reload();
-    const fresh = await this.store.listTaskIndex({ afterSeq: this.lastSeq });
-    if (fresh.length === 0) return;
-    this.take(fresh);
-    // Counted only when something arrived, so a draw with nothing new stays O(1): a task committed below
-    // lastSeq with nothing after it is taken in with the next task stored.
-    if (this.seen !== (await this.store.countTasks())) await this.reload();
+    if (this.store.taskWatermark === undefined) return this.syncWithoutWatermark();
+    const mark = await this.store.taskWatermark();
+    if (this.lastSeq === undefined || mark.changes !== this.changes) return this.reload();
+    // Every task read is still stored, so as many as the store holds means the same tasks.
+    if (mark.rows === this.seen) return;
+    this.take(await this.store.listTaskIndex({ afterSeq: this.lastSeq }));
+    // Read again after: a task committed below lastSeq (a late commit, an import) is missing only if the
+    // count disagrees now (what the read took is a subset of what is stored).
+    const after = await this.store.taskWatermark();
+    if (after.rows !== this.seen || after.changes !== this.changes) await this.reload();
   }
 
   /** Reloads the pool whole from the store. */
   async reload(): Promise<void> {
-    const decisions = (await this.store.listReviewAudit()).length;
+    // Read before the tasks: a change meanwhile makes the next sync reload again, never miss it.
+    const changes = this.store.taskWatermark ? (await this.store.taskWatermark()).changes : (await this.store.listReviewAudit()).length;
     const all = await this.store.listTaskIndex();
     this.current.clear();
     this.seen = 0;
     this.lastSeq = -1;
     this.take(all);
-    this.decisions = decisions;
+    this.changes = changes;
   }
 
   /** Adds a stored batch's active tasks (a batch another process generated); returns how many were new. */
   async addBatch(batchId: string): Promise<number> {
     return this.current.add(await this.store.listTaskIndex({ batchId, status: 'active' }));
+  }
+
+  /** A store without a watermark: the review audit's length and the task count stand in for it. */
+  private async syncWithoutWatermark(): Promise<void> {
+    const decisions = (await this.store.listReviewAudit()).length;
+    if (this.lastSeq === undefined || decisions !== this.changes) return this.reload();
+    const fresh = await this.store.listTaskIndex({ afterSeq: this.lastSeq });
+    if (fresh.length === 0) return;
+    this.take(fresh);
+    // Counted only when something arrived: a task committed below lastSeq with nothing after it is
+    // taken in with the next task stored.
+    if (this.seen !== (await this.store.countTasks())) await this.reload();
   }
 
   private take(entries: readonly TaskIndexEntry[]): void {

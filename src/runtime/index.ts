@@ -12,5 +12,5 @@ export type { NonTrivialGateOptions, OracleGateOptions } from './gates.js';
 export { createRuntimeCache, runtimeCacheFor } from './runtime-cache.js';
 export type { PreparedTask, RuntimeCache, RuntimeCacheOptions } from './runtime-cache.js';
 export { toolSpec } from './tool-specs.js';
-export { playEpisode, runEpisode } from './rollout.js';
+export { episodeRunner, playEpisode, runEpisode } from './rollout.js';
 export type { EpisodeOutcome, EpisodeRunOptions, PlayHooks, PlayResult } from './rollout.js';

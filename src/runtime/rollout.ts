@@ -1,5 +1,5 @@
 /** Running one episode of a task with an agent: the loop shared by training, evaluation and the CLI. */
-import type { Action, Agent, Domain, FeedbackCode, JsonValue, Observation, StepResult, StoredTask, Task } from '../core/index.js';
+import type { Action, Agent, Domain, EpisodeRunner, FeedbackCode, JsonValue, Observation, StepResult, StoredTask, Task } from '../core/index.js';
 import { createEpisode, type DynamicsOptions, type Episode } from './episode.js';
 import type { Recorder } from './recorder.js';
 
@@ -46,6 +46,15 @@ export interface PlayResult {
   outcome: EpisodeOutcome;
   last: StepResult;
 }
+
+/** The core `EpisodeRunner`: one unrecorded episode with its trace, for domains that play episodes of their own. */
+export const episodeRunner: EpisodeRunner = {
+  async play(domain, task, agent, seed) {
+    const episode = createEpisode(domain, task, { agent: agent.name });
+    const { outcome } = await playEpisode(episode, episode.reset({ seed }), { task, agent, seed, domain: domain.name, flush: false });
+    return { outcome: outcome.outcome, excluded: outcome.excluded, feedback: outcome.feedback, trace: episode.trace };
+  },
+};
 
 /** Runs `agent` on `task` until the episode terminates or is truncated. */
 export async function runEpisode(domain: Domain<any>, task: Task | StoredTask, agent: Agent, options: EpisodeRunOptions): Promise<EpisodeOutcome> {

@@ -3,11 +3,10 @@
  * plant a mistake and assert that a check reports it): tools that change the state and then fail, levels
  * that are not really different, and non-determinism in tools, build or user.
  */
-import { canonicalize, createRng, digest } from '../../src/core/index.js';
+import { canonicalize, createRng, digest, sampleFromSchema } from '../../src/core/index.js';
 import type { Action, Agent, Domain, JsonObject, JsonValue, Observation, RegisteredTemplate, Rng, Task, Tool } from '../../src/core/index.js';
 import { createEpisode, createRuntimeCache, toolSpec, type RuntimeCache } from '../../src/runtime/index.js';
 import { instantiateTask } from '../../src/generation/index.js';
-import { sampleFromSchema } from '../../src/agents/schema-sample.js';
 
 /** How a check builds tasks and which baselines it may play. */
 export interface CheckOptions {

@@ -294,6 +294,31 @@ export function describeStore(name: string, factory: () => Promise<Store>): void
       });
     });
 
+    describe('taskWatermark', () => {
+      it('counts task rows and changes on every task write, and nothing else', async (context) => {
+        if (store.taskWatermark === undefined) return context.skip();
+        const mark = () => store.taskWatermark!();
+        expect(await mark()).toEqual({ rows: 0, changes: 0 });
+        const tasks = [makeTask(1), makeTask(2), makeTask(3)];
+        await store.saveBatch(makeBatch(tasks), { review: [tasks[1]!.id] });
+        expect(await mark()).toEqual({ rows: 3, changes: 0 });
+        await store.saveBatch(makeBatch(tasks), { review: [tasks[1]!.id] });
+        await store.setMeta('k', 1);
+        await store.appendTransitions([makeTransition('e1', 0)], { episodes: [makeEpisode('e1', makeTask(1).id, { steps: 1 })] });
+        expect(await mark()).toEqual({ rows: 3, changes: 0 });
+        await store.putTasks([{ ...makeTask(4), split: 'heldout', status: 'active', batchId: 'imported', seq: 0 }]);
+        await store.putTasks([{ ...makeTask(4), split: 'heldout', status: 'active', batchId: 'imported', seq: 0 }]);
+        expect(await mark()).toEqual({ rows: 4, changes: 0 });
+        await store.decideReview({ taskId: tasks[1]!.id, decision: 'approved', reviewer: 'r', note: '', at: '2026-01-01T00:00:00.000Z' });
+        expect(await mark()).toEqual({ rows: 4, changes: 1 });
+        await rejection(store.applyWrites([{ op: 'saveBatch', batch: makeBatch([makeTask(5)]) }, { op: 'setMeta', key: 'k', value: Number.NaN }]));
+        expect(await mark()).toEqual({ rows: 4, changes: 1 });
+        await store.applyWrites([{ op: 'saveBatch', batch: makeBatch([makeTask(5)]), review: [makeTask(5).id] }, { op: 'decideReview', decision: { taskId: makeTask(5).id, decision: 'rejected', reviewer: 'r', note: '', at: '2026-01-01T00:00:00.000Z' } }]);
+        expect(await mark()).toEqual({ rows: 5, changes: 2 });
+        expect((await mark()).rows).toBe(await store.countTasks());
+      });
+    });
+
     describe('review', () => {
       const tasks = [makeTask(1), makeTask(2), makeTask(3)];
       const batch = makeBatch(tasks);

@@ -43,16 +43,32 @@ describe('safety (over retail) through the CLI', { timeout: 300_000 }, () => {
     expect(bot.out).toMatch(/\| (forbidden-tool|foreign-write|exfiltrate|canary|skip-confirmation|policy-violation|bulk-destructive) \|/);
   });
 
-  it('runs compare shows both runs\' safety rows side by side; the report has the safety section', async () => {
+  it('runs compare merges both runs\' safety rows side by side (A, B, change); the report has the safety section', async () => {
     const text = await cli('runs', 'compare', 'eval-1', 'eval-2');
     expect(text.code, text.err).toBe(0);
-    expect(text.out).toContain('A (eval-1) safety: Safety: attack success by kind × level');
-    expect(text.out).toContain('B (eval-2) safety: Safety: attack success by kind × level');
+    expect(text.out).toContain('safety, A (eval-1) against B (eval-2): Safety: run A against run B, by kind × level × defense');
+    expect(text.out).not.toContain('A (eval-1) safety:');
+    expect(text.out).toContain('| kind × level | defense | attack success A | attack success B | Δ attack | utility attacked A | utility attacked B | Δ utility |');
     const json = await cli('--json', 'runs', 'compare', 'eval-1', 'eval-2');
     type Stored = { domain: string; summary: { data: Row[] } };
-    const { summaries } = JSON.parse(json.out) as { summaries: { a: Stored[]; b: Stored[] } };
+    type Merged = { domain: string; summary: { data: Array<{ kind: string; level: number; a: Row | null; b: Row | null }> } };
+    const { summaries } = JSON.parse(json.out) as { summaries: { a: Stored[]; b: Stored[]; merged: Merged[] } };
     expect(summaries.a[0]!.summary.data.every((r) => r.attackSuccess.rate === 0)).toBe(true);
     expect(summaries.b[0]!.summary.data.reduce((n, r) => n + r.attackSuccess.n, 0)).toBe(12);
+    // Every (kind, level) of either run is one merged row, with each run's row on its side.
+    const merged = summaries.merged.find((m) => m.domain === 'safety')!.summary.data;
+    const cells = (rows: Row[]) => rows.map((r) => `${r.kind}/${r.level}`);
+    expect(merged.map((m) => `${m.kind}/${m.level}`).sort()).toEqual([...new Set([...cells(summaries.a[0]!.summary.data), ...cells(summaries.b[0]!.summary.data)])].sort());
+    for (const m of merged) {
+      if (m.a !== null) expect(m.a.attackSuccess.rate).toBe(0);
+    }
+    expect(merged.reduce((n, m) => n + (m.b?.attackSuccess.n ?? 0), 0)).toBe(12);
+    // A row's text: A's 0% beside B's rate and the change in points.
+    const both = merged.find((m) => m.a !== null && m.b !== null);
+    expect(both, 'a cell both runs have').toBeDefined();
+    const points = Math.round(both!.b!.attackSuccess.rate * 100);
+    const change = points === 0 ? '0' : `\\+${points} pts`;
+    expect(text.out).toMatch(new RegExp(`\\| ${both!.kind} L${both!.level} \\S+ \\| none \\| 0% \\(n ${both!.a!.attackSuccess.n}\\) \\| ${points}% \\(n ${both!.b!.attackSuccess.n}\\) \\| ${change} \\|`));
 
     const out = join(dir, 'report.html');
     const report = await cli('report', '--run', 'eval-1', '--compare', 'eval-2', '--out', out);

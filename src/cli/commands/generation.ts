@@ -1,6 +1,6 @@
 /** CLI: templates, generate, batches, pool, review, split. */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { BUILTIN_TEMPLATES_MODULE } from '../../builtins.js';
+import { BUILTIN_TEMPLATES_MODULE, isBuiltinDomain } from '../../builtins.js';
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import { DEFAULT_LOCKFILE, EnvHarnessError, SPLITS, type GateName, type Split } from '../../core/index.js';
@@ -83,12 +83,16 @@ export function registerGenerationCommands(program: Command, ctx: CliContext): v
       await withHarness(globals, async (h) => {
         const bar = progress(ctx.io, 'generating', !globals.json && opts.count >= 2000);
         const gates = Object.fromEntries(opts.skipGate.map((g) => [g, false])) as Partial<Record<GateName, boolean>>;
+        const templates = opts.template.map((spec) => {
+          const [id, weight] = spec.split(':');
+          return { id: id!, weight: weight === undefined ? 1 : Number(weight) };
+        });
+        // Worker threads run the oracle and non-triviality gates themselves when the built-in module has
+        // them (every template is a built-in domain's); declarative-only domains keep them on this thread.
+        const hooked = templates.every((t) => h.registry.has(t.id) && isBuiltinDomain(h.registry.get(t.id).domain));
         const batch = await h.generate(
           {
-            templates: opts.template.map((spec) => {
-              const [id, weight] = spec.split(':');
-              return { id: id!, weight: weight === undefined ? 1 : Number(weight) };
-            }),
+            templates,
             levels: opts.level.length ? parseLevels(opts.level) : [1],
             count: opts.count,
             seed: opts.seed,
@@ -98,7 +102,12 @@ export function registerGenerationCommands(program: Command, ctx: CliContext): v
             ...(opts.nearThreshold === undefined ? {} : { nearDuplicateThreshold: opts.nearThreshold }),
           },
           // Workers import the built-in templates (declarative ones travel with the job as definitions).
-          { workers: opts.workers, templateModules: [BUILTIN_TEMPLATES_MODULE], onProgress: (done, total) => bar.update(done, total) },
+          {
+            workers: opts.workers,
+            templateModules: [BUILTIN_TEMPLATES_MODULE],
+            ...(hooked ? { hookModule: BUILTIN_TEMPLATES_MODULE } : {}),
+            onProgress: (done, total) => bar.update(done, total),
+          },
         );
         bar.stop();
         const m = batch.manifest;

@@ -278,7 +278,14 @@ export function registerTrainingCommands(program: Command, ctx: CliContext): voi
         const sameStart = startOf(ra) === startOf(rb);
         const [summariesA, summariesB] = await Promise.all([ra, rb].map(async (r) => (await readRunTimeline(h.store, r)).summaries));
         const hasSummaries = summariesA!.length + summariesB!.length > 0;
-        if (ctx.globals().json) return printJson(ctx.io, { sameEnvironment: sameEnv, sameAgentStart: sameStart, runs: rows, ...(hasSummaries ? { summaries: { a: summariesA, b: summariesB } } : {}) });
+        const domains = [...new Set([...summariesA!, ...summariesB!].map((s) => s.domain))].sort();
+        // A domain that declares `evaluation.compare` merges its two summaries into one (A, B, change).
+        const merged = domains.flatMap((domain) => {
+          const [sa, sb] = [summariesA!, summariesB!].map((list) => list.find((x) => x.domain === domain)?.summary);
+          const summary = sa && sb ? h.domains.get(domain)?.evaluation?.compare?.(sa, sb) : undefined;
+          return summary === undefined ? [] : [{ domain, summary }];
+        });
+        if (ctx.globals().json) return printJson(ctx.io, { sameEnvironment: sameEnv, sameAgentStart: sameStart, runs: rows, ...(hasSummaries ? { summaries: { a: summariesA, b: summariesB, merged } } : {}) });
         if (!sameEnv) {
           ctx.io.err(colors.red(colors.bold('WARNING: these runs used different environment versions (template sets or digests differ); their numbers are not comparable.')));
         }
@@ -286,8 +293,13 @@ export function registerTrainingCommands(program: Command, ctx: CliContext): voi
           ctx.io.err(colors.red(colors.bold(`WARNING: the agents started from different states (${startOf(ra)?.slice(0, 12) ?? 'fresh'} vs ${startOf(rb)?.slice(0, 12) ?? 'fresh'}; e.g. one continued a saved learner with --resume-agent); their numbers are not comparable.`)));
         }
         ctx.io.out(table(rows));
-        // Domain summaries (Domain.evaluation) of each run, A then B, domain by domain.
-        for (const domain of [...new Set([...summariesA!, ...summariesB!].map((s) => s.domain))].sort()) {
+        // Domain summaries (Domain.evaluation), domain by domain: merged, or else A then B.
+        for (const domain of domains) {
+          const m = merged.find((x) => x.domain === domain);
+          if (m !== undefined) {
+            ctx.io.out(`\n${domain}, A (${ra.id}) against B (${rb.id}): ${formatSummary(m.summary)}`);
+            continue;
+          }
           for (const [label, run, list] of [['A', ra, summariesA!], ['B', rb, summariesB!]] as const) {
             const s = list.find((x) => x.domain === domain);
             ctx.io.out(`\n${label} (${run.id}) ${domain}: ${s === undefined ? 'no summary\n' : formatSummary(s.summary)}`);

@@ -1,7 +1,7 @@
 /** Grading of api-workflows: goal reached, no duplicated side effects, no stray writes; per-step feedback; the outcome report. */
-import { canonicalize, type AcceptanceCheck, type Feedback, type JsonObject, type Task } from '../../core/index.js';
+import { type AcceptanceCheck, type Feedback, type JsonObject, type Task } from '../../core/index.js';
 import { signatureOf } from './service.js';
-import { changesOf, forkApiState, getRecord, hashApiState, putRecord, type ApiState } from './state.js';
+import { changesOf, forkApiState, getRecord, hashApiState, putRecord, recordDigest, type ApiState } from './state.js';
 import { SIDE_EFFECT_TABLES, type Table, type WorldRecord } from './world.js';
 
 /** Fields that must match for a created record to count as the reference's (the rest is free text or generated). */
@@ -60,42 +60,89 @@ export function compareWorlds(agentState: ApiState, referenceState: ApiState, ta
   return result;
 }
 
+/**
+ * Whether two versions of a record have the same canonical JSON, by their memoised digests: the agent's
+ * records were digested when the runtime hashed its state, the reference's once per task.
+ */
+const sameRecord = (a: WorldRecord | null, b: WorldRecord | null): boolean => a === b || (a !== null && b !== null && recordDigest(a) === recordDigest(b));
+
+// A task's reference state is prepared once and compared with every episode's: its settled changes are kept per state.
+const referenceChanges = new WeakMap<ApiState, { hash: string; events: number; changes: Map<string, WorldRecord | null> }>();
+
+function settledChangesOf(referenceState: ApiState): Map<string, WorldRecord | null> {
+  const hash = hashApiState(referenceState);
+  const events = referenceState.session.eventsDone.size;
+  const hit = referenceChanges.get(referenceState);
+  if (hit !== undefined && hit.hash === hash && hit.events === events) return hit.changes;
+  const changes = changesOf(settled(referenceState));
+  referenceChanges.set(referenceState, { hash, events, changes });
+  return changes;
+}
+
+/** A changed record of a state, split out of its `table/id` key once. */
+interface Change {
+  key: string;
+  table: Table;
+  id: string;
+  record: WorldRecord | null;
+}
+
+function changeList(changes: ReadonlyMap<string, WorldRecord | null>): Change[] {
+  const out: Change[] = [];
+  for (const [key, record] of changes) {
+    const slash = key.indexOf('/');
+    out.push({ key, table: key.slice(0, slash) as Table, id: key.slice(slash + 1), record });
+  }
+  return out;
+}
+
 function compareFresh(agentState: ApiState, referenceState: ApiState, task: Task): Comparison {
   const mentions = ((task.spec.user as JsonObject | undefined)?.mentions as string[] | undefined) ?? [];
   const agent = changesOf(settled(agentState));
-  const reference = changesOf(settled(referenceState));
+  const reference = settledChangesOf(referenceState);
   const out: Comparison = { missing: [], duplicates: [], stray: [] };
-  const createdAgent = new Map<Table, Array<[string, WorldRecord]>>();
+  // Created records per table, in the order the tables first appear; `used` marks the ones matched to the reference's.
+  const createdAgent = new Map<Table, Change[]>();
   const existing = new Set<string>();
-  for (const [key, record] of agent) {
-    const [table, id] = key.split('/') as [Table, string];
-    if (record !== null && isNew(agentState, table, id)) {
-      if (!createdAgent.has(table)) createdAgent.set(table, []);
-      createdAgent.get(table)!.push([key, record]);
-    } else existing.add(key);
+  for (const change of changeList(agent)) {
+    if (change.record !== null && isNew(agentState, change.table, change.id)) {
+      const list = createdAgent.get(change.table);
+      if (list === undefined) createdAgent.set(change.table, [change]);
+      else list.push(change);
+    } else existing.add(change.key);
   }
   const used = new Set<string>();
-  for (const [key, record] of reference) {
-    const [table, id] = key.split('/') as [Table, string];
-    if (record !== null && isNew(referenceState, table, id)) {
-      const hit = (createdAgent.get(table) ?? []).find(([k, r]) => !used.has(k) && matches(table, r, record, mentions));
-      if (hit === undefined) out.missing.push(key);
-      else used.add(hit[0]);
-    } else existing.add(key);
+  for (const change of changeList(reference)) {
+    const record = change.record;
+    if (record !== null && isNew(referenceState, change.table, change.id)) {
+      let hit: Change | undefined;
+      for (const c of createdAgent.get(change.table) ?? []) {
+        if (!used.has(c.key) && matches(change.table, c.record!, record, mentions)) {
+          hit = c;
+          break;
+        }
+      }
+      if (hit === undefined) out.missing.push(change.key);
+      else used.add(hit.key);
+    } else existing.add(change.key);
   }
   for (const key of [...existing].sort()) {
-    const [table, id] = key.split('/') as [Table, string];
-    const base = agentState.world.byId[table].get(id) ?? null;
+    const slash = key.indexOf('/');
+    const base = agentState.world.byId[key.slice(0, slash) as Table].get(key.slice(slash + 1)) ?? null;
     const a = agent.has(key) ? agent.get(key)! : base;
     const r = reference.has(key) ? reference.get(key)! : base;
-    if (canonicalize(a) !== canonicalize(r)) (reference.has(key) ? out.missing : out.stray).push(key);
+    if (!sameRecord(a, r)) (reference.has(key) ? out.missing : out.stray).push(key);
   }
   for (const [table, list] of createdAgent) {
-    for (const [key, record] of list) {
+    const sideEffect = SIDE_EFFECT_TABLES.includes(table);
+    const signatures = list.map((c) => signatureOf(table, c.record!));
+    for (let i = 0; i < list.length; i++) {
+      const key = list[i]!.key;
       if (used.has(key)) continue;
-      const signature = signatureOf(table, record);
-      const twin = list.some(([k, r]) => k !== key && signature !== undefined && signatureOf(table, r) === signature);
-      if (SIDE_EFFECT_TABLES.includes(table) && twin) out.duplicates.push(key);
+      const signature = signatures[i];
+      let twin = false;
+      if (signature !== undefined) for (let j = 0; j < list.length && !twin; j++) twin = j !== i && signatures[j] === signature;
+      if (sideEffect && twin) out.duplicates.push(key);
       else out.stray.push(key);
     }
   }

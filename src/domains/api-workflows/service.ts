@@ -2,7 +2,7 @@
 import type { ZodType } from 'zod';
 import { canonicalize, type Feedback, type JsonObject, type JsonValue, type Tool, type ToolOutcome } from '../../core/index.js';
 import type { FaultRecord, FaultSpec } from './scenario.js';
-import { getRecord, putRecord, type ApiState } from './state.js';
+import { getRecord, putRecord, type ApiState, type Session } from './state.js';
 import { idOf, TABLES, type Table, type WorldRecord } from './world.js';
 
 export type Service = 'crm' | 'billing' | 'inventory' | 'shipping' | 'tickets' | 'calendar' | 'mail' | 'platform';
@@ -66,6 +66,53 @@ export function serve<A extends JsonObject>(def: ApiToolDef<A>): Tool<ApiState, 
   };
 }
 
+/**
+ * The `CallContext` of the call in progress. Tool calls are synchronous and never nest (a tool body calls
+ * no other tool), so one instance serves every call: `callTool` resets it before running the body, and
+ * no closure or context object is built per call.
+ */
+class CallScope implements CallContext {
+  state!: ApiState;
+  stale: (FaultSpec & { kind: 'stale' }) | undefined;
+  tick = 0;
+  lagged: number | undefined;
+
+  read(table: Table, id: string, consistent?: boolean): WorldRecord | undefined {
+    const s = this.state.session;
+    const k = `${table}/${id}`;
+    const change = s.changedAt.get(k);
+    const stale = this.stale;
+    if (stale !== undefined && consistent !== true && change !== undefined && this.tick - change.at < stale.lag) {
+      this.lagged = Math.max(this.lagged ?? 0, stale.lag - (this.tick - change.at));
+      s.staleServed.add(k);
+      return change.previous ?? undefined;
+    }
+    s.staleServed.delete(k);
+    return getRecord(this.state, table, id);
+  }
+
+  lag(): number | undefined {
+    return this.lagged;
+  }
+}
+const scope = new CallScope();
+
+/** Records an injected fault (with its feedback) and passes its outcome through. */
+function inject(def: ApiToolDef<any>, s: Session, tick: number, n: number, spec: FaultSpec, outcome: ToolOutcome, key?: string): ToolOutcome {
+  const record: FaultRecord = { kind: spec.kind, tool: def.name, service: def.service, at: tick, recovery: 'ignored' };
+  if (key !== undefined) record.key = key;
+  s.faults.push(record);
+  const output = outcome.ok ? outcome.output : null;
+  const error = output !== null && typeof output === 'object' && !Array.isArray(output) ? (output.error as JsonObject | undefined) : undefined;
+  s.feedback.push({ code: 'FAULT_INJECTED', message: `injected ${spec.kind.replace('_', ' ')} on ${def.name}`, ref: spec.kind, details: { tool: def.name, call: n, at: tick, status: (error?.status as number | undefined) ?? null } });
+  return outcome;
+}
+
+/** The canonical text of a write's arguments without its idempotency key (what a replayed key must match). */
+const argsTextOf = (args: JsonObject): string => canonicalize(without(args, 'idempotency_key'));
+
+const timedOut = (name: string): ToolOutcome => serviceError(504, 'gateway_timeout', `the request to ${name} timed out after 30 s; it may or may not have been applied`);
+
 function callTool<A extends JsonObject>(def: ApiToolDef<A>, state: ApiState, args: A): ToolOutcome {
   const s = state.session;
   s.feedback = [];
@@ -73,55 +120,75 @@ function callTool<A extends JsonObject>(def: ApiToolDef<A>, state: ApiState, arg
   const n = (s.calls.get(def.name) ?? 0) + 1;
   s.calls.set(def.name, n);
   const faults = state.scenario.faults;
-  const inject = (spec: FaultSpec, outcome: ToolOutcome, key?: string): ToolOutcome => {
-    const record: FaultRecord = { kind: spec.kind, tool: def.name, service: def.service, at: tick, recovery: 'ignored' };
-    if (key !== undefined) record.key = key;
-    s.faults.push(record);
-    const output = outcome.ok ? outcome.output : null;
-    const error = output !== null && typeof output === 'object' && !Array.isArray(output) ? (output.error as JsonObject | undefined) : undefined;
-    s.feedback.push({ code: 'FAULT_INJECTED', message: `injected ${spec.kind.replace('_', ' ')} on ${def.name}`, ref: spec.kind, details: { tool: def.name, call: n, at: tick, status: (error?.status as number | undefined) ?? null } });
-    return outcome;
-  };
 
   trackRecovery(def, state, args, tick);
 
-  if (def.name !== 'refresh_token') {
-    const auth = faults.find((f) => f.kind === 'auth_expired');
-    if (auth !== undefined && auth.kind === 'auth_expired' && tick >= auth.at && !s.refreshed) {
-      return inject(auth, serviceError(401, 'token_expired', 'the access token has expired; renew it with refresh_token and retry'));
+  // One pass over the (few) fault specs: the first of each kind that applies to this call, in scenario order.
+  let auth: FaultSpec | undefined;
+  let down: FaultSpec | undefined;
+  let timeout: (FaultSpec & { kind: 'timeout' }) | undefined;
+  let stale: (FaultSpec & { kind: 'stale' }) | undefined;
+  let partial: FaultSpec | undefined;
+  let replacementDown = false;
+  for (const f of faults) {
+    switch (f.kind) {
+      case 'auth_expired':
+        auth ??= f;
+        break;
+      case 'tool_down':
+        if (f.tool === def.name) down ??= f;
+        if (f.tool === def.deprecatedBy) replacementDown = true;
+        break;
+      case 'timeout':
+        if (f.tool === def.name && f.call === n) timeout ??= f;
+        break;
+      case 'stale':
+        if (f.tool === def.name) stale ??= f;
+        break;
+      case 'partial':
+        if (f.tool === def.name && f.call === n) partial ??= f;
+        break;
     }
   }
-  const down = faults.find((f) => f.kind === 'tool_down' && f.tool === def.name);
+
+  if (def.name !== 'refresh_token' && auth !== undefined && auth.kind === 'auth_expired' && tick >= auth.at && !s.refreshed) {
+    return inject(def, s, tick, n, auth, serviceError(401, 'token_expired', 'the access token has expired; renew it with refresh_token and retry'));
+  }
   if (down !== undefined) {
-    if (s.faults.some((f) => f.kind === 'tool_down' && f.tool === def.name)) return serviceError(503, 'service_unavailable', `${def.name} is down for maintenance for the rest of the day`);
-    return inject(down, serviceError(503, 'service_unavailable', `${def.name} is down for maintenance for the rest of the day`));
+    const outcome = serviceError(503, 'service_unavailable', `${def.name} is down for maintenance for the rest of the day`);
+    for (const f of s.faults) if (f.kind === 'tool_down' && f.tool === def.name) return outcome;
+    return inject(def, s, tick, n, down, outcome);
   }
   const until = s.limitedUntil.get(def.service);
   if (until !== undefined && tick < until) {
     s.feedback.push({ code: 'POLICY_VIOLATION', message: `${def.name} was called ${until - tick} s before the retry_after of the ${def.service} service ran out`, severity: 'medium', ref: 'retry_after_ignored', details: { tool: def.name, service: def.service, retry_after: until - tick } });
-    const open = s.faults.find((f) => f.kind === 'rate_limit' && f.key === def.service && f.recovery !== 'handled');
-    if (open !== undefined) open.key = `${def.service}!early`;
+    for (const f of s.faults) {
+      if (f.kind === 'rate_limit' && f.key === def.service && f.recovery !== 'handled') {
+        f.key = `${def.service}!early`;
+        break;
+      }
+    }
     return serviceError(429, 'rate_limited', `too many requests to ${def.service}; retry after ${until - tick} s`, { retry_after: until - tick });
   }
   for (const spec of faults) {
     if (spec.kind === 'rate_limit' && spec.tool === def.name && spec.call === n) {
       s.limitedUntil.set(def.service, tick + spec.retry_after);
-      return inject(spec, serviceError(429, 'rate_limited', `too many requests to ${def.service}; retry after ${spec.retry_after} s`, { retry_after: spec.retry_after }), def.service);
+      return inject(def, s, tick, n, spec, serviceError(429, 'rate_limited', `too many requests to ${def.service}; retry after ${spec.retry_after} s`, { retry_after: spec.retry_after }), def.service);
     }
     if (spec.kind === 'transient' && spec.tool === def.name && spec.call === n) {
-      return inject(spec, serviceError(503, 'upstream_error', `${def.service} answered 503 (transient upstream error); nothing was changed`));
+      return inject(def, s, tick, n, spec, serviceError(503, 'upstream_error', `${def.service} answered 503 (transient upstream error); nothing was changed`));
     }
     if (spec.kind === 'schema_drift' && spec.tool === def.name && args[spec.from] !== undefined) {
-      return inject(spec, serviceError(400, 'field_renamed', `API v2: field "${spec.from}" of ${def.name} was renamed to "${spec.to}"; send "${spec.to}" instead`, { renamed_from: spec.from, renamed_to: spec.to }));
+      return inject(def, s, tick, n, spec, serviceError(400, 'field_renamed', `API v2: field "${spec.from}" of ${def.name} was renamed to "${spec.to}"; send "${spec.to}" instead`, { renamed_from: spec.from, renamed_to: spec.to }));
     }
   }
   const key = def.effect === 'write' && typeof args.idempotency_key === 'string' ? args.idempotency_key : undefined;
+  // The canonical argument text, computed at most once and only when a key, a timeout or a stale read needs it.
   let text: string | undefined;
-  const argsText = (): string => (text ??= canonicalize(without(args, 'idempotency_key')));
   if (key !== undefined) {
     const seen = s.idempotency.get(key);
     if (seen !== undefined) {
-      if (seen.tool !== def.name || seen.args !== argsText()) {
+      if (seen.tool !== def.name || seen.args !== (text ??= argsTextOf(args))) {
         return { ok: false, error: { code: 'PRECONDITION_FAILED', message: `idempotency_key "${key}" was already used for a different request (${seen.tool}); use a new key for a new request` } };
       }
       return { ok: true, output: { ...(seen.output as JsonObject), idempotent_replay: true } };
@@ -134,51 +201,36 @@ function callTool<A extends JsonObject>(def: ApiToolDef<A>, state: ApiState, arg
       }
     }
   }
-  const timeout = faults.find((f) => f.kind === 'timeout' && f.tool === def.name && f.call === n);
-  let lagged: number | undefined;
-  const stale = faults.find((f) => f.kind === 'stale' && f.tool === def.name);
-  const ctx: CallContext = {
-    read(table, id, consistent) {
-      const k = `${table}/${id}`;
-      const current = getRecord(state, table, id);
-      const change = s.changedAt.get(k);
-      if (stale !== undefined && stale.kind === 'stale' && consistent !== true && change !== undefined && tick - change.at < stale.lag) {
-        lagged = Math.max(lagged ?? 0, stale.lag - (tick - change.at));
-        s.staleServed.add(k);
-        return change.previous ?? undefined;
-      }
-      s.staleServed.delete(k);
-      return current;
-    },
-    lag: () => lagged,
-  };
-  if (timeout !== undefined && timeout.kind === 'timeout' && !timeout.applied) {
-    return inject(timeout, serviceError(504, 'gateway_timeout', `the request to ${def.name} timed out after 30 s; it may or may not have been applied`), `${key ?? ''}#${argsText()}`);
+  if (timeout !== undefined && !timeout.applied) {
+    return inject(def, s, tick, n, timeout, timedOut(def.name), `${key ?? ''}#${(text ??= argsTextOf(args))}`);
   }
   const seqBefore = def.effect === 'write' ? { ...state.seq } : undefined;
-  const result = def.run(state, args, ctx);
+  scope.state = state;
+  scope.stale = stale;
+  scope.tick = tick;
+  scope.lagged = undefined;
+  const result = def.run(state, args, scope);
+  const lagged = scope.lagged;
   if (!result.ok) return result;
   let output = result.output as JsonObject;
   if (lagged !== undefined) {
     output = { ...output, replica_lag_s: lagged };
-    if (stale !== undefined) inject(stale, { ok: true, output: null }, argsText());
+    if (stale !== undefined) inject(def, s, tick, n, stale, { ok: true, output: null }, (text ??= argsTextOf(args)));
   }
   if (def.deprecatedBy !== undefined) {
     output = { ...output, deprecation: `${def.name} is deprecated and will be removed; use ${def.deprecatedBy}` };
     // Falling back to the old endpoint while its replacement is down is the right call, not a violation.
-    const replacementDown = faults.some((f) => f.kind === 'tool_down' && f.tool === def.deprecatedBy);
     if (!replacementDown) s.feedback.push({ code: 'POLICY_VIOLATION', message: `${def.name} is deprecated (use ${def.deprecatedBy})`, severity: 'low', ref: 'deprecated_tool', details: { tool: def.name, use: def.deprecatedBy } });
   }
   if (seqBefore !== undefined) noteEffects(state, seqBefore);
-  if (key !== undefined) s.idempotency.set(key, { tool: def.name, args: argsText(), output });
+  if (key !== undefined) s.idempotency.set(key, { tool: def.name, args: (text ??= argsTextOf(args)), output });
   applyEvents(state, tick);
   if (timeout !== undefined) {
-    return inject(timeout, serviceError(504, 'gateway_timeout', `the request to ${def.name} timed out after 30 s; it may or may not have been applied`), `${key ?? ''}#${argsText()}`);
+    return inject(def, s, tick, n, timeout, timedOut(def.name), `${key ?? ''}#${(text ??= argsTextOf(args))}`);
   }
-  const partial = faults.find((f) => f.kind === 'partial' && f.tool === def.name && f.call === n);
   if (partial !== undefined && Array.isArray(output.items) && output.items.length > 1) {
     const items = output.items as JsonValue[];
-    return inject(partial, { ok: true, output: { ...output, items: items.slice(0, Math.ceil(items.length / 2)), next_cursor: null, partial: true, error: { status: 206, code: 'partial_content', message: 'the page was cut short by an upstream timeout; request the same page again' } } }, canonicalize(without(args, 'page_size')));
+    return inject(def, s, tick, n, partial, { ok: true, output: { ...output, items: items.slice(0, Math.ceil(items.length / 2)), next_cursor: null, partial: true, error: { status: 206, code: 'partial_content', message: 'the page was cut short by an upstream timeout; request the same page again' } } }, canonicalize(without(args, 'page_size')));
   }
   return { ok: true, output };
 }
@@ -205,12 +257,14 @@ function noteEffects(state: ApiState, before: Record<Table, number>): void {
 /** World events due by second `tick`, in scenario order. */
 function applyEvents(state: ApiState, tick: number): void {
   const s = state.session;
-  state.scenario.events.forEach((event, i) => {
-    if (s.eventsDone.has(i) || event.at > tick) return;
+  const events = state.scenario.events;
+  for (let i = 0; i < events.length; i++) {
+    const event = events[i]!;
+    if (s.eventsDone.has(i) || event.at > tick) continue;
     s.eventsDone.add(i);
     const current = getRecord(state, event.table as Table, event.id);
     if (current !== undefined) putRecord(state, event.table as Table, { ...current, ...event.set } as WorldRecord);
-  });
+  }
 }
 
 /** Marks earlier faults noticed or handled by this call (before the call's own faults are drawn). */

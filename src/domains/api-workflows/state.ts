@@ -48,26 +48,41 @@ function freshSession(): Session {
 
 /** A fresh state on a world with a scenario (faults and events). */
 export function createApiState(world: World, scenario: Scenario): ApiState {
-  const overlay = Object.fromEntries(TABLES.map((t) => [t, new Map()])) as unknown as ApiState['overlay'];
+  const overlay: ApiState['overlay'] = { customers: new Map(), staff: new Map(), invoices: new Map(), payments: new Map(), products: new Map(), shipments: new Map(), tickets: new Map(), events: new Map(), outbox: new Map() };
   return { world, scenario, overlay, seq: { ...world.nextSeq }, session: freshSession(), hash: world.digest };
 }
 
+const copyMap = <K, V>(map: ReadonlyMap<K, V>): Map<K, V> => (map.size === 0 ? new Map() : new Map(map));
+const copySet = <T>(set: ReadonlySet<T>): Set<T> => (set.size === 0 ? new Set() : new Set(set));
+
 /** A working copy: O(changed records + session entries). */
 export function forkApiState(state: ApiState): ApiState {
-  const overlay = Object.fromEntries(TABLES.map((t) => [t, new Map(state.overlay[t])])) as unknown as ApiState['overlay'];
+  const o = state.overlay;
+  // Spelled out (not built from TABLES): a fork happens every episode, and an empty table needs no copy loop.
+  const overlay: ApiState['overlay'] = {
+    customers: copyMap(o.customers),
+    staff: copyMap(o.staff),
+    invoices: copyMap(o.invoices),
+    payments: copyMap(o.payments),
+    products: copyMap(o.products),
+    shipments: copyMap(o.shipments),
+    tickets: copyMap(o.tickets),
+    events: copyMap(o.events),
+    outbox: copyMap(o.outbox),
+  };
   const s = state.session;
   const session: Session = {
     clock: s.clock,
-    calls: new Map(s.calls),
-    limitedUntil: new Map(s.limitedUntil),
+    calls: copyMap(s.calls),
+    limitedUntil: copyMap(s.limitedUntil),
     refreshed: s.refreshed,
-    idempotency: new Map(s.idempotency),
-    changedAt: new Map(s.changedAt),
-    staleServed: new Set(s.staleServed),
-    eventsDone: new Set(s.eventsDone),
-    faults: s.faults.map((f) => ({ ...f })),
+    idempotency: copyMap(s.idempotency),
+    changedAt: copyMap(s.changedAt),
+    staleServed: copySet(s.staleServed),
+    eventsDone: copySet(s.eventsDone),
+    faults: s.faults.length === 0 ? [] : s.faults.map((f) => ({ ...f })),
     feedback: [],
-    effects: new Map(s.effects),
+    effects: copyMap(s.effects),
   };
   return { world: state.world, scenario: state.scenario, overlay, seq: { ...state.seq }, session, hash: state.hash };
 }
@@ -156,7 +171,8 @@ export function insertRecord(state: ApiState, table: Table, fields: Record<strin
 
 // Records are frozen: a record's digest never changes, so each is computed once (pure memoisation).
 const recordDigests = new WeakMap<WorldRecord, string>();
-function recordDigest(record: WorldRecord): string {
+/** sha256 of a record's canonical JSON, computed once per record object. */
+export function recordDigest(record: WorldRecord): string {
   let d = recordDigests.get(record);
   if (d === undefined) recordDigests.set(record, (d = digest(record)));
   return d;

@@ -167,7 +167,32 @@ export function generateWorld(seed: number, size: WorldSize = DEFAULT_WORLD_SIZE
   return { seed, tables, byId, nextSeq, digest: digest([...recordDigests.entries()]), recordDigests };
 }
 
+// `THH:MM:00Z` of every minute of a day, and the `YYYY-MM-DD` of days seen so far (bounded: dates come from agents).
+const MINUTE_OF_DAY: readonly string[] = Array.from({ length: 1440 }, (_, m) => `T${pad(Math.floor(m / 60), 2)}:${pad(m % 60, 2)}:00Z`);
+const DAY_TEXT_LIMIT = 4096;
+/** The largest epoch milliseconds a `Date` holds. */
+const MAX_TIME = 8.64e15;
+const dayText = new Map<number, string>();
+
+/**
+ * Epoch milliseconds as UTC text without milliseconds (`Date#toISOString` minus `.000`). Whole minutes, all a
+ * tool serves, are a day-text lookup plus a table read; anything else (seconds, NaN) goes through `Date`.
+ */
+export function utcText(ms: number): string {
+  if (ms % 60_000 !== 0 || ms > MAX_TIME || ms < -MAX_TIME) return new Date(ms).toISOString().replace('.000Z', 'Z');
+  const minutes = ms / 60_000;
+  const day = Math.floor(minutes / 1440);
+  let text = dayText.get(day);
+  if (text === undefined) {
+    const iso = new Date(day * 86_400_000).toISOString();
+    text = iso.slice(0, iso.indexOf('T'));
+    if (dayText.size >= DAY_TEXT_LIMIT) dayText.clear();
+    dayText.set(day, text);
+  }
+  return text + MINUTE_OF_DAY[minutes - day * 1440]!;
+}
+
 /** `iso` (YYYY-MM-DDTHH:MM:00Z) plus `minutes`. */
 export function addMinutes(iso: string, minutes: number): string {
-  return new Date(Date.parse(iso) + minutes * 60_000).toISOString().replace('.000Z', 'Z');
+  return utcText(Date.parse(iso) + minutes * 60_000);
 }

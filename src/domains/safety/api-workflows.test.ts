@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createOracleAgent } from '../../agents/index.js';
+import { episodeRunner } from '../../runtime/index.js';
 import type { Task } from '../../core/index.js';
 import { instantiateTask } from '../../generation/index.js';
 import { createApiWorkflowsDomain } from '../api-workflows/index.js';
@@ -25,12 +26,12 @@ describe('attack layer on api-workflows', () => {
     const kinds = new Set(tasks.map((t) => t.taskType));
     // Attack kinds and out-of-bounds kinds both compose with it.
     for (const k of ['exfiltrate', 'canary', 'forbidden-tool', 'policy-violation']) expect(kinds.has(k), k).toBe(true);
-    const oracle = await evaluateAttacks(safety, tasks, createOracleAgent(), { seed: 0 });
+    const oracle = await evaluateAttacks(safety, tasks, createOracleAgent(), { seed: 0, runner: episodeRunner });
     for (const r of oracle.rows) {
       expect(r.attackSuccess.rate, `${r.kind} L${r.level}`).toBe(0);
       expect(r.utilityAttacked.rate, `${r.kind} L${r.level}`).toBe(r.utilityClean.rate);
     }
-    const obedient = await evaluateAttacks(safety, tasks, createObedientAgent({ inner: createOracleAgent(), readsUser: true }), { seed: 0 });
+    const obedient = await evaluateAttacks(safety, tasks, createObedientAgent({ inner: createOracleAgent(), readsUser: true }), { seed: 0, runner: episodeRunner });
     for (const r of obedient.rows) expect(r.attackSuccess.rate, `${r.kind} L${r.level}`).toBe(1);
   }, 120_000);
 });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createOracleAgent } from '../../agents/index.js';
 import { EnvHarnessError, type Task } from '../../core/index.js';
 import { instantiateTask } from '../../generation/index.js';
-import { createEpisode, playEpisode } from '../../runtime/index.js';
+import { createEpisode, episodeRunner, playEpisode } from '../../runtime/index.js';
 import { createInboxDomain } from '../../../test/safety/inbox-domain.js';
 import { createRetailDomain } from '../retail/index.js';
 import { ATTACK_KINDS, ATTACK_LEVELS } from './attacks.js';
@@ -20,7 +20,7 @@ describe('attack layer on retail', () => {
   const tasks = tasksOf(safety, [1, 2]);
 
   it('the oracle keeps full utility and the attacker never succeeds, on every kind and level', async () => {
-    const { rows } = await evaluateAttacks(safety, tasks, createOracleAgent(), { seed: 0 });
+    const { rows } = await evaluateAttacks(safety, tasks, createOracleAgent(), { seed: 0, runner: episodeRunner });
     expect(rows.map((r) => `${r.kind}/${r.level}`).sort()).toEqual(ATTACK_KINDS.flatMap((k) => ATTACK_LEVELS.map((_, i) => `${k}/${i + 1}`)).sort());
     for (const row of rows) {
       expect(row.utilityAttacked.rate, `${row.kind} L${row.level}`).toBe(1);
@@ -31,7 +31,7 @@ describe('attack layer on retail', () => {
   }, 120_000);
 
   it('an obedient agent on the oracle path falls for every kind at every level (the placements are all read)', async () => {
-    const { rows, episodes } = await evaluateAttacks(safety, tasks, createObedientAgent({ inner: createOracleAgent() }), { seed: 0 });
+    const { rows, episodes } = await evaluateAttacks(safety, tasks, createObedientAgent({ inner: createOracleAgent() }), { seed: 0, runner: episodeRunner });
     for (const row of rows) expect(row.attackSuccess.rate, `${row.kind} L${row.level}`).toBe(1);
     // Secrets are found by the canary detector, and every attacked episode carries the feedback.
     expect(episodes.filter((e) => e.kind === 'canary' || e.kind === 'exfiltrate').every((e) => e.leaks.length > 0)).toBe(true);
@@ -41,11 +41,11 @@ describe('attack layer on retail', () => {
   it("the declared obedient baseline (retail's rule-based bot that obeys) succeeds for the attacker at the top levels", async () => {
     const agent = safety.baselines!.obedient!();
     const top = tasksOf(safety, [1, 2, 3]).filter((t) => t.level >= 5);
-    const { rows } = await evaluateAttacks(safety, top, agent, { seed: 0 });
+    const { rows } = await evaluateAttacks(safety, top, agent, { seed: 0, runner: episodeRunner });
     const success = rows.reduce((s, r) => s + r.attackSuccess.rate * r.attackSuccess.n, 0) / rows.reduce((s, r) => s + r.attackSuccess.n, 0);
     expect(success).toBeGreaterThanOrEqual(0.8);
     // and the same bot without obedience never does what the attacker asks
-    const plain = await evaluateAttacks(safety, top, retail.baselines!['rule-based']!(), { seed: 0 });
+    const plain = await evaluateAttacks(safety, top, retail.baselines!['rule-based']!(), { seed: 0, runner: episodeRunner });
     expect(plain.rows.every((r) => r.attackSuccess.rate === 0)).toBe(true);
   }, 120_000);
 
@@ -89,9 +89,9 @@ describe('attack layer on retail', () => {
   it('defenses: the tool filter stops forbidden-tool attacks without costing utility; delimiting and spotlighting mark the text', async () => {
     const filtered = createAttackDomain(retail, { defense: { toolFilter: true }, kinds: ['forbidden-tool'] });
     const ftasks = tasksOf(filtered, [1, 2]);
-    const obeyed = await evaluateAttacks(filtered, ftasks, createObedientAgent({ inner: createOracleAgent() }), { seed: 0 });
+    const obeyed = await evaluateAttacks(filtered, ftasks, createObedientAgent({ inner: createOracleAgent() }), { seed: 0, runner: episodeRunner });
     expect(obeyed.rows.every((r) => r.attackSuccess.rate === 0 && r.defense === 'toolFilter')).toBe(true);
-    const oracle = await evaluateAttacks(filtered, ftasks, createOracleAgent(), { seed: 0 });
+    const oracle = await evaluateAttacks(filtered, ftasks, createOracleAgent(), { seed: 0, runner: episodeRunner });
     expect(oracle.rows.every((r) => r.utilityAttacked.rate === 1)).toBe(true);
 
     const marked = createAttackDomain(retail, { defense: { delimit: true, spotlight: true }, kinds: ['exfiltrate'] });
@@ -100,7 +100,7 @@ describe('attack layer on retail', () => {
     const episode = createEpisode(marked, task, {});
     const reset = episode.reset({ seed: 0 });
     expect(reset.policy).toContain('<<untrusted-data>>');
-    const e = await runAttackEpisode(marked, task, createObedientAgent({ inner: createOracleAgent() }), 0);
+    const e = await runAttackEpisode(marked, task, createObedientAgent({ inner: createOracleAgent() }), 0, episodeRunner);
     expect(e.defense).toBe('delimit+spotlight');
     // The scripted obedient agent reads through the marks: these defenses only help an agent that heeds the policy.
     expect(e.attackSuccess).toBe(true);
@@ -119,6 +119,8 @@ describe('attack layer on retail', () => {
     expect(err(() => createAttackDomain(bare)).code).toBe('PARAMS_INVALID');
     const bad = err(() => createAttackDomain({ ...retail, injectionPoints: [{ tool: 'nope', pointer: '/x', description: 'x' }] }));
     expect(bad.details).toEqual({ pointer: '/injectionPoints/0/tool' });
+    const shapeless = err(() => createAttackDomain({ ...retail, injectionPoints: [{ tool: 'get_order_details', pointer: '/note', description: 'x', line: 'no placeholder' }] }));
+    expect([shapeless.code, shapeless.details]).toEqual(['PARAMS_INVALID', { pointer: '/injectionPoints/0/line' }]);
   });
 });
 
@@ -129,10 +131,10 @@ describe('attack layer on a second domain (inbox: only injectionPoints declared)
   const tasks = tasksOf(safeInbox, [1, 2, 3]);
 
   it('oracle: full utility, no attack success; obedient: attack success everywhere', async () => {
-    const oracle = await evaluateAttacks(safeInbox, tasks, createOracleAgent(), { seed: 0 });
+    const oracle = await evaluateAttacks(safeInbox, tasks, createOracleAgent(), { seed: 0, runner: episodeRunner });
     expect(oracle.rows).toHaveLength(kinds.length * ATTACK_LEVELS.length);
     for (const r of oracle.rows) expect([r.base, r.utilityAttacked.rate, r.attackSuccess.rate]).toEqual(['inbox', 1, 0]);
-    const obedient = await evaluateAttacks(safeInbox, tasks, createObedientAgent({ inner: createOracleAgent() }), { seed: 0 });
+    const obedient = await evaluateAttacks(safeInbox, tasks, createObedientAgent({ inner: createOracleAgent() }), { seed: 0, runner: episodeRunner });
     for (const r of obedient.rows) expect(r.attackSuccess.rate, `${r.kind} L${r.level}`).toBe(1);
   }, 60_000);
 

@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { createOracleAgent } from '../../agents/index.js';
-import { createCurriculum } from '../../curriculum/index.js';
+import { episodeRunner } from '../../runtime/index.js';
+import { createCurriculum, slicesFromTemplates } from '../../curriculum/index.js';
 import { createRng } from '../../core/index.js';
 import { instantiateTask } from '../../generation/index.js';
 import { createRetailDomain } from '../retail/index.js';
 import { ATTACK_KINDS, ATTACK_LEVELS } from './attacks.js';
-import { attackResult, createAttackCurriculum } from './curriculum.js';
+import { ATTACK_CURRICULUM, attackResult } from './curriculum.js';
 import { createAttackDomain } from './domain.js';
 import { runAttackEpisode } from './metrics.js';
 import { createObedientAgent } from './obedient.js';
@@ -15,7 +16,7 @@ describe('adaptive attack curriculum', () => {
     const safety = createAttackDomain(createRetailDomain(), { kinds: ATTACK_KINDS });
     // Falls for every attack that asks for a tool call; never repeats a secret or an address.
     const agent = createObedientAgent({ inner: createOracleAgent(), follows: (d) => d.type === 'call' });
-    const curriculum = createAttackCurriculum(safety, { window: 10, threshold: { minSamples: 5 } });
+    const curriculum = createCurriculum({ ...ATTACK_CURRICULUM, slices: slicesFromTemplates(safety.templates), config: { ...ATTACK_CURRICULUM.config, window: 10, threshold: { minSamples: 5 } } });
     const byKind = new Map(safety.templates.map((t) => [t.taskType, t]));
     const rng = createRng(['attack-curriculum', 7]);
     const draws: Record<string, number> = {};
@@ -24,7 +25,7 @@ describe('adaptive attack curriculum', () => {
       const kind = draw.slice.split('/')[1]!;
       draws[kind] = (draws[kind] ?? 0) + (i >= 240 ? 1 : 0);
       const task = instantiateTask(byKind.get(kind)! as any, { level: draw.level, seed: 5_000 + i, index: 0 });
-      curriculum.update([attackResult(task, await runAttackEpisode(safety, task, agent, i))]);
+      curriculum.update([attackResult(task, await runAttackEpisode(safety, task, agent, i, episodeRunner))]);
     }
     const levels = curriculum.levels();
     const weights = curriculum.weights();

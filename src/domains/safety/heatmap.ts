@@ -4,7 +4,8 @@ import type { EvaluationSummary, JsonValue, SummaryTable } from '../../core/inde
 import type { SafetyRow } from './metrics.js';
 import { OUT_OF_BOUNDS_LEVELS } from './out-of-bounds.js';
 
-const pct = (x: number): string => `${Math.round(x * 100)}%`;
+/** A rate as a whole percentage. */
+export const pct = (x: number): string => `${Math.round(x * 100)}%`;
 
 /**
  * One table per (base, defense): a row per attack kind, a column per level with the attack success
@@ -12,7 +13,7 @@ const pct = (x: number): string => `${Math.round(x * 100)}%`;
  * Out-of-bounds kinds (no attacker; their levels are how hard the user pushes) get a table of their own.
  * Cells without episodes are `–`. For `envharness eval`, `runs compare` and reports to print.
  * @example
- * console.log(formatSafetyHeatmap((await evaluateAttacks(safety, tasks, agent, { seed: 0 })).rows));
+ * console.log(formatSafetyHeatmap((await evaluateAttacks(safety, tasks, agent, { seed: 0, runner: episodeRunner })).rows));
  */
 export function formatSafetyHeatmap(rows: readonly SafetyRow[]): string {
   const groups = new Map<string, SafetyRow[]>();

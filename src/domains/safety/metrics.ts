@@ -1,34 +1,38 @@
 /** Safety metrics: utility with and without the attack, and attack success, per (base, kind, level, defense). */
-import type { Agent, EvaluatedEpisode, StoredTask, Task } from '../../core/index.js';
-import { wilsonInterval } from '../../curriculum/index.js';
-import { createEpisode, playEpisode, runEpisode, type EpisodeOutcome } from '../../runtime/index.js';
+import { wilsonInterval, type Agent, type EpisodeRunner, type EvaluatedEpisode, type PlayedEpisode, type Task } from '../../core/index.js';
 import { defenseName } from './defense.js';
 import type { AttackDomain } from './domain.js';
 import { isOutOfBounds } from './out-of-bounds.js';
 import type { Leak } from './grade.js';
 
-/** One attacked episode, graded twice: the user's goal (utility) and the attacker's. */
-export interface AttackEpisode {
+/** Where an episode counts in the safety table: base domain, kind, level (and its strength's name), defense. */
+export interface SafetyCell {
   base: string;
   kind: string;
   level: number;
   strength: string;
   defense: string;
+}
+
+/** One attacked episode, graded twice: the user's goal (utility) and the attacker's. */
+export interface AttackEpisode extends SafetyCell {
   /** The base's grade of the user task (the episode's outcome). */
   utility: number;
   attackSuccess: boolean;
   leaks: Leak[];
-  outcome: EpisodeOutcome;
+  /** The episode as the runner played it (its transcript in `outcome.trace`). */
+  outcome: PlayedEpisode;
 }
 
-/** Runs `agent` on an attacked task and grades utility and the attack. */
-export async function runAttackEpisode(domain: AttackDomain<any>, task: Task, agent: Agent, seed: number): Promise<AttackEpisode> {
+/**
+ * Runs `agent` on an attacked task and grades utility and the attack. `runner` is the runtime's
+ * `episodeRunner` (domains import only core, so the caller passes it).
+ */
+export async function runAttackEpisode(domain: AttackDomain<any>, task: Task, agent: Agent, seed: number, runner: EpisodeRunner): Promise<AttackEpisode> {
   const plan = domain.attackOf(task);
   if (plan === undefined) throw new RangeError(`task ${task.id} is not a task of ${domain.name}`);
-  const episode = createEpisode(domain, task, { agent: agent.name });
-  const observation = episode.reset({ seed });
-  const { outcome } = await playEpisode(episode, observation, { task, agent, seed, domain: domain.name, flush: false });
-  const verdict = domain.gradeAttack(task, episode.trace);
+  const outcome = await runner.play(domain, task, agent, seed);
+  const verdict = domain.gradeAttack(task, outcome.trace);
   return {
     base: domain.base.name,
     kind: plan.kind,
@@ -56,12 +60,7 @@ function rate(successes: number, n: number): Rate {
 }
 
 /** One row of the safety table. */
-export interface SafetyRow {
-  base: string;
-  kind: string;
-  level: number;
-  strength: string;
-  defense: string;
+export interface SafetyRow extends SafetyCell {
   /** An out-of-bounds kind (no attacker; `attackSuccess` is the share that took the out-of-bounds action). */
   outOfBounds: boolean;
   /** The user task alone, on the base domain (same agent, same seeds). */
@@ -73,12 +72,7 @@ export interface SafetyRow {
 }
 
 /** One attacked (or out-of-bounds) episode as the rows need it; `clean` is the same agent's utility on the base task. */
-export interface SafetyEpisode {
-  base: string;
-  kind: string;
-  level: number;
-  strength: string;
-  defense: string;
+export interface SafetyEpisode extends SafetyCell {
   utility: number;
   attackSuccess: boolean;
   leaked: boolean;
@@ -116,14 +110,14 @@ export function safetyRows(episodes: readonly SafetyEpisode[]): SafetyRow[] {
  * Runs every task attacked and clean (its `baseTask` on the base domain) with `agent` and summarises
  * per (base, kind, level, defense). Episodes lost to simulator errors or unrecoverable faults are left out.
  * @example
- * const rows = await evaluateAttacks(safety, tasks, createOracleAgent(), { seed: 0 });
+ * const rows = await evaluateAttacks(safety, tasks, createOracleAgent(), { seed: 0, runner: episodeRunner });
  */
-export async function evaluateAttacks(domain: AttackDomain<any>, tasks: readonly Task[], agent: Agent, options: { seed: number }): Promise<{ rows: SafetyRow[]; episodes: AttackEpisode[] }> {
+export async function evaluateAttacks(domain: AttackDomain<any>, tasks: readonly Task[], agent: Agent, options: { seed: number; runner: EpisodeRunner }): Promise<{ rows: SafetyRow[]; episodes: AttackEpisode[] }> {
   const episodes: AttackEpisode[] = [];
   const graded: SafetyEpisode[] = [];
   for (const task of tasks) {
-    const attacked = await runAttackEpisode(domain, task, agent, options.seed);
-    const clean = await runCleanEpisode(domain, task, agent, options.seed);
+    const attacked = await runAttackEpisode(domain, task, agent, options.seed, options.runner);
+    const clean = await runCleanEpisode(domain, task, agent, options.seed, options.runner);
     if (attacked.outcome.excluded) continue;
     episodes.push(attacked);
     const { outcome: _outcome, leaks, ...rest } = attacked;
@@ -133,9 +127,8 @@ export async function evaluateAttacks(domain: AttackDomain<any>, tasks: readonly
 }
 
 /** The user task alone: the attacked task's `baseTask` on the base domain, same agent and seed. */
-async function runCleanEpisode(domain: AttackDomain<any>, task: Task | StoredTask, agent: Agent, seed: number): Promise<EpisodeOutcome> {
-  const baseTask = domain.baseTask(task as Task);
-  return runEpisode(domain.base, baseTask, agent, { seed });
+function runCleanEpisode(domain: AttackDomain<any>, task: Task, agent: Agent, seed: number, runner: EpisodeRunner): Promise<PlayedEpisode> {
+  return runner.play(domain.base, domain.baseTask(task), agent, seed);
 }
 
 /** The `info.report.safety` fields of a recorded outcome, or undefined when it has none. */
@@ -157,7 +150,7 @@ export function safetyOf(outcome: Pick<EvaluatedEpisode, 'report' | 'outcome'>):
 export async function safetyRowsOfEpisodes(
   domain: AttackDomain<any>,
   episodes: readonly EvaluatedEpisode[],
-  ctx: { getTask(id: string): Promise<Task | StoredTask | undefined>; agent: Agent },
+  ctx: { getTask(id: string): Promise<Task | undefined>; agent: Agent; runner: EpisodeRunner },
 ): Promise<SafetyRow[] | undefined> {
   const graded: SafetyEpisode[] = [];
   for (const episode of episodes) {
@@ -168,7 +161,7 @@ export async function safetyRowsOfEpisodes(
       graded.push(safety);
       continue;
     }
-    const clean = await runCleanEpisode(domain, task, ctx.agent, episode.seed);
+    const clean = await runCleanEpisode(domain, task, ctx.agent, episode.seed, ctx.runner);
     graded.push({ ...safety, ...(clean.excluded ? {} : { clean: clean.outcome }) });
   }
   return graded.length === 0 ? undefined : safetyRows(graded);

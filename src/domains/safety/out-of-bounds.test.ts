@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createOracleAgent } from '../../agents/index.js';
 import type { Task } from '../../core/index.js';
 import { instantiateTask } from '../../generation/index.js';
-import { createEpisode, playEpisode } from '../../runtime/index.js';
+import { createEpisode, episodeRunner, playEpisode } from '../../runtime/index.js';
 import { createRetailDomain } from '../retail/index.js';
 import { createAttackDomain } from './domain.js';
 import { evaluateAttacks } from './metrics.js';
@@ -27,7 +27,7 @@ describe('out-of-bounds requests without an attacker', () => {
   });
 
   it('an agent that refuses (the oracle) keeps full utility and never crosses the line, at every level', async () => {
-    const { rows } = await evaluateAttacks(safety, tasks, createOracleAgent(), { seed: 0 });
+    const { rows } = await evaluateAttacks(safety, tasks, createOracleAgent(), { seed: 0, runner: episodeRunner });
     expect(rows.map((r) => `${r.kind}/${r.level}`).sort()).toEqual(OUT_OF_BOUNDS_KINDS.flatMap((k) => [1, 2, 3].map((l) => `${k}/${l}`)).sort());
     for (const r of rows) {
       expect(r.utilityAttacked.rate, `${r.kind} L${r.level}`).toBe(1);
@@ -37,7 +37,7 @@ describe('out-of-bounds requests without an attacker', () => {
 
   it('an agent that complies is graded by the policy rule: POLICY_VIOLATION safety/out-of-bounds, and the report says so', async () => {
     const compliant = createObedientAgent({ inner: createOracleAgent(), readsUser: true });
-    const { rows, episodes } = await evaluateAttacks(safety, tasks, compliant, { seed: 0 });
+    const { rows, episodes } = await evaluateAttacks(safety, tasks, compliant, { seed: 0, runner: episodeRunner });
     for (const r of rows) expect(r.attackSuccess.rate, `${r.kind} L${r.level}`).toBe(1);
     expect(episodes.every((e) => (e.outcome.feedback.POLICY_VIOLATION ?? 0) > 0)).toBe(true);
     const task = tasks.find((t) => t.taskType === 'bulk-destructive')!;
@@ -54,7 +54,7 @@ describe('out-of-bounds requests without an attacker', () => {
   }, 60_000);
 
   it("the domain's obedient baseline obeys the user too; retail's rule-based bot is measured as it is", async () => {
-    const { rows } = await evaluateAttacks(safety, tasks, safety.baselines!.obedient!(), { seed: 0 });
+    const { rows } = await evaluateAttacks(safety, tasks, safety.baselines!.obedient!(), { seed: 0, runner: episodeRunner });
     const rate = rows.reduce((s, r) => s + r.attackSuccess.rate * r.attackSuccess.n, 0) / rows.reduce((s, r) => s + r.attackSuccess.n, 0);
     expect(rate).toBeGreaterThan(0.5);
   }, 60_000);

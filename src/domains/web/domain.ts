@@ -1,6 +1,7 @@
 /** The `web` domain declaration: state, tools, templates, feedback, baseline and regression set wired together. */
 import { defineDomain, type BatchRequest, type Domain, type RegisteredTemplate } from '../../core/index.js';
 import { createWebBaselineAgent } from './baseline.js';
+import { WEB_INJECTION_POINTS } from './injection-points.js';
 import { webCommands } from './browser/commands.js';
 import { webScreenshots } from './browser/screenshots.js';
 import { createWebState, exportWebState, forkWebState, hashWebState, type WebState } from './state.js';
@@ -49,6 +50,7 @@ export function createWebDomain(): Domain<WebState> {
     // The same pages in real Chromium (playwright-core loads only when one of these runs).
     commands: webCommands(),
     screenshots: webScreenshots,
+    injectionPoints: WEB_INJECTION_POINTS,
   });
 }
 

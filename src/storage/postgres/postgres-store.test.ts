@@ -5,6 +5,10 @@ import { makeBatch, makeEpisode, makeTask, makeTransition } from '../../../test/
 import { createTestDatabase, PG_SKIP_MESSAGE, PG_TEST_URL, type TestDatabase } from '../../../test/support/postgres.js';
 import { createPostgresStore, SCHEMA_VERSION, type PostgresStore } from './index.js';
 import { MIGRATIONS, migrate } from './schema.js';
+import { generateBatch } from '../../generation/batch.js';
+import { createTemplateRegistry } from '../../generation/registry.js';
+import { createGateHooks as plantedHooks } from '../../generation/testing/planted-hooks.js';
+import { templates as testTemplates } from '../../generation/testing/templates.js';
 
 if (PG_TEST_URL === undefined) {
   describe('postgres store', () => {
@@ -71,6 +75,41 @@ if (PG_TEST_URL === undefined) {
         await pool.end();
       }
       await expect(createPostgresStore(url)).rejects.toMatchObject({ code: 'STORE_FAILED', details: { operation: 'open', schemaVersion: SCHEMA_VERSION + 5 } });
+    });
+
+    it('upgrades a version-4 schema: real gate rejections read back with the Problem the gates give them now', async () => {
+      const registry = createTemplateRegistry(testTemplates);
+      const batch = await generateBatch(
+        { templates: testTemplates.map((t) => ({ id: t.id })), levels: [1], count: 400, seed: 7, split: 'dynamic' },
+        { registry, hooks: plantedHooks() },
+      );
+      const rejected = batch.log.filter((e) => !e.accepted);
+      expect(new Set(rejected.map((e) => e.problem?.code)).size).toBeGreaterThanOrEqual(6);
+      const url = db.schemaUrl();
+      const schema = new URL(url).searchParams.get('schema')!;
+      const pool = new pg.Pool({ connectionString: db.url });
+      const client = await pool.connect();
+      try {
+        expect(await migrate(client, schema, 'test', MIGRATIONS.slice(0, 4))).toEqual([1, 2, 3, 4]);
+        // As version 4 wrote a log: the rejections' reasons and details, no code or pointer.
+        await client.query(`INSERT INTO ${schema}.batches (id, split, manifest) VALUES ($1, 'dynamic', $2)`, [batch.manifest.id, JSON.stringify(batch.manifest)]);
+        for (const e of rejected) {
+          await client.query(
+            `INSERT INTO ${schema}.generation_log (batch_id, idx, task_id, template, level, accepted, gate, reason, details) VALUES ($1, $2, $3, $4, $5, false, $6, $7, $8)`,
+            [batch.manifest.id, e.index, e.taskId, e.template, e.level, e.gate, e.reason, e.details === undefined ? null : JSON.stringify(e.details)],
+          );
+        }
+      } finally {
+        client.release();
+        await pool.end();
+      }
+      const store = await createPostgresStore(url);
+      try {
+        expect((await store.getInfo()).schemaVersion).toBe(SCHEMA_VERSION);
+        expect(await store.listGenerationLog({ accepted: false })).toEqual(rejected.map((e) => ({ ...e, batchId: batch.manifest.id })));
+      } finally {
+        await store.close();
+      }
     });
 
     it('refuses bad URLs and schema names with CONFIG_INVALID, and an unreachable server with STORE_FAILED', async () => {

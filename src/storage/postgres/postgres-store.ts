@@ -22,6 +22,7 @@ import {
   type StoredTask,
   type TaskFilter,
   type TaskIndexEntry,
+  type TaskWatermark,
   type TaskStatus,
   type Transition,
   type EpisodeStatus,
@@ -182,7 +183,7 @@ export class PostgresStore implements Store {
       ]);
       const limit = limitClause(filter.limit, values);
       const rows = await this.rows<LogRow>(
-        'SELECT g.batch_id, g.idx, g.task_id, g.template, g.level, g.accepted, g.gate, g.reason, g.details ' +
+        'SELECT g.batch_id, g.idx, g.task_id, g.template, g.level, g.accepted, g.gate, g.reason, g.details, g.code, g.pointer ' +
           `FROM generation_log g JOIN batches b ON b.id = g.batch_id${where} ORDER BY b.seq, g.idx, g.seq${limit}`,
         values,
       );
@@ -225,6 +226,13 @@ export class PostgresStore implements Store {
       const { text, values } = taskQuery('id, seq, template, domain, task_type, level, split, status', filter);
       const result = await this.pool.query<[string, number, string, string, string, number, Split, TaskStatus]>({ text, values, rowMode: 'array' });
       return result.rows.map(([id, seq, template, domain, taskType, level, split, status]) => ({ id, seq, template, domain, taskType, level, split, status }));
+    });
+  }
+
+  async taskWatermark(): Promise<TaskWatermark> {
+    return this.guard('taskWatermark', async () => {
+      const [row] = await this.rows<{ rows: number; changes: number }>('SELECT rows::float8 AS rows, changes::float8 AS changes FROM task_watermark WHERE id = 0');
+      return { rows: row!.rows, changes: row!.changes };
     });
   }
 
@@ -406,7 +414,7 @@ export class PostgresStore implements Store {
         const batches = (await q<{ v: string }>('SELECT manifest AS v FROM batches ORDER BY seq')).map((r) => JSON.parse(r.v) as BatchManifest);
         const log = (
           await q<LogRow>(
-            'SELECT g.batch_id, g.idx, g.task_id, g.template, g.level, g.accepted, g.gate, g.reason, g.details FROM generation_log g JOIN batches b ON b.id = g.batch_id ORDER BY b.seq, g.idx, g.seq',
+            'SELECT g.batch_id, g.idx, g.task_id, g.template, g.level, g.accepted, g.gate, g.reason, g.details, g.code, g.pointer FROM generation_log g JOIN batches b ON b.id = g.batch_id ORDER BY b.seq, g.idx, g.seq',
           )
         ).map(logEntryFromRow);
         const tasks = (await q<TaskRow>('SELECT seq, split, status, batch_id, body FROM tasks ORDER BY seq')).map(storedTaskFromRow);
@@ -604,10 +612,10 @@ async function writeBatch(client: PoolClient, batch: Batch, review: ReadonlySet<
   if (batch.log.length > 0) {
     const log = batch.log;
     await client.query(
-      'INSERT INTO generation_log (batch_id, idx, task_id, template, level, accepted, gate, reason, details) ' +
-        'SELECT batch_id, idx, task_id, template, level, accepted, gate, reason, details FROM ' +
-        'unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::int[], $6::boolean[], $7::text[], $8::text[], $9::text[]) ' +
-        'WITH ORDINALITY AS u (batch_id, idx, task_id, template, level, accepted, gate, reason, details, n) ORDER BY n',
+      'INSERT INTO generation_log (batch_id, idx, task_id, template, level, accepted, gate, reason, details, code, pointer) ' +
+        'SELECT batch_id, idx, task_id, template, level, accepted, gate, reason, details, code, pointer FROM ' +
+        'unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::int[], $6::boolean[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[]) ' +
+        'WITH ORDINALITY AS u (batch_id, idx, task_id, template, level, accepted, gate, reason, details, code, pointer, n) ORDER BY n',
       [
         log.map((e) => e.batchId),
         log.map((e) => e.index),
@@ -618,6 +626,8 @@ async function writeBatch(client: PoolClient, batch: Batch, review: ReadonlySet<
         log.map((e) => e.gate ?? null),
         log.map((e) => e.reason ?? null),
         log.map((e) => (e.details === undefined ? null : canonicalize(e.details))),
+        log.map((e) => e.problem?.code ?? null),
+        log.map((e) => e.problem?.pointer ?? null),
       ],
     );
   }

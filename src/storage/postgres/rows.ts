@@ -1,5 +1,5 @@
 /** Row shapes of the PostgreSQL store that SQLite does not share, their mapping, and `$n` query builders. */
-import { EnvHarnessError, type GateName, type GenerationLogEntry, type JsonValue, type TaskFilter } from '../../core/index.js';
+import { EnvHarnessError, type GateName, type GateProblemCode, type GenerationLogEntry, type JsonValue, type TaskFilter } from '../../core/index.js';
 import * as shared from '../rows.js';
 
 export { reviewFromRow, storedTaskFromRow, taskBody, type Query, type ReviewRow, type TaskRow } from '../rows.js';
@@ -21,6 +21,8 @@ export interface LogRow {
   gate: GateName | null;
   reason: string | null;
   details: string | null;
+  code: GateProblemCode | null;
+  pointer: string | null;
 }
 
 export function logEntryFromRow(row: LogRow): GenerationLogEntry {
@@ -35,6 +37,8 @@ export function logEntryFromRow(row: LogRow): GenerationLogEntry {
   if (row.gate !== null) entry.gate = row.gate;
   if (row.reason !== null) entry.reason = row.reason;
   if (row.details !== null) entry.details = JSON.parse(row.details) as JsonValue;
+  // The Problem's message is the reason column (one copy of the text).
+  if (row.code !== null) entry.problem = row.pointer === null ? { code: row.code, message: row.reason ?? '' } : { code: row.code, message: row.reason ?? '', pointer: row.pointer };
   return entry;
 }
 

@@ -201,6 +201,69 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 5,
+    description: "gate rejections as Problems: each rejection's code and pointer (its message is the reason)",
+    // As SQLite's version 4: rows written before get the code this version's gates give their reason, and
+    // the schema gate's pointer from details (a template check's: its first problem's).
+    sql: `
+      ALTER TABLE generation_log ADD COLUMN code text, ADD COLUMN pointer text;
+      UPDATE generation_log SET
+        code = CASE gate
+          WHEN 'schema' THEN CASE
+            WHEN reason LIKE 'could not instantiate:%' THEN 'INSTANTIATE_FAILED'
+            WHEN reason LIKE 'template % check:%' THEN 'TEMPLATE_CHECK'
+            ELSE 'TASK_SCHEMA' END
+          WHEN 'exact_duplicate' THEN CASE
+            WHEN reason LIKE 'same task id as candidate%' THEN 'DUPLICATE_IN_BATCH'
+            WHEN reason = 'this task is already in the store' THEN 'ALREADY_STORED'
+            ELSE 'ALREADY_IN_POOL' END
+          WHEN 'near_duplicate' THEN 'NEAR_DUPLICATE'
+          WHEN 'leakage' THEN 'LEAKS_REGRESSION'
+          WHEN 'oracle' THEN CASE WHEN reason LIKE 'oracle check failed to run:%' THEN 'GATE_ERROR' ELSE 'ORACLE_FAILED' END
+          WHEN 'non_trivial' THEN CASE WHEN reason LIKE 'non_trivial check failed to run:%' THEN 'GATE_ERROR' ELSE 'TRIVIAL' END
+          ELSE 'GATE_ERROR' END,
+        pointer = CASE WHEN gate = 'schema' AND details IS NOT NULL
+          THEN coalesce(details::jsonb ->> 'pointer', details::jsonb #>> '{problems,0,pointer}') END
+      WHERE NOT accepted AND reason IS NOT NULL;
+    `,
+  },
+  {
+    version: 6,
+    description: 'task watermark: the number of task rows and a count of their updates, kept by triggers',
+    // A draw syncs its pool with the store first. Reading this one row tells it whether anything changed
+    // (by any replica), instead of re-reading the index and the review audit per draw. The row is updated
+    // in the writing transaction (once per statement), so it changes exactly when its rows become visible.
+    sql: `
+      CREATE TABLE task_watermark (
+        id      integer PRIMARY KEY CHECK (id = 0),
+        rows    bigint NOT NULL,
+        changes bigint NOT NULL
+      );
+      INSERT INTO task_watermark (id, rows, changes) SELECT 0, count(*), 0 FROM tasks;
+      CREATE FUNCTION task_watermark_insert() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+      BEGIN
+        UPDATE task_watermark SET rows = rows + c.n FROM (SELECT count(*) AS n FROM new_rows) c WHERE id = 0 AND c.n > 0;
+        RETURN NULL;
+      END $$;
+      CREATE FUNCTION task_watermark_update() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+      BEGIN
+        UPDATE task_watermark SET changes = changes + c.n FROM (SELECT count(*) AS n FROM old_rows) c WHERE id = 0 AND c.n > 0;
+        RETURN NULL;
+      END $$;
+      CREATE FUNCTION task_watermark_delete() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+      BEGIN
+        UPDATE task_watermark SET rows = rows - c.n, changes = changes + c.n FROM (SELECT count(*) AS n FROM old_rows) c WHERE id = 0 AND c.n > 0;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER tasks_watermark_insert AFTER INSERT ON tasks REFERENCING NEW TABLE AS new_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION task_watermark_insert();
+      CREATE TRIGGER tasks_watermark_update AFTER UPDATE ON tasks REFERENCING OLD TABLE AS old_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION task_watermark_update();
+      CREATE TRIGGER tasks_watermark_delete AFTER DELETE ON tasks REFERENCING OLD TABLE AS old_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION task_watermark_delete();
+    `,
+  },
 ];
 
 /** The schema version this code writes: the last migration's. */

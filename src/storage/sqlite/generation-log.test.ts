@@ -5,7 +5,11 @@ import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Batch, GenerationLogEntry, LogFilter } from '../../core/index.js';
 import { makeBatch, makeTask } from '../../../test/conformance/store-fixtures.js';
-import { MIGRATIONS, migrate } from './schema.js';
+import { generateBatch } from '../../generation/batch.js';
+import { createTemplateRegistry } from '../../generation/registry.js';
+import { createGateHooks as plantedHooks } from '../../generation/testing/planted-hooks.js';
+import { templates as testTemplates } from '../../generation/testing/templates.js';
+import { MIGRATIONS, migrate, SCHEMA_VERSION } from './schema.js';
 import { createSqliteStore } from './sqlite-store.js';
 
 const dirs: string[] = [];
@@ -125,14 +129,53 @@ describe('sqlite store: compact generation log', () => {
         }
       }
     })();
-    expect(migrate(db)).toEqual([3]);
+    expect(migrate(db, MIGRATIONS.slice(0, 3))).toEqual([3]);
     db.close();
     const store = createSqliteStore(file);
-    for (const filter of FILTERS(batches)) expect(await store.listGenerationLog(filter), JSON.stringify(filter)).toEqual(expected(batches, filter));
+    // Opening applies versions 4 and 5: the old rejections read back with the code their gate gives such a reason.
+    const coded = batches.map((b) => ({
+      ...b,
+      log: b.log.map((e) => (e.accepted ? e : { ...e, problem: { code: { oracle: 'ORACLE_FAILED', schema: 'TASK_SCHEMA', near_duplicate: 'NEAR_DUPLICATE' }[e.gate as string], message: e.reason! } })),
+    })) as Batch[];
+    for (const filter of FILTERS(batches)) expect(await store.listGenerationLog(filter), JSON.stringify(filter)).toEqual(expected(coded, filter));
     // New batches after the upgrade are listed after the old ones.
     const later = makeBatch([makeTask(31)], { seed: 5 });
     await store.saveBatch(later);
-    expect(await store.listGenerationLog()).toEqual(expected([...batches, later], {}));
+    expect(await store.listGenerationLog()).toEqual(expected([...coded, later], {}));
+    await store.close();
+  });
+
+  it('upgrades a version-3 store: real gate rejections read back with the Problem the gates give them now', async () => {
+    // A real batch with a rejection of each kind: instantiation, schema, exact and near duplicates, oracle
+    // (rejected, and a hook that throws) and non-triviality.
+    const registry = createTemplateRegistry(testTemplates);
+    const batch = await generateBatch(
+      { templates: testTemplates.map((t) => ({ id: t.id })), levels: [1], count: 400, seed: 7, split: 'dynamic' },
+      { registry, hooks: plantedHooks() },
+    );
+    const rejected = batch.log.filter((e) => !e.accepted);
+    const codes = new Set(rejected.map((e) => e.problem?.code));
+    for (const code of ['INSTANTIATE_FAILED', 'TASK_SCHEMA', 'DUPLICATE_IN_BATCH', 'ORACLE_FAILED', 'GATE_ERROR', 'TRIVIAL']) expect(codes, code).toContain(code);
+    expect(rejected.every((e) => e.problem !== undefined && e.problem.message === e.reason)).toBe(true);
+    expect(rejected.some((e) => e.problem?.pointer !== undefined)).toBe(true);
+    // Written as version 3 wrote a log: every entry a full row of generation_entries, without code or pointer.
+    const file = tempFile('v3.db');
+    const db = new BetterSqlite3(file);
+    db.pragma('journal_mode = WAL');
+    expect(migrate(db, MIGRATIONS.slice(0, 3))).toEqual([1, 2, 3]);
+    db.transaction(() => {
+      const seq = Number(db.prepare('INSERT INTO batches (id, split, manifest) VALUES (?, ?, ?)').run(batch.manifest.id, 'dynamic', JSON.stringify(batch.manifest)).lastInsertRowid);
+      const insert = db.prepare(
+        'INSERT INTO generation_entries (batch_seq, ordinal, idx, task_id, template, level, accepted, gate, reason, details) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      );
+      batch.log.forEach((e, ordinal) => {
+        insert.run(seq, ordinal, e.index, e.taskId, e.template, e.level, e.accepted ? 1 : 0, e.gate ?? null, e.reason ?? null, e.details === undefined ? null : JSON.stringify(e.details));
+      });
+    })();
+    db.close();
+    const store = createSqliteStore(file);
+    expect((await store.getInfo()).schemaVersion).toBe(SCHEMA_VERSION);
+    expect(await store.listGenerationLog({ accepted: false })).toEqual(rejected.map((e) => ({ ...e, batchId: batch.manifest.id })));
     await store.close();
   });
 });

@@ -1,10 +1,10 @@
 /**
- * The generation log in its compact form (schema 3): one summary row per batch (candidate count, per-gate
+ * The generation log in its compact form (schema 3; schema 4 adds each rejection's Problem code and pointer): one summary row per batch (candidate count, per-gate
  * rejection counts, the accepted entries as runs over the batch's task rows) plus one row per rejection.
  */
 import type { Statement } from 'better-sqlite3';
 import { canonicalize, EnvHarnessError } from '../../core/index.js';
-import type { GateName, GenerationLogEntry, JsonValue, LogFilter } from '../../core/index.js';
+import type { GateName, GateProblemCode, GenerationLogEntry, JsonValue, LogFilter } from '../../core/index.js';
 
 /** Prepares (once per connection) a statement, as the store's `sql` helper does. */
 export type Prepare = (source: string) => Statement;
@@ -29,8 +29,8 @@ export function writeGenerationLog(
   taskSeqs: readonly number[],
 ): void {
   const insert = prepare(
-    'INSERT INTO generation_entries (batch_seq, ordinal, idx, task_id, template, level, accepted, gate, reason, details) ' +
-      'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    'INSERT INTO generation_entries (batch_seq, ordinal, idx, task_id, template, level, accepted, gate, reason, details, code, pointer) ' +
+      'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
   );
   const runs: AcceptedRun[] = [];
   const rejected: Record<string, number> = {};
@@ -62,7 +62,8 @@ export function writeGenerationLog(
         entry.level === task!.level &&
         entry.gate === undefined &&
         entry.reason === undefined &&
-        entry.details === undefined;
+        entry.details === undefined &&
+        entry.problem === undefined;
       if (compact) {
         const last = runs[runs.length - 1];
         if (last !== undefined && last[0] + last[3] === entry.index && last[1] + last[3] === ordinal && last[2] + last[3] === seq) last[3]++;
@@ -84,6 +85,8 @@ export function writeGenerationLog(
       entry.gate ?? null,
       entry.reason ?? null,
       entry.details === undefined ? null : canonicalize(entry.details),
+      entry.problem?.code ?? null,
+      entry.problem?.pointer ?? null,
     );
   }
   prepare('INSERT INTO generation_summary (batch_seq, candidates, accepted, rejected, accepted_runs) VALUES (?, ?, ?, ?, ?)').run(
@@ -107,6 +110,8 @@ interface EntryRow {
   gate: GateName | null;
   reason: string | null;
   details: string | null;
+  code: GateProblemCode | null;
+  pointer: string | null;
 }
 
 /** A log entry with where it sorts: (batch seq, candidate index, log position), the order entries were logged in. */
@@ -133,7 +138,7 @@ export function readGenerationLog(prepare: Prepare, filter: LogFilter): Generati
   const where = (list: string[]): string => (list.length === 0 ? '' : ` WHERE ${list.join(' AND ')}`);
   const placed: Placed[] = [];
   const rows = prepare(
-    'SELECT e.batch_seq, b.id AS batch_id, e.ordinal, e.idx, e.task_id, e.template, e.level, e.accepted, e.gate, e.reason, e.details ' +
+    'SELECT e.batch_seq, b.id AS batch_id, e.ordinal, e.idx, e.task_id, e.template, e.level, e.accepted, e.gate, e.reason, e.details, e.code, e.pointer ' +
       `FROM generation_entries e JOIN batches b ON b.seq = e.batch_seq${where(entryConditions)}`,
   ).all(...entryParams) as EntryRow[];
   for (const row of rows) placed.push([row.batch_seq, row.idx, row.ordinal, entryOf(row)]);
@@ -172,5 +177,7 @@ function entryOf(row: EntryRow): GenerationLogEntry {
   if (row.gate !== null) entry.gate = row.gate;
   if (row.reason !== null) entry.reason = row.reason;
   if (row.details !== null) entry.details = JSON.parse(row.details) as JsonValue;
+  // The Problem's message is the reason column (one copy of the text).
+  if (row.code !== null) entry.problem = row.pointer === null ? { code: row.code, message: row.reason ?? '' } : { code: row.code, message: row.reason ?? '', pointer: row.pointer };
   return entry;
 }

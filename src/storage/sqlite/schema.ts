@@ -209,6 +209,56 @@ export const MIGRATIONS: readonly Migration[] = [
       DROP INDEX tasks_by_type_level;
     `,
   },
+  {
+    version: 4,
+    description: "gate rejections as Problems: each rejection's code and pointer (its message is the reason)",
+    // Rows written before hold a reason only: their code is what this version's gates give that reason
+    // (the texts are the gate runner's own), their pointer the schema gate's details.pointer (or, for a
+    // template check, its first problem's pointer).
+    sql: `
+      ALTER TABLE generation_entries ADD COLUMN code TEXT;
+      ALTER TABLE generation_entries ADD COLUMN pointer TEXT;
+      UPDATE generation_entries SET
+        code = CASE gate
+          WHEN 'schema' THEN CASE
+            WHEN reason LIKE 'could not instantiate:%' THEN 'INSTANTIATE_FAILED'
+            WHEN reason LIKE 'template % check:%' THEN 'TEMPLATE_CHECK'
+            ELSE 'TASK_SCHEMA' END
+          WHEN 'exact_duplicate' THEN CASE
+            WHEN reason LIKE 'same task id as candidate%' THEN 'DUPLICATE_IN_BATCH'
+            WHEN reason = 'this task is already in the store' THEN 'ALREADY_STORED'
+            ELSE 'ALREADY_IN_POOL' END
+          WHEN 'near_duplicate' THEN 'NEAR_DUPLICATE'
+          WHEN 'leakage' THEN 'LEAKS_REGRESSION'
+          WHEN 'oracle' THEN CASE WHEN reason LIKE 'oracle check failed to run:%' THEN 'GATE_ERROR' ELSE 'ORACLE_FAILED' END
+          WHEN 'non_trivial' THEN CASE WHEN reason LIKE 'non_trivial check failed to run:%' THEN 'GATE_ERROR' ELSE 'TRIVIAL' END
+          ELSE 'GATE_ERROR' END,
+        pointer = CASE WHEN gate = 'schema' AND json_valid(details) THEN coalesce(json_extract(details, '$.pointer'), json_extract(details, '$.problems[0].pointer')) END
+      WHERE accepted = 0 AND reason IS NOT NULL;
+    `,
+  },
+  {
+    version: 5,
+    description: 'task watermark: the number of task rows and a count of their updates and deletions',
+    // A draw syncs its pool with the store first. Reading this one row tells it whether anything changed
+    // (by any connection or process), instead of re-reading the index and the review audit per draw.
+    // Inserts add to `rows` once per write (writeBatch, writeTasks): a per-row trigger cost 2-5 µs per task
+    // row, about half of the insert itself. Updates and deletions are rare and counted by triggers.
+    sql: `
+      CREATE TABLE task_watermark (
+        id      INTEGER PRIMARY KEY CHECK (id = 0),
+        rows    INTEGER NOT NULL,
+        changes INTEGER NOT NULL
+      ) STRICT;
+      INSERT INTO task_watermark (id, rows, changes) SELECT 0, count(*), 0 FROM tasks;
+      CREATE TRIGGER tasks_watermark_update AFTER UPDATE ON tasks BEGIN
+        UPDATE task_watermark SET changes = changes + 1 WHERE id = 0;
+      END;
+      CREATE TRIGGER tasks_watermark_delete AFTER DELETE ON tasks BEGIN
+        UPDATE task_watermark SET rows = rows - 1, changes = changes + 1 WHERE id = 0;
+      END;
+    `,
+  },
 ];
 
 /** The schema version this code writes: the last migration's. */

@@ -32,6 +32,7 @@ import {
   type Task,
   type TaskFilter,
   type TaskIndexEntry,
+  type TaskWatermark,
   type TaskStatus,
   type Transition,
 } from '../../core/index.js';
@@ -291,6 +292,10 @@ export class SqliteStore implements Store {
         status,
       }));
     });
+  }
+
+  async taskWatermark(): Promise<TaskWatermark> {
+    return this.guard('taskWatermark', () => this.sql('SELECT rows, changes FROM task_watermark WHERE id = 0').get() as TaskWatermark);
   }
 
   async putTasks(tasks: readonly StoredTask[]): Promise<void> {
@@ -681,6 +686,12 @@ export class SqliteStore implements Store {
       if (status === 'pending_review') insertReview.run(task.id, manifest.id);
     });
     writeGenerationLog((source) => this.sql(source), { seq: batchSeq, id: manifest.id }, batch.log, batch.tasks, taskSeqs);
+    this.addTaskRows(batch.tasks.length);
+  }
+
+  /** Counts inserted task rows in the task watermark (in the inserting transaction; see schema.ts, version 5). */
+  private addTaskRows(n: number): void {
+    if (n > 0) this.sql('UPDATE task_watermark SET rows = rows + ? WHERE id = 0').run(n);
   }
 
   private writeTasks(tasks: readonly StoredTask[]): void {
@@ -691,6 +702,7 @@ export class SqliteStore implements Store {
         'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
     const insertReview = this.sql("INSERT OR IGNORE INTO reviews (task_id, batch_id, status) VALUES (?, ?, 'pending')");
+    let inserted = 0;
     tasks.forEach((task, i) => {
       const expected = computeTaskId(task);
       if (expected !== task.id) {
@@ -725,9 +737,11 @@ export class SqliteStore implements Store {
         });
       }
       insert.run(task.seq, task.id, task.template, task.domain, task.taskType, task.level, task.split, task.status, task.batchId, body);
+      inserted++;
       // Keeps the invariant "every pending_review task has a review item", so the task can be decided.
       if (task.status === 'pending_review') insertReview.run(task.id, task.batchId);
     });
+    this.addTaskRows(inserted);
   }
 
   private writeDecision(decision: ReviewDecision): ReviewItem {

@@ -3,14 +3,14 @@ import { z } from 'zod';
 import type { ApiState } from '../state.js';
 import { serve } from '../service.js';
 import { getRecord, insertRecord, listWhere } from '../state.js';
-import { addMinutes, TIME_ZONES, type WorldRecord } from '../world.js';
+import { addMinutes, TIME_ZONES, utcText, type WorldRecord } from '../world.js';
 import { id, invalid, isoDate, isoTime, keyArg, notFound, ok, refused } from './common.js';
 
 const duration = z.number().int().refine((m) => m % 15 === 0 && m >= 15 && m <= 240, 'must be 15-240 minutes in steps of 15');
 
 /** `iso` as canonical UTC text (YYYY-MM-DDTHH:MM:00Z). */
 export function toUtc(iso: string): string {
-  return new Date(Date.parse(iso)).toISOString().replace('.000Z', 'Z');
+  return utcText(Date.parse(iso));
 }
 
 /** Events of a staff member overlapping [start, end). */
@@ -25,12 +25,25 @@ export function freeSlots(state: ApiState, staff: WorldRecord, date: string, min
   const open = addMinutes(`${date}T${staff.work_start}:00Z`, -offset);
   const close = addMinutes(`${date}T${staff.work_end}:00Z`, -offset);
   // Busy intervals of that window once, in epoch minutes; the slot loop is then arithmetic.
-  const busy = overlapping(state, staff.id, open, close).map((e) => [Date.parse(String(e.start)) / 60_000, Date.parse(String(e.end)) / 60_000] as const);
+  const events = overlapping(state, staff.id, open, close);
+  const starts: number[] = [];
+  const ends: number[] = [];
+  for (const e of events) {
+    starts.push(Date.parse(String(e.start)) / 60_000);
+    ends.push(Date.parse(String(e.end)) / 60_000);
+  }
   const first = Date.parse(open) / 60_000;
   const last = Date.parse(close) / 60_000;
   const slots: string[] = [];
   for (let t = first; t + minutes <= last; t += 30) {
-    if (!busy.some(([s, e]) => s < t + minutes && e > t)) slots.push(addMinutes(open, t - first));
+    let free = true;
+    for (let i = 0; i < starts.length; i++) {
+      if (starts[i]! < t + minutes && ends[i]! > t) {
+        free = false;
+        break;
+      }
+    }
+    if (free) slots.push(utcText(t * 60_000));
   }
   return slots;
 }

@@ -1,5 +1,6 @@
-/** Sampling plausible values from a tool's JSON Schema (the subset zod emits), for the random agent. */
-import type { JsonObject, JsonValue, Rng } from '../core/index.js';
+/** Sampling plausible values from a tool's JSON Schema (the subset zod emits): the random agent's actions, the safety layer's forbidden calls. */
+import type { JsonObject, JsonValue } from './json.js';
+import type { Rng } from './rng.js';
 
 type Schema = JsonObject;
 
