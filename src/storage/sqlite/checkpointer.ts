@@ -33,26 +33,24 @@ let failing = false;
 const backoffTicks = Math.max(1, Math.ceil(workerData.truncateBackoffMs / workerData.intervalMs));
 let tick = 0;
 let nextTruncate = 0;
-// The WAL's size after each checkpoint, sent when it changes (the store's writer backpressure reads it).
-let frames = -1;
-let backfilled = -1;
-const report = (row) => {
-  if (!row || (row.log === frames && row.checkpointed === backfilled)) return;
-  frames = row.log;
-  backfilled = row.checkpointed;
-  parentPort.postMessage({ kind: 'wal', frames, backfilled });
-};
+// The WAL file's size after each checkpoint, sent when it changes (the store's writer backpressure reads it).
+const { statSync } = require('node:fs');
+const walPath = workerData.location + '-wal';
+const walBytes = () => { try { return statSync(walPath).size; } catch { return 0; } };
+let reported = -1;
 const checkpoint = () => {
   tick += 1;
   try {
-    let [row] = db.pragma('wal_checkpoint(PASSIVE)');
-    // A long WAL: wait briefly for the readers holding it, then truncate it; back off while they stay.
-    if (row && row.log >= workerData.truncateAfterFrames && tick >= nextTruncate) {
+    const [row] = db.pragma('wal_checkpoint(PASSIVE)');
+    // A long WAL (content or file): wait briefly for the readers holding it, then truncate it; back off while
+    // they stay, unless writers are already parked at the limit (blocking them then costs nothing).
+    const bytes = walBytes();
+    const long = (row && row.log >= workerData.truncateAfterFrames) || bytes >= workerData.truncateAfterBytes;
+    if (long && (tick >= nextTruncate || bytes >= workerData.parkBytes)) {
       db.pragma('busy_timeout = ' + workerData.truncateWaitMs);
       try {
         const [t] = db.pragma('wal_checkpoint(TRUNCATE)');
         if (t && t.busy !== 0) nextTruncate = tick + backoffTicks;
-        else row = t;
       } catch (error) {
         if (!error || error.code !== 'SQLITE_BUSY') throw error;
         nextTruncate = tick + backoffTicks;
@@ -60,7 +58,8 @@ const checkpoint = () => {
         db.pragma('busy_timeout = ' + workerData.busyTimeoutMs);
       }
     }
-    report(row);
+    const now = long ? walBytes() : bytes;
+    if (now !== reported) { reported = now; parentPort.postMessage({ kind: 'wal', bytes: now }); }
     if (failing) { failing = false; parentPort.postMessage({ kind: 'ok' }); }
   } catch (error) {
     failing = true;
@@ -85,11 +84,8 @@ export interface Checkpointer {
   close(): Promise<void>;
 }
 
-/**
- * What the worker reports: a checkpoint failed (with the driver's code), one succeeded after failures, or
- * the WAL's size changed (`frames` in it, `backfilled` of them already copied into the database).
- */
-export type CheckpointReport = { kind: 'fault'; code: string; message: string } | { kind: 'ok' } | { kind: 'wal'; frames: number; backfilled: number };
+/** What the worker reports: a checkpoint failed (with the driver's code), one succeeded after failures, or the `-wal` file's size changed. */
+export type CheckpointReport = { kind: 'fault'; code: string; message: string } | { kind: 'ok' } | { kind: 'wal'; bytes: number };
 
 /**
  * Starts checkpointing `location` from a worker thread; `onFailure` runs if the thread dies, `onReport`
@@ -97,7 +93,16 @@ export type CheckpointReport = { kind: 'fault'; code: string; message: string } 
  */
 export function startCheckpointer(
   location: string,
-  options: { synchronous: 'NORMAL' | 'FULL'; busyTimeoutMs: number; intervalMs: number },
+  options: {
+    synchronous: 'NORMAL' | 'FULL';
+    busyTimeoutMs: number;
+    intervalMs: number;
+    /** TRUNCATE once the WAL holds this many frames or its file this many bytes (defaults: 16 MiB of 4 KiB pages, Infinity). */
+    truncateAfterFrames?: number;
+    truncateAfterBytes?: number;
+    /** The file size at which writers park (then a TRUNCATE is tried every tick, without back-off). */
+    parkBytes?: number;
+  },
   onFailure: (error: unknown) => void,
   onReport: (report: CheckpointReport) => void = () => undefined,
 ): Checkpointer {
@@ -109,7 +114,9 @@ export function startCheckpointer(
       synchronous: options.synchronous,
       busyTimeoutMs: options.busyTimeoutMs,
       intervalMs: options.intervalMs,
-      truncateAfterFrames: TRUNCATE_AFTER_FRAMES,
+      truncateAfterFrames: options.truncateAfterFrames ?? TRUNCATE_AFTER_FRAMES,
+      truncateAfterBytes: options.truncateAfterBytes ?? Infinity,
+      parkBytes: options.parkBytes ?? Infinity,
       truncateWaitMs: TRUNCATE_WAIT_MS,
       truncateBackoffMs: TRUNCATE_BACKOFF_MS,
     },

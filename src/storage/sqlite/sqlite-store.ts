@@ -36,7 +36,7 @@ import {
   type TaskStatus,
   type Transition,
 } from '../../core/index.js';
-import { CHECKPOINT_INTERVAL_MS, CHECKPOINTER_AFTER_WRITES, FALLBACK_AUTOCHECKPOINT_PAGES, startCheckpointer, type Checkpointer, type CheckpointReport } from './checkpointer.js';
+import { CHECKPOINT_INTERVAL_MS, CHECKPOINTER_AFTER_WRITES, FALLBACK_AUTOCHECKPOINT_PAGES, TRUNCATE_AFTER_FRAMES, startCheckpointer, type Checkpointer, type CheckpointReport } from './checkpointer.js';
 import { migrate, SCHEMA_VERSION, userVersion } from './schema.js';
 import { TransitionInserter } from './transitions.js';
 import { DEFAULT_WAL_LIMIT_BYTES, WalPressure } from './wal-pressure.js';
@@ -90,8 +90,8 @@ export interface SqliteStoreInfo {
   sqliteVersion: string;
   /** Where WAL checkpoints run: `inline` (in the committing write, SQLite's default) or `background` (a worker thread, once the store is busy). */
   checkpoints: 'inline' | 'background';
-  /** The WAL as the checkpointer thread last reported it (absent until its first report): frames, and whether writes are being held back. */
-  wal?: { frames: number; backfilled: number; backpressure: boolean };
+  /** The `-wal` file as the checkpointer thread last reported it (absent until its first report): its size, and whether writes are being held back. */
+  wal?: { bytes: number; backpressure: boolean };
 }
 
 /**
@@ -943,7 +943,12 @@ export class SqliteStore implements Store {
   /** Busy from now on: checkpoints run on a worker thread; this connection keeps a far-off automatic one as a fallback. */
   private moveCheckpoints(): void {
     try {
-      const options = { synchronous: this.synchronous, busyTimeoutMs: this.busyTimeoutMs, intervalMs: this.checkpointIntervalMs };
+      const pageSize = this.db.pragma('page_size', { simple: true }) as number;
+      const wal = new WalPressure(`${this.location}-wal`, this.walLimitBytes);
+      // A continuous writer outruns PASSIVE checkpoints even with no reader (the WAL is only reset when a write
+      // begins with every frame copied back): the checkpointer truncates past a quarter of the limit.
+      const truncate = { truncateAfterFrames: Math.max(1, Math.min(TRUNCATE_AFTER_FRAMES, Math.floor(wal.truncateBytes / pageSize))), truncateAfterBytes: wal.truncateBytes, parkBytes: wal.hardBytes };
+      const options = { synchronous: this.synchronous, busyTimeoutMs: this.busyTimeoutMs, intervalMs: this.checkpointIntervalMs, ...truncate };
       this.checkpointer = startCheckpointer(
         this.location,
         options,
@@ -953,14 +958,14 @@ export class SqliteStore implements Store {
         },
         (report: CheckpointReport) => {
           if (report.kind === 'wal') {
-            this.wal?.update(report.frames, report.backfilled);
+            this.wal?.update(report.bytes);
           } else if (report.kind === 'fault') {
             if (isIoFailure(report.code)) this.setFault('checkpoint', report.code, report.message);
           } else if (this.storeFault?.operation === 'checkpoint') this.clearFault();
         },
       );
       this.db.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
-      this.wal = new WalPressure(`${this.location}-wal`, this.walLimitBytes, this.db.pragma('page_size', { simple: true }) as number);
+      this.wal = wal;
     } catch {
       // No worker threads here: SQLite keeps checkpointing inline, as before.
       this.checkpointer = undefined;

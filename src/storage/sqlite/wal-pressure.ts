@@ -13,7 +13,7 @@ export const DEFAULT_WAL_LIMIT_BYTES = 64 * 1024 * 1024;
 export const WAL_MAX_WAIT_MS = 10_000;
 /** The delay before a write at the soft mark, growing linearly to `WAL_MAX_DELAY_MS` at the hard mark. */
 const WAL_MIN_DELAY_MS = 1;
-const WAL_MAX_DELAY_MS = 40;
+const WAL_MAX_DELAY_MS = 10;
 /** Writes after which a writer yields one event-loop turn to hear the checkpointer (a tight loop of awaits never does). */
 const UNREPORTED_WRITES = 8;
 /** How often a write parked at the hard mark looks at the WAL again. */
@@ -31,70 +31,62 @@ function fileBytes(path: string): number {
 }
 
 /**
- * The WAL's state as the checkpointer last saw it, and the waits it implies. Marks: throttling starts at
- * 3/8 of the limit, writes park at 3/4 (the rest is headroom for a write already under way and for other
- * processes' writes). Whether the WAL is pinned comes from the checkpointer's last report (one interval
- * old at most); how long it is comes from the file itself when a write asks, since a pinned WAL only grows.
+ * The `-wal` file's size as the checkpointer last saw it, and the waits it implies. Marks: the checkpointer
+ * truncates the file past a quarter of the limit when no reader holds it, throttling starts at 3/8, writes
+ * park at 3/4 (the rest is headroom for a write already under way and for other processes' writes). The
+ * checkpointer's report (one interval old at most) says when to look; a write then reads the file's size
+ * itself. The file is what is bounded: a WAL a reader pins only grows, and so does one that a continuous
+ * writer outruns (SQLite resets it only when a write begins with every frame copied back).
  */
 export class WalPressure {
-  private frames = 0;
-  private backfilled = 0;
-  private readonly softFrames: number;
-  private readonly softBytes: number;
-  private readonly hardBytes: number;
+  private bytes = 0;
+  /** Whether the checkpointer has reported at all (until then nothing is held back). */
+  reported = false;
+  /** Writes since the last report: a writer that never yields to the event loop would never hear one. */
+  private unreported = 0;
+  readonly truncateBytes: number;
+  readonly softBytes: number;
+  readonly hardBytes: number;
 
   constructor(
     private readonly walPath: string,
     limitBytes: number,
-    pageSize: number,
   ) {
+    this.truncateBytes = Math.min(16 * 1024 * 1024, Math.floor(limitBytes / 4));
     this.softBytes = Math.floor((limitBytes * 3) / 8);
     this.hardBytes = Math.floor((limitBytes * 3) / 4);
-    this.softFrames = Math.max(1, Math.floor(this.softBytes / pageSize));
   }
 
-  /** What the checkpointer reported: frames in the WAL, and how many of them are already in the database. */
-  update(frames: number, backfilled: number): void {
-    this.frames = frames;
-    this.backfilled = backfilled;
+  /** What the checkpointer reported: the file's size after its checkpoint. */
+  update(bytes: number): void {
+    this.bytes = bytes;
     this.reported = true;
     this.unreported = 0;
   }
 
-  /** Writes since the last report: a writer that never yields to the event loop would never hear one. */
-  private unreported = 0;
-
-  /** Whether the checkpointer has reported at all (until then nothing is held back). */
-  reported = false;
-
-  /** For `getInfo`: the last report, and whether writes are being held back. */
-  state(): { frames: number; backfilled: number; backpressure: boolean } {
-    return { frames: this.frames, backfilled: this.backfilled, backpressure: this.pressed };
-  }
-
-  /** A reader keeps the WAL from being copied back and reset: frames past its snapshot wait. */
-  private get pinned(): boolean {
-    return this.backfilled < this.frames;
-  }
-
-  /** The WAL is long and pinned: writes are held back. */
+  /** The WAL file is past the mark where writes are held back. */
   get pressed(): boolean {
-    return this.frames >= this.softFrames && this.pinned;
+    return this.bytes >= this.softBytes;
   }
 
-  /** True when a write should call `admit` first: the WAL is pressed, or reports may be waiting to be heard. */
+  /** True when a write should call `admit` first: the WAL is long, or reports may be waiting to be heard. */
   get due(): boolean {
     return this.pressed || ++this.unreported >= UNREPORTED_WRITES;
   }
 
-  /** Waits as long as the WAL's state asks: a short delay between the marks, until the reader lets go past the hard mark. */
+  /** For `getInfo`: the last report, and whether writes are being held back. */
+  state(): { bytes: number; backpressure: boolean } {
+    return { bytes: this.bytes, backpressure: this.pressed };
+  }
+
+  /** Waits as long as the WAL's size asks: a short delay between the marks, until it shrinks past the hard mark. */
   async admit(): Promise<void> {
     if (this.unreported >= UNREPORTED_WRITES) {
       // One turn of the event loop, so that the checkpointer's messages are delivered.
       this.unreported = 0;
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
-    for (let waited = 0; this.pinned && waited < WAL_MAX_WAIT_MS; waited += WAL_POLL_MS) {
+    for (let waited = 0; waited < WAL_MAX_WAIT_MS; waited += WAL_POLL_MS) {
       const bytes = fileBytes(this.walPath);
       if (bytes < this.softBytes) return;
       if (bytes < this.hardBytes) {
