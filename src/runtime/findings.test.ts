@@ -54,10 +54,13 @@ describe('findings as Problems', () => {
     const task = instantiate(restockTemplate, 1, 3);
     const problem = { code: 'QUANTITY_ZERO', message: 'the quantity must be positive', pointer: '/params/quantity' };
     const verdict = checkTaskSchema(task, { ...restockTemplate, validate: () => [problem, 'and a message'] });
-    expect(verdict).toEqual({ ok: false, reason: `template ${restockTemplate.id} check: the quantity must be positive; and a message`, details: { problems: [problem, 'and a message'] } });
+    const reason = `template ${restockTemplate.id} check: the quantity must be positive; and a message`;
+    // The rejection itself is a Problem of the schema gate (TEMPLATE_CHECK), pointing where the first problem does.
+    expect(verdict).toEqual({ ok: false, reason, problem: { code: 'TEMPLATE_CHECK', message: reason, pointer: '/params/quantity' }, details: { problems: [problem, 'and a message'] } });
     expect(checkTaskSchema(task, { ...restockTemplate, validate: () => ['only a message'] })).toEqual({
       ok: false,
       reason: `template ${restockTemplate.id} check: only a message`,
+      problem: { code: 'TEMPLATE_CHECK', message: `template ${restockTemplate.id} check: only a message` },
       details: { problems: ['only a message'] },
     });
   });
