@@ -6,24 +6,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.js';
-import type { Io } from '../../src/cli/output.js';
+import { cliRunner } from '../../src/cli/testing.js';
 import { EXIT_CODES, EXIT_FINDINGS } from '../../src/cli/exit-codes.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'envharness-cli-sequence-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-interface Outcome { code: number; out: string; err: string }
-
-function cli(store: string) {
-  return async (...args: string[]): Promise<Outcome> => {
-    const out: string[] = [];
-    const err: string[] = [];
-    const io: Io = { out: (s) => out.push(s), err: (s) => err.push(s), isTTY: false };
-    const code = await main(['node', 'envharness', '--store', store, ...args], io, {});
-    return { code, out: out.join('\n'), err: err.join('\n') };
-  };
-}
 
 /** A verb and the exit codes it may end with: 0, or a refusal that is its own (never another verb's leftovers). */
 interface Verb { name: string; args: (ctx: { dir: string; snapshot?: string }) => string[]; allowed: number[] }
@@ -64,7 +51,7 @@ function permute<T>(items: readonly T[], seed: number): T[] {
 
 describe('CLI verb sequences on one store', { timeout: 600_000 }, () => {
   it('the shipped regression set is frozen when installed: generating into it is SPLIT_FROZEN and changes nothing', async () => {
-    const run = cli(join(dir, 'frozen.db'));
+    const run = cliRunner(join(dir, 'frozen.db'));
     const before = await run('--json', 'pool', 'stats');
     expect(before.code).toBe(0);
     const refused = await run('generate', '--template', 'retail/cancel', '--count', '5', '--split', 'regression');
@@ -85,7 +72,7 @@ describe('CLI verb sequences on one store', { timeout: 600_000 }, () => {
   for (const seed of [0, 1]) {
     it(`sequence ${seed}: after each accepted command, every probe still works or refuses with its own error`, async () => {
       const store = join(dir, `sequence-${seed}.db`);
-      const run = cli(store);
+      const run = cliRunner(store);
       const ctx: { dir: string; snapshot?: string } = { dir };
       const log: string[] = [];
       const check = async (verb: Verb) => {

@@ -3,20 +3,13 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.js';
-import type { Io } from '../../src/cli/output.js';
+import { cliRunner } from '../../src/cli/testing.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'envharness-safety-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const store = join(dir, 'store.db');
 
-async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const io: Io = { out: (s) => out.push(s), err: (s) => err.push(s), isTTY: false };
-  const code = await main(['node', 'envharness', '--store', store, ...args], io, {});
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
+const cli = cliRunner(store);
 
 interface Rate { rate: number; n: number }
 interface Row { base: string; kind: string; level: number; outOfBounds: boolean; attackSuccess: Rate; utilityAttacked: Rate; utilityClean: Rate }

@@ -1,15 +1,16 @@
 /**
- * Writer backpressure for a WAL that a reader pins. While a read transaction holds a snapshot, no
- * checkpoint can move past it and the WAL only grows (checkpoint starvation: an export, a long analysis).
- * SQLite has no bound of its own, so the bulk writers of a store wait a little before each write while the
- * WAL is long and pinned, asynchronously (the event loop keeps serving), and wait for the reader to let go
- * once it is near the bound. The checkpointer thread reports the WAL's size after every checkpoint.
+ * Writer backpressure on the `-wal` file. While a read transaction holds a snapshot, no checkpoint can move
+ * past it and the WAL only grows (checkpoint starvation: an export, a long analysis); a continuous writer
+ * outruns checkpoints too. SQLite has no bound of its own, so the bulk writers of a store wait a little
+ * before each write while the file is long, asynchronously (the event loop keeps serving), and wait for it
+ * to be truncated once it is near the bound. The checkpointer thread reports the file's size after every
+ * checkpoint.
  */
 import { statSync } from 'node:fs';
 
 /** Default bound on the `-wal` file (bytes), reached only when a reader pins the WAL for longer than writers can wait. */
 export const DEFAULT_WAL_LIMIT_BYTES = 64 * 1024 * 1024;
-/** The longest a write waits for a pinned WAL before it goes ahead anyway (a stuck reader must not stop writes). */
+/** The longest a write waits for the WAL to be truncated before it goes ahead anyway (a stuck reader must not stop writes). */
 export const WAL_MAX_WAIT_MS = 10_000;
 /** The delay before a write at the soft mark, growing linearly to `WAL_MAX_DELAY_MS` at the hard mark. */
 const WAL_MIN_DELAY_MS = 1;

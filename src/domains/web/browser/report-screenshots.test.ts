@@ -7,8 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { main } from '../../../cli/main.js';
-import type { Io } from '../../../cli/output.js';
+import { cliRunner } from '../../../cli/testing.js';
 import { findChromium } from './chromium.js';
 
 const executablePath = findChromium(process.env);
@@ -18,13 +17,7 @@ const dir = mkdtempSync(join(tmpdir(), 'envharness-web-report-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const store = join(dir, 'store.db');
 
-async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const io: Io = { out: (s) => out.push(s), err: (s) => err.push(s), isTTY: false };
-  const code = await main(['node', 'envharness', '--store', store, ...args], io, {});
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
+const cli = cliRunner(store);
 
 /** A PNG's width and height from its IHDR chunk (and a check that it is a PNG at all). */
 function pngSize(png: Buffer): { width: number; height: number } {
