@@ -79,19 +79,36 @@ export function createNonTrivialGate(domain: Domain<any>, options: NonTrivialGat
       // In a stateless question only finish's answer can score: the empty and random trajectories
       // (messages, then finish without an answer) score 0 without being played.
       if (options.shortcut !== false && statelessAnswer(domain, task) !== undefined) return { ok: true };
-      const empty = createEpisode(domain, task, { faults: false, cache: options.cache });
-      empty.reset({ seed: 0 });
-      const result = empty.step({ type: 'finish' });
-      if (result.info.outcome > 0) {
-        return { ok: false, reason: 'the empty trajectory (finish right away) already succeeds', details: info(result) };
+      if (options.shortcut === false || options.random === false || !emptyTrajectoryFails(domain, task, options)) {
+        const empty = createEpisode(domain, task, { faults: false, cache: options.cache });
+        empty.reset({ seed: 0 });
+        const result = empty.step({ type: 'finish' });
+        if (result.info.outcome > 0) {
+          return { ok: false, reason: 'the empty trajectory (finish right away) already succeeds', details: info(result) };
+        }
+        if (options.random === false) return { ok: true };
       }
-      if (options.random === false) return { ok: true };
       const random = playRandomTrajectory(domain, task, options);
       if (random !== undefined && random.info.outcome > 0) {
         return { ok: false, reason: 'a seeded random trajectory succeeds', details: info(random) };
       }
       return { ok: true };
     });
+}
+
+/**
+ * Whether the empty trajectory scores 0 without playing it: its final state is the initial one (no tool
+ * runs), so a task graded on its final state whose reference solution changes that state fails it.
+ * Only used when the random trajectory is played next: its reset and finish fail where the empty
+ * trajectory's would (a user that cannot start), so the verdict is the same.
+ */
+function emptyTrajectoryFails(domain: Domain<any>, task: Task, options: NonTrivialGateOptions): boolean {
+  if (task.spec.acceptance.finalState !== true) return false;
+  const cache = options.cache ?? runtimeCacheFor(domain);
+  // Another domain's cache: the episode reports it (CONFIG_INVALID).
+  if (cache.domain !== domain) return false;
+  const prepared = cache.prepare(task);
+  return prepared.baseHash !== prepared.referenceHash;
 }
 
 /**
