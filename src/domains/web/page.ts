@@ -519,7 +519,8 @@ function rerender(page: PageState): PageState {
   // Structural sharing: a node whose spec matches the previous render's node of the same key (fields and
   // children) is that very node, so unchanged subtrees keep their identity and memoised observation text.
   const build = (spec: Spec, old: WebNode | undefined): WebNode => {
-    const bid = assigner.bid(spec.key);
+    // A node of the previous render with this key already holds the registry's bid for it.
+    const bid = old !== undefined ? old.bid : assigner.bid(spec.key);
     const specs = spec.children;
     const n = specs === undefined ? 0 : specs.length;
     const before = old === undefined ? undefined : old.children;

@@ -117,9 +117,15 @@ export type BidIndex = ReadonlyMap<string, readonly number[]>;
 export function indexTree(root: WebNode): Map<string, readonly number[]> {
   const index = new Map<string, readonly number[]>();
   const walk = (node: WebNode, path: readonly number[]): void => {
-    if (index.has(node.bid)) throw new Error(`duplicate bid ${node.bid} (key ${node.key})`);
+    const size = index.size;
     index.set(node.bid, path);
-    node.children.forEach((child, i) => walk(child, [...path, i]));
+    if (index.size === size) throw new Error(`duplicate bid ${node.bid} (key ${node.key})`);
+    const children = node.children;
+    for (let i = 0; i < children.length; i++) {
+      const sub = path.slice();
+      sub.push(i);
+      walk(children[i]!, sub);
+    }
   };
   walk(root, []);
   return index;
