@@ -7,7 +7,7 @@ import { arrange, has, labelFor, type PageConfig } from './perturbation.js';
 import { button, EMPTY_VIEW, form, input, menu, modal, text, toast, type Effect, type HandleContext, type RenderContext, type Site, type Spec, type View } from './site.js';
 import { BidMap } from './bid-registry.js';
 import type { WebStore } from './store.js';
-import { indexTree, nodeAt, ROOT_BID, updateAt, type BidIndex, type WebNode } from './tree.js';
+import { nodeAt, ROOT_BID, TreeIndex, updateAt, type BidIndex, type WebNode } from './tree.js';
 
 /** The action set (BrowserGym's high-level actions). */
 export type WebAction =
@@ -101,6 +101,7 @@ export interface PageStep {
  * const page = openPage(shopSite, plainConfig(), store, '/orders');
  */
 export function openPage(site: Site, config: PageConfig, store: WebStore, url: string = site.home): PageState {
+  const tree: WebNode = { bid: ROOT_BID, key: 'root', component: 'page', role: 'RootWebArea', name: '', children: [] };
   const blank: PageState = {
     site,
     config,
@@ -108,8 +109,8 @@ export function openPage(site: Site, config: PageConfig, store: WebStore, url: s
     url,
     title: '',
     view: EMPTY_VIEW,
-    tree: { bid: ROOT_BID, key: 'root', component: 'page', role: 'RootWebArea', name: '', children: [] },
-    index: new Map(),
+    tree,
+    index: new TreeIndex(tree),
     bids: BidMap.root('root'),
     nextBid: 2,
     history: [],
@@ -428,7 +429,7 @@ function safeDecode(s: string): string {
 
 function handleContext(page: PageState): HandleContext {
   const ctx = renderContext(page);
-  // A node by key through the bid registry and index: O(depth), no walk of the tree.
+  // A node by key through the bid registry and the tree's index.
   const nodeOf = (key: string): WebNode | undefined => {
     const bid = page.bids.get(key);
     const path = bid === undefined ? undefined : page.index.get(bid);
@@ -552,7 +553,7 @@ function rerender(page: PageState): PageState {
   const tree = build(root, page.tree.key === root.key ? page.tree : undefined);
   const bids = assigner.done();
   if (tree === page.tree) return { ...page, title: fullTitle, bids, nextBid: bids.next };
-  return { ...page, title: fullTitle, tree, index: indexTree(tree), bids, nextBid: bids.next };
+  return { ...page, title: fullTitle, tree, index: new TreeIndex(tree), bids, nextBid: bids.next };
 }
 
 /**
