@@ -1,6 +1,7 @@
 /**
- * OpenEnv's environment server on `envharness serve`: HTTP `reset`/`step`/`state`/`health`/`schema`/`metadata`
- * and the `/ws` session, under a path prefix (default `/openenv`), so OpenEnv's own clients connect unchanged.
+ * OpenEnv's environment server on `envharness serve`: HTTP `reset`/`step`/`state`/`health`/`schema`/`metadata`,
+ * the `/ws` session, and MCP JSON-RPC (`POST /mcp`, the `/mcp` WebSocket), under a path prefix (default
+ * `/openenv`), so OpenEnv's own clients connect unchanged.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
