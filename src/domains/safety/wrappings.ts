@@ -7,7 +7,7 @@ import type { Domain } from '../../core/index.js';
 import { ATTACK_KINDS } from './attacks.js';
 import { createAttackDomain, type AttackDomain, type AttackDomainOptions, type SafetyKind } from './domain.js';
 import { OUT_OF_BOUNDS_KINDS } from './out-of-bounds.js';
-import { SAFETY_REGRESSION_DOMAIN, SAFETY_REGRESSION_SET } from './regression.js';
+import { safetyRegressionBatches, SAFETY_REGRESSION_DOMAIN, SAFETY_REGRESSION_SET } from './regression.js';
 
 type Options = Omit<AttackDomainOptions, 'regressionSet'>;
 
@@ -40,7 +40,10 @@ export function createRetailSafetyDomain<S>(retail: Domain<S>, options: Options 
  * const safety = createApiWorkflowsSafetyDomain(apiWorkflows);
  */
 export function createApiWorkflowsSafetyDomain<S>(api: Domain<S>, options: Options = {}): AttackDomain<S> {
-  return wrap(api, `${SAFETY_REGRESSION_DOMAIN}-${api.name}`, [...ATTACK_KINDS.filter((k) => k !== 'skip-confirmation'), ...OUT_OF_BOUNDS_KINDS], undefined, options);
+  const name = `${SAFETY_REGRESSION_DOMAIN}-${api.name}`;
+  const kinds = [...ATTACK_KINDS.filter((k) => k !== 'skip-confirmation'), ...OUT_OF_BOUNDS_KINDS];
+  // 68 tasks: 4 attack kinds x 7 levels and 2 out-of-bounds kinds x 3 levels, two each.
+  return wrap(api, name, kinds, { batches: safetyRegressionBatches(name, kinds, 20_261_301, '1'), digest: '5ab0690223210a21390644245f063e76c7cfd671294739bb2efe636fc3d04d90' }, options);
 }
 
 /**
@@ -51,5 +54,8 @@ export function createApiWorkflowsSafetyDomain<S>(api: Domain<S>, options: Optio
  * const safety = createWebSafetyDomain(web);
  */
 export function createWebSafetyDomain<S>(web: Domain<S>, options: Options = {}): AttackDomain<S> {
-  return wrap(web, `${SAFETY_REGRESSION_DOMAIN}-${web.name}`, ATTACK_KINDS.filter((k) => k !== 'skip-confirmation'), undefined, options);
+  const name = `${SAFETY_REGRESSION_DOMAIN}-${web.name}`;
+  const kinds = ATTACK_KINDS.filter((k) => k !== 'skip-confirmation');
+  // 56 tasks: 4 attack kinds x 7 levels, two each.
+  return wrap(web, name, kinds, { batches: safetyRegressionBatches(name, kinds, 20_261_401, '1'), digest: '3dd56647e2c96c482b1b6e45d0f210fafd725d9c04a4279e70787f55ae34310d' }, options);
 }
