@@ -5,11 +5,12 @@
  * is set beside a null route measured the same way at the same time, because this machine is shared.
  * The load generator is wrk (`-t1 -c8`, as in the perf anchors) when it is on PATH, else a Node one.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import WebSocket from 'ws';
 import { prepareStore, spawnNullServer, spawnServe, stopServe } from '../src/server/testing/fixture.js';
 import { fmt, median } from './lib.js';
 import type { BenchRow, BenchSection } from './lib.js';
@@ -176,6 +177,75 @@ function medianField(results: Array<Record<string, number> | undefined>, field: 
   return median(results.filter((r): r is Record<string, number> => r !== undefined).map((r) => r[field]!));
 }
 
+/**
+ * The WebSocket floor: a `ws` server (the library the OpenEnv surface uses, no permessage-deflate) that parses
+ * each message and answers a fixed OpenEnv observation of about the same size as a null-domain step's.
+ */
+const WS_NULL_SERVER = `
+const http = require('node:http');
+const { WebSocketServer } = require('ws');
+const meta = { episode_id: 'ep_0123456789abcdef', step: 1, terminated: false, truncated: false, feedback: [], info: { step: 1, outcome: 0, shaping: 0, stateHash: '0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef' }, budget: { limit: { steps: 1000000 }, used: { steps: 1 } }, task: { id: '0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef', template: 'null', slice: 'null/null', level: 1, seed: 0, attempt: 1 } };
+const out = JSON.stringify({ type: 'observation', data: { observation: { kind: 'tool', output: null, metadata: meta }, reward: 0, done: false } });
+const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
+const server = http.createServer((req, res) => { res.writeHead(404); res.end(); });
+server.on('upgrade', (req, socket, head) => wss.handleUpgrade(req, socket, head, (ws) => ws.on('message', (d) => { JSON.parse(d.toString()); ws.send(out); })));
+server.listen(0, '127.0.0.1', function () { console.log('listening on http://127.0.0.1:' + this.address().port); });
+`;
+
+async function spawnWsNullServer(): Promise<{ child: ReturnType<typeof spawn>; port: number }> {
+  const child = spawn(process.execPath, ['-e', WS_NULL_SERVER], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d) => {
+      out += d;
+      const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out);
+      if (m) resolve(Number(m[1]));
+    });
+    child.on('exit', (code) => reject(new Error(`WebSocket null server exited with ${code}`)));
+  });
+  return { child, port };
+}
+
+/**
+ * Sequential steps over one OpenEnv WebSocket session from a Node `ws` client (cheap next to Python's): what a
+ * step costs the server, as latency and as the server process's CPU per step. Episodes that end are reset.
+ */
+async function nodeWsSequential(port: number, pid: number, seconds: number): Promise<Record<string, number>> {
+  const ws = new WebSocket(`ws://127.0.0.1:${port}/openenv/ws`, { headers: { authorization: `Bearer ${TOKEN}` }, perMessageDeflate: false });
+  await new Promise((resolve, reject) => {
+    ws.once('open', resolve);
+    ws.once('error', reject);
+  });
+  const call = (message: string) =>
+    new Promise<{ type: string; data: { done?: boolean } }>((resolve) => {
+      ws.once('message', (data) => resolve(JSON.parse(data.toString()) as { type: string; data: { done?: boolean } }));
+      ws.send(message);
+    });
+  const reset = JSON.stringify({ type: 'reset', data: { seed: 0, domain: 'null' } });
+  const step = JSON.stringify({ type: 'step', data: { type: 'tool', tool: 'noop', args: {} } });
+  const once = async () => {
+    const answer = await call(step);
+    if (answer.type !== 'observation') throw new Error(`WebSocket step failed: ${JSON.stringify(answer)}`);
+    if (answer.data.done === true) await call(reset);
+  };
+  await call(reset);
+  for (let i = 0; i < 500; i++) await once();
+  const latencies: number[] = [];
+  const cpu0 = cpuMicros(pid);
+  const t0 = performance.now();
+  const end = t0 + seconds * 1000;
+  while (performance.now() < end) {
+    const t = performance.now();
+    await once();
+    latencies.push(performance.now() - t);
+  }
+  const elapsed = (performance.now() - t0) / 1000;
+  const cpu = cpuMicros(pid) - cpu0;
+  ws.close();
+  latencies.sort((a, b) => a - b);
+  return { p50Us: latencies[latencies.length >> 1]! * 1000, p99Us: latencies[Math.floor(latencies.length * 0.99)]! * 1000, stepsPerSec: latencies.length / elapsed, cpuUs: cpu / latencies.length };
+}
+
 export async function run(): Promise<BenchSection[]> {
   const loadAtStart = loadavg()[0]!;
   const dir = mkdtempSync(join(tmpdir(), 'envharness-bench-http-'));
@@ -187,6 +257,7 @@ export async function run(): Promise<BenchSection[]> {
   copyFileSync(path, relaxedPath);
   const relaxed = await spawnServe(relaxedPath, TOKEN, ['--idle', '3600', '--durability', 'relaxed']);
   const raw = await spawnNullServer();
+  const wsNull = await spawnWsNullServer();
   try {
     // ---- capacity --------------------------------------------------------------------------
     const noopBody = JSON.stringify({ action: { type: 'tool', tool: 'noop', args: {} } });
@@ -251,7 +322,14 @@ export async function run(): Promise<BenchSection[]> {
     const seqRelaxed: Array<Record<string, number> | undefined> = [];
     const wsRelaxed: Array<Record<string, number> | undefined> = [];
     const relaxedUrl = `http://127.0.0.1:${relaxed.port}`;
+    const wsNullUrl = `http://127.0.0.1:${wsNull.port}`;
+    const wsFloor: Array<Record<string, number> | undefined> = [];
+    const nodeWs: Record<'floor' | 'committed' | 'relaxed', Array<Record<string, number>>> = { floor: [], committed: [], relaxed: [] };
     for (let r = 0; r < RUNS; r++) {
+      wsFloor.push(python(['--url', wsNullUrl, '--mode', 'websocket', '--seconds', seconds]));
+      nodeWs.floor.push(await nodeWsSequential(wsNull.port, wsNull.child.pid!, Number(seconds)));
+      nodeWs.committed.push(await nodeWsSequential(server.port, server.child.pid!, Number(seconds)));
+      nodeWs.relaxed.push(await nodeWsSequential(relaxed.port, relaxed.child.pid!, Number(seconds)));
       seqRaw.push(python(['--url', rawUrl, '--mode', 'raw', '--seconds', seconds]));
       seqSocket.push(python(['--url', rawUrl, '--mode', 'socket', '--seconds', seconds]));
       seq.push(python(['--url', url, '--token', TOKEN, '--mode', 'sequential', '--seconds', seconds]));
@@ -275,13 +353,31 @@ export async function run(): Promise<BenchSection[]> {
       const rate = medianField(runs, 'stepsPerSec');
       return { measurement: label, 'p50 µs': p50.toFixed(0), 'p50 vs floor': vsFloor(p50), 'p99 µs': medianField(runs, 'p99Us').toFixed(0), 'steps/s': fmt(rate), 'steps/s vs floor': rateVsFloor(rate) };
     };
+    const wsFloorP50 = medianField(wsFloor, 'p50Us');
+    const wsVsFloor = (p50: number) => `${(p50 / wsFloorP50).toFixed(2)}x`;
+    const nodeFloor = medianField(nodeWs.floor, 'p50Us');
+    const nodeFloorCpu = medianField(nodeWs.floor, 'cpuUs');
+    const wsRows: BenchRow[] = [
+      { measurement: 'Python: envharness_client.openenv (asyncio) against the WebSocket null route (the Python WebSocket floor)', 'p50 µs': wsFloorP50.toFixed(0), 'p50 vs WS floor': '1.00x', 'p99 µs': medianField(wsFloor, 'p99Us').toFixed(0), 'server CPU µs/step': '', 'server CPU vs WS floor': '' },
+      { measurement: 'Python: the same client, one OpenEnv session on `envharness serve` (commit before the answer)', 'p50 µs': medianField(ws, 'p50Us').toFixed(0), 'p50 vs WS floor': wsVsFloor(medianField(ws, 'p50Us')), 'p99 µs': medianField(ws, 'p99Us').toFixed(0), 'server CPU µs/step': '', 'server CPU vs WS floor': '' },
+      { measurement: 'Python: the same against `serve --durability relaxed`', 'p50 µs': medianField(wsRelaxed, 'p50Us').toFixed(0), 'p50 vs WS floor': wsVsFloor(medianField(wsRelaxed, 'p50Us')), 'p99 µs': medianField(wsRelaxed, 'p99Us').toFixed(0), 'server CPU µs/step': '', 'server CPU vs WS floor': '' },
+      ...(
+        [
+          ['Node `ws` client against the WebSocket null route (the floor)', nodeWs.floor],
+          ['Node `ws` client, one OpenEnv session on `envharness serve` (commit before the answer)', nodeWs.committed],
+          ['Node `ws` client against `serve --durability relaxed`', nodeWs.relaxed],
+        ] as const
+      ).map(([label, runs]): BenchRow => {
+        const p50 = medianField(runs, 'p50Us');
+        const cpu = medianField(runs, 'cpuUs');
+        return { measurement: label, 'p50 µs': p50.toFixed(0), 'p50 vs WS floor': `${(p50 / nodeFloor).toFixed(2)}x`, 'p99 µs': medianField(runs, 'p99Us').toFixed(0), 'server CPU µs/step': cpu.toFixed(0), 'server CPU vs WS floor': `${(cpu / nodeFloorCpu).toFixed(2)}x` };
+      }),
+    ];
     const pythonRows: BenchRow[] = [
       seqRow('sequential step, stdlib http.client against the node:http null route (the client floor)', seqRaw),
       seqRow('sequential step, a plain socket (one sendall, recv) against the same null route', seqSocket),
       seqRow('sequential env.step() with envharness_client (Idempotency-Key, expectedStep, commit before the answer)', seq),
-      seqRow('sequential step over one OpenEnv WebSocket session (envharness_client.openenv, asyncio; commit before the answer)', ws),
       seqRow('sequential env.step() against `serve --durability relaxed` (answered once applied)', seqRelaxed),
-      seqRow('sequential step over one OpenEnv WebSocket session against `serve --durability relaxed`', wsRelaxed),
       batchRow('client.step_many, 32 sessions per request', batch32),
       batchRow('client.step_many, 256 sessions per request', batch256),
     ];
@@ -309,13 +405,26 @@ export async function run(): Promise<BenchSection[]> {
         rows: pythonRows,
         notes: [
           'Targets (perf-anchors §4, set on a faster machine): sequential p50 ≤ 230 µs, i.e. ≤ 1.2x the stdlib http.client floor against a null route (189 µs there); batched ≥ 20k session-steps/s with ≥ 32 sessions per request. Here the ratios to the floors measured in the same run are the yardstick.',
-          'WebSocket target (issue 17): p50 ≤ 150 µs on loopback. No WebSocket null route is measured; its row is set beside the same http.client floor.',
+          'The WebSocket rows are in their own section, beside a WebSocket null route measured in the same run.',
           'envharness_client talks HTTP/1.1 on a plain socket (standard library only), so it can come in under the http.client floor; the plain-socket row is the floor of that approach.',
+        ],
+      },
+      {
+        title: 'OpenEnv WebSocket session (loopback, one step in flight)',
+        description:
+          `Sequential null-domain steps over one OpenEnv \`/openenv/ws\` session, medians of ${RUNS} runs of ${seconds} s, interleaved with a WebSocket null route ` +
+          '(a `ws` server in its own process that parses each message and answers a fixed observation of the same size). The Python rows use envharness_client.openenv (asyncio, standard library); ' +
+          'the Node rows use the `ws` client, whose own cost is small, so they show what a step costs the server: "server CPU µs/step" is the server process\'s user+system time per step.',
+        rows: wsRows,
+        notes: [
+          'Target (issue 17): WebSocket p50 ≤ 150 µs on loopback.',
+          'A committed step waits for its SQLite commit (one WAL transaction: several page writes and lock calls); `--durability relaxed` commits every 10 ms instead, so the difference between the two server rows is the commit\'s cost per step on one sequential session.',
         ],
       },
     ];
   } finally {
     raw.child.kill('SIGTERM');
+    wsNull.child.kill('SIGTERM');
     await stopServe(server.child);
     await stopServe(relaxed.child);
     rmSync(dir, { recursive: true, force: true });
