@@ -19,7 +19,8 @@ import {
   type RetailState,
   type RetailWorld,
 } from '../src/domains/retail/index.js';
-import { fmt, measure, median, PEER_RUNS, ratioVsOtherRun, type BenchSection } from './lib.js';
+import { fmt, measure, median, type BenchSection } from './lib.js';
+import { peerFigures, peerLabel, ratioVsPeer } from './peers.js';
 import { checkTaskSchema, createGenerationWorkers, createTemplateRegistry, generateBatch, instantiateTask, minhashTask } from '../src/generation/index.js';
 import { createEpisode, createNonTrivialGate, createOracleGate, createRuntimeCache } from '../src/runtime/index.js';
 import { retail as retailDomain, retailTemplates, retailTrainingTemplates } from '../src/domains/retail/index.js';
@@ -41,8 +42,12 @@ function cpuPerOp(fn: (n: number) => void, n: number): number {
   return (used.user + used.system) / n;
 }
 
-/** tau-bench retail on this machine kind, from another run (research/perf-anchors.md, section 2.1; see PEER_RUNS). */
-const TAU = { goldSteps: PEER_RUNS.tauBench.goldStepsPerSec, readSteps: PEER_RUNS.tauBench.readStepsPerSec, episodes: PEER_RUNS.tauBench.episodesPerSec, resetMs: 37, hashMs: 81, deepcopyMs: 40 };
+/**
+ * tau-bench retail: episodes and tool steps measured in this run when PEERS is set (bench/peers.ts), else from
+ * another run; reset, hash and deepcopy times from another run (research/perf-anchors.md, section 2.1).
+ */
+const peers = peerFigures();
+const TAU = { goldSteps: peers.tauBench.goldStepsPerSec, readSteps: peers.tauBench.readStepsPerSec, episodes: peers.tauBench.episodesPerSec, resetMs: 37, hashMs: 81, deepcopyMs: 40 };
 
 export async function run(): Promise<BenchSection[]> {
   const phase2 = [episodeSection(), await generationSection()];
@@ -228,8 +233,8 @@ function toolSection(
     'steps/s': fmt(m.opsPerSec),
     'per step': `${fmt(m.nsPerOp / 1000)} µs`,
     'CPU per step': `${fmt(cpuUs)} µs`,
-    'tau-bench steps/s (another run)': peer === undefined ? '-' : fmt(peer),
-    ratio: peer === undefined ? '-' : ratioVsOtherRun(m.opsPerSec, peer),
+    [peerLabel(peers, 'tau-bench steps/s')]: peer === undefined ? '-' : fmt(peer),
+    ratio: peer === undefined ? '-' : ratioVsPeer(peers, m.opsPerSec, peer),
   });
   return {
     title: 'Retail: tool steps',
@@ -243,8 +248,10 @@ function toolSection(
     ],
     notes: [
       'Targets: gold mix >= 140k steps/s (10x tau-bench), read-only >= 250k steps/s (5x).',
-      `Peer figures are from another run: ${PEER_RUNS.source}. tau-bench's gold mix is ${PEER_RUNS.tauBench.goldSteps}; ` +
-        "ours is the train split's gold calls, which are all writes (the test split is not in the data folder): the gold-mix ratios compare different mixes, and writes are our expensive calls.",
+      peers.sameRun
+        ? `tau-bench ${peers.source}: gold mix ${peers.tauBench.goldSteps}; reads ${peers.tauBench.readSteps}. Both sides run the same calls.`
+        : `Peer figures are from another run: ${peers.source}. tau-bench's gold mix is ${peers.tauBench.goldSteps}; ` +
+          "ours is the train split's gold calls, which are all writes (the test split is not in the data folder): the gold-mix ratios compare different mixes, and writes are our expensive calls. Run with PEERS set to compare the same calls.",
       'CPU per step is process CPU time over one extra run; when other processes share the cores, wall-clock steps/s understate the speed.',
     ],
   };
@@ -333,7 +340,11 @@ function replaySection(retail: ReturnType<typeof createRetailDomain>, base: Reta
   const episodes = measure(replay);
   const cpuUs = cpuPerOp(replay, 5000);
   return {
-    notes: [`tau-bench: ${PEER_RUNS.tauBench.episodes}; from another run (${PEER_RUNS.source}), on its test split, not the train split replayed here.`],
+    notes: [
+      peers.sameRun
+        ? `tau-bench: ${peers.tauBench.episodes}; ${peers.source}, on the same train split.`
+        : `tau-bench: ${peers.tauBench.episodes}; from another run (${peers.source}), on its test split, not the train split replayed here.`,
+    ],
     title: 'Retail: gold replay of the tau-bench train split',
     description:
       "Per episode: fork the initial state, run the task's gold actions through the tools (args checked), hash the final state incrementally and compare with the task's gold hash. tau-bench reloads its DB, replays and hashes the whole DB twice per episode.",
@@ -343,8 +354,8 @@ function replaySection(retail: ReturnType<typeof createRetailDomain>, base: Reta
         'episodes/s': fmt(episodes.opsPerSec),
         'per episode': `${fmt(episodes.nsPerOp / 1000)} µs`,
         'CPU per episode': `${fmt(cpuUs)} µs`,
-        'tau-bench episodes/s (another run)': TAU.episodes,
-        ratio: ratioVsOtherRun(episodes.opsPerSec, TAU.episodes),
+        [peerLabel(peers, 'tau-bench episodes/s')]: fmt(TAU.episodes),
+        ratio: ratioVsPeer(peers, episodes.opsPerSec, TAU.episodes),
         'reward 1': failures === 0 ? 'all' : `${failures} failed`,
       },
     ],
@@ -395,7 +406,7 @@ function episodeSection(): BenchSection {
       'episodes/s (wall)': fmt(wall.opsPerSec),
       'episodes/s (CPU)': fmt(1e6 / cpu),
       'µs/episode (CPU)': cpu.toFixed(0),
-      target: '>= 4,600/s (1000x tau-bench 4.6/s, another run)',
+      target: `>= ${fmt(1000 * TAU.episodes)}/s (1000x tau-bench ${fmt(TAU.episodes)}/s, ${peers.sameRun ? 'same run' : 'another run'})`,
     });
   }
   return {
