@@ -1,8 +1,7 @@
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
 import { createRng, digest, EnvHarnessError } from './index.js';
-import { computeTaskId, fastDigest, fastRng, fastTaskId, rememberedTaskBody, rememberTaskBody, rngFor, taskIdAndBody } from './hashing.js';
-import { canonicalize } from './canonical-json.js';
+import { computeTaskId, fastDigest, fastRng, fastTaskId, rngFor } from './hashing.js';
 import { jsonValue } from '../generation/testing/arbitraries.js';
 
 /** fastTaskId gives core computeTaskId's id, or throws where it throws. */
@@ -129,47 +128,5 @@ describe('fastTaskId', () => {
       spec: { instructions: 'x', initialState: extra as never, budget: {}, acceptance: { finalState: false }, solution: [] },
     };
     expectCoreTaskId(task);
-  });
-});
-
-describe('taskIdAndBody', () => {
-  const keyedTask = (params: unknown, extra: unknown, level: number, template = 'math/add@1') => ({
-    template,
-    domain: 'math',
-    taskType: 'arithmetic',
-    level,
-    params: params as never,
-    spec: { instructions: 'x', initialState: extra as never, budget: {}, acceptance: { finalState: false }, solution: [] },
-    origin: { seed: level, index: 3, templateDigest: 'd'.repeat(64) },
-  });
-
-  test.prop([value, value, fc.integer({ min: 1, max: 9 }), key])(
-    "gives computeTaskId's id and the canonical JSON of the whole task as its body, or throws where computeTaskId throws",
-    (params, extra, level, template) => {
-      const task = keyedTask(params, extra, level, template);
-      let expected: string;
-      try {
-        expected = computeTaskId(task);
-      } catch (error) {
-        expect(() => taskIdAndBody(task)).toThrow((error as Error).message);
-        return;
-      }
-      const made = taskIdAndBody(task);
-      expect(made.id).toBe(expected);
-      expect(made.body).toBe(canonicalize({ ...task, id: expected }));
-    },
-  );
-
-  it('remembers the body for the task object while it keeps that id, and for no other object', () => {
-    const task = { id: "", ...keyedTask({ a: 1 }, null, 2) } as unknown as Parameters<typeof rememberedTaskBody>[0];
-    const { id, body } = taskIdAndBody(task);
-    task.id = id;
-    expect(rememberedTaskBody(task)).toBe(body);
-    expect(rememberedTaskBody({ ...task })).toBeUndefined();
-    task.id = 'other';
-    expect(rememberedTaskBody(task)).toBeUndefined();
-    const copy = { ...task, id };
-    rememberTaskBody(copy, body);
-    expect(rememberedTaskBody(copy)).toBe(body);
   });
 });

@@ -88,47 +88,5 @@ export function computeTaskId(task: Pick<Task, 'template' | 'domain' | 'taskType
   );
 }
 
-// Bodies made with ids, by task object, for the stores (a pure memo: a task's body is fixed when its
-// id is, and both are recomputed for any other object). Weak, so it holds no task alive.
-const bodies = new WeakMap<object, { id: string; body: string }>();
-
-/**
- * A task's id and its stored body (the canonical JSON of `{ id, template, domain, taskType, level, params,
- * spec, origin }`, what the stores write), from one canonicalisation of params and spec: the body is the
- * id's canonical text with `id` and `origin` spliced in at their RFC 8785 places. The id equals
- * `computeTaskId(task)` (tested), and for values with no canonical form this throws what it throws.
- * The body is remembered for `task` (see `rememberedTaskBody`).
- */
-export function taskIdAndBody(task: Omit<Task, 'id'>): { id: string; body: string } {
-  let params: string;
-  let spec: string;
-  try {
-    params = canonicalize(task.params);
-    spec = canonicalize(task.spec);
-  } catch (error) {
-    computeTaskId(task); // names the offending field from the task's root
-    throw error;
-  }
-  // Keys in RFC 8785 order: domain, [id], level, [origin], params, spec, taskType, template.
-  const head = `{"domain":${canonicalize(task.domain)}`;
-  const level = canonicalize(task.level);
-  const tail = `,"params":${params},"spec":${spec},"taskType":${canonicalize(task.taskType)},"template":${canonicalize(task.template)}}`;
-  const id = sha256Hex(`${head},"level":${level}${tail}`);
-  const made = { id, body: `${head},"id":"${id}","level":${level},"origin":${canonicalize(task.origin)}${tail}` };
-  bodies.set(task, made);
-  return made;
-}
-
-/** Remembers the body `taskIdAndBody` made for a task in another thread, for this copy of the task. */
-export function rememberTaskBody(task: Task, body: string): void {
-  bodies.set(task, { id: task.id, body });
-}
-
-/** The body made with this task object's id, if it still has that id; otherwise undefined (serialise it). */
-export function rememberedTaskBody(task: Task): string | undefined {
-  const made = bodies.get(task);
-  return made !== undefined && made.id === task.id ? made.body : undefined;
-}
-
 /** `computeTaskId` under the name the generation hot path has always used. */
 export const fastTaskId = computeTaskId;

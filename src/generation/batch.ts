@@ -17,7 +17,7 @@ import { createCandidatePlan, instantiateCandidates, levelsDeclared } from './ca
 import type { CandidateChunk, CandidatePlan } from './candidates.js';
 import { createGateRunner } from './gates.js';
 import type { GateCandidate, GateHooks } from './gates.js';
-import { fastDigest, rememberTaskBody } from '../core/index.js';
+import { fastDigest } from '../core/index.js';
 import type { MinHashIndex } from './minhash.js';
 import type { TemplateRegistry } from './registry.js';
 import { startCandidateWorkers, workersCanLoad } from './workers.js';
@@ -288,11 +288,7 @@ function gateChunk(
       level: result.level,
       accepted: outcome.accepted,
     };
-    if (outcome.accepted) {
-      tasks.push(result.task!);
-      // A worker's task arrives as a copy: the body made with its id comes along for the store.
-      if (result.body !== undefined) rememberTaskBody(result.task!, result.body);
-    }
+    if (outcome.accepted) tasks.push(result.task!);
     else {
       entry.gate = outcome.gate;
       entry.reason = outcome.reason;

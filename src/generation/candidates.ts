@@ -3,7 +3,7 @@ import { isEnvHarnessError, MINHASH_PERMUTATIONS } from '../core/index.js';
 import type { RegisteredTemplate, Task } from '../core/index.js';
 import type { TaskVerdicts } from './gates.js';
 import { rngFor } from '../core/index.js';
-import { instantiateStoredTask } from './instantiate.js';
+import { instantiateTask } from './instantiate.js';
 import { minhashTask } from './minhash.js';
 
 /** What every candidate of a batch is drawn from. */
@@ -35,8 +35,6 @@ export interface CandidateResult {
   template: string;
   level: number;
   task?: Task;
-  /** The task's stored body, made with its id (`taskIdAndBody`). */
-  body?: string;
   error?: { message: string; pointer?: string };
 }
 
@@ -70,8 +68,8 @@ export function instantiateCandidates(plan: CandidatePlan, start: number, end: n
     const pick = pickCandidate(plan, index);
     const template = plan.templates[pick.template]!;
     try {
-      const { task, body } = instantiateStoredTask(template, { level: pick.level, seed: plan.seed, index });
-      results[index - start] = { index, template: template.id, level: pick.level, task, body };
+      const task = instantiateTask(template, { level: pick.level, seed: plan.seed, index });
+      results[index - start] = { index, template: template.id, level: pick.level, task };
       if (signatures !== undefined) signatures.set(minhashTask(task), (index - start) * MINHASH_PERMUTATIONS);
     } catch (error) {
       const pointer = isEnvHarnessError(error) ? error.details?.pointer : undefined;

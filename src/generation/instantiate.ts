@@ -1,7 +1,7 @@
 /** template + level + seed + index -> Task: the pure heart of generation. */
 import { EnvHarnessError, issuePointer } from '../core/index.js';
 import type { BuildContext, JsonValue, RegisteredTemplate, Task, TaskSpec } from '../core/index.js';
-import { rngFor, taskIdAndBody } from '../core/index.js';
+import { fastTaskId, rngFor } from '../core/index.js';
 
 /** Where a task sits in a generation run: its level, the run's seed and the candidate index. */
 export interface InstantiateOptions {
@@ -17,11 +17,6 @@ export interface InstantiateOptions {
  * const task = instantiateTask(registry.get('math/add@1'), { level: 2, seed: 42, index: 0 });
  */
 export function instantiateTask<P>(template: RegisteredTemplate<P>, options: InstantiateOptions): Task {
-  return instantiateStoredTask(template, options).task;
-}
-
-/** `instantiateTask` plus the task's stored body, made with its id (the store writes it as is). */
-export function instantiateStoredTask<P>(template: RegisteredTemplate<P>, options: InstantiateOptions): { task: Task; body: string } {
   const { level, seed, index } = options;
   const levelSpec = template.levels[level - 1];
   if (!Number.isInteger(level) || levelSpec === undefined) {
@@ -67,7 +62,6 @@ export function instantiateStoredTask<P>(template: RegisteredTemplate<P>, option
     spec,
     origin: { seed, index, templateDigest: template.sourceDigest },
   };
-  const { id, body } = taskIdAndBody(task);
-  task.id = id;
-  return { task, body };
+  task.id = fastTaskId(task);
+  return task;
 }

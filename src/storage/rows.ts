@@ -2,7 +2,7 @@
  * What both SQL stores share about rows: the stored task body, row-to-record mappers, and the builders of
  * WHERE/LIMIT clauses from store filters, for either placeholder style (`?` for SQLite, `$n` for PostgreSQL).
  */
-import { canonicalize, EnvHarnessError, rememberedTaskBody, type ReviewItem, type ReviewStatus, type Split, type StoredTask, type Task, type TaskFilter, type TaskStatus } from '../core/index.js';
+import { canonicalize, EnvHarnessError, type ReviewItem, type ReviewStatus, type Split, type StoredTask, type Task, type TaskFilter, type TaskStatus } from '../core/index.js';
 
 export interface TaskRow {
   seq: number;
@@ -21,13 +21,8 @@ export interface ReviewRow {
   decided_at: string | null;
 }
 
-/**
- * The stored body of a task: the task itself, without where it sits in the pool. A task generation made
- * brings the body it made with its id (`rememberedTaskBody`, the same bytes), so it is not serialised twice.
- */
+/** The stored body of a task: the task itself, without where it sits in the pool. */
 export function taskBody(task: Task | StoredTask): string {
-  const made = rememberedTaskBody(task);
-  if (made !== undefined) return made;
   const { id, template, domain, taskType, level, params, spec, origin } = task;
   return canonicalize({ id, template, domain, taskType, level, params, spec, origin });
 }
