@@ -185,6 +185,12 @@ describe('minhash feature extraction', () => {
     expect([...minhashText(text, params)]).toEqual([...referenceSignature(text, params)]);
   });
 
+  // ASCII text takes a one-pass word scanner, anything else the Unicode regexes: both must agree with the reference.
+  const mixedText = fc.array(fc.oneof(fc.constantFrom(' ', '\t', '\n', '\u0000', '-', 'A', 'z', '9', 'É', 'ß', '\u00a0', '\u2003', '٣', '😀'), fc.string({ unit: 'binary', maxLength: 4 })), { maxLength: 30 }).map((parts) => parts.join(''));
+  test.prop([mixedText, jsonValue], { numRuns: 500 })('gives the reference algorithm\'s signatures for ASCII controls, Unicode letters, digits and spaces', (text, params) => {
+    expect([...minhashText(text, params)]).toEqual([...referenceSignature(text, params)]);
+  });
+
   it('gives the reference algorithm\'s signatures for retail tasks of every template and level', () => {
     for (const template of retailTemplates) {
       for (let level = 1; level <= template.levels.length; level++) {

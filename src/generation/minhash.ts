@@ -62,6 +62,32 @@ export function normalizeWords(text: string): string[] {
   return words.filter((w) => w !== '');
 }
 
+/**
+ * `normalizeWords(text).map(hashString)`. ASCII text (the usual case) is scanned once, hashing each
+ * maximal run of letters and digits lower-cased as it goes: in ASCII those runs are exactly the words
+ * (every other character is whitespace or punctuation, and both separate words).
+ */
+function wordHashes(text: string): number[] {
+  const out: number[] = [];
+  let h = 0x811c9dc5;
+  let inWord = false;
+  for (let i = 0; i < text.length; i++) {
+    let c = text.charCodeAt(i);
+    if (c > 0x7f) return normalizeWords(text).map(hashString);
+    if (c >= 0x41 && c <= 0x5a) c += 0x20;
+    else if (!((c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39))) {
+      if (inWord) out.push(fmix32(h));
+      inWord = false;
+      h = 0x811c9dc5;
+      continue;
+    }
+    h = Math.imul(h ^ c, 0x01000193);
+    inWord = true;
+  }
+  if (inWord) out.push(fmix32(h));
+  return out;
+}
+
 /** The feature hashes of a task: word shingles of its instructions plus one feature per param leaf. */
 function features(instructions: string, params: JsonValue): number[] {
   const out = instructionFeatures(instructions).slice();
@@ -75,7 +101,7 @@ let lastShingles: readonly number[] = [];
 
 function instructionFeatures(instructions: string): readonly number[] {
   if (instructions === lastInstructions) return lastShingles;
-  const words = normalizeWords(instructions).map(hashString);
+  const words = wordHashes(instructions);
   const out: number[] = [];
   if (words.length > 0 && words.length < SHINGLE_SIZE) {
     let h = 0;
@@ -116,7 +142,13 @@ function paramFeatures(value: JsonValue, h: number, out: number[]): void {
     }
     return;
   }
-  out.push(fmix32(fnv(Math.imul(h ^ EQUALS, 0x01000193), canonicalize(value))));
+  out.push(fmix32(fnv(Math.imul(h ^ EQUALS, 0x01000193), leafText(value))));
+}
+
+/** A leaf's canonical JSON: a finite number's or a boolean's is its `String` (RFC 8785); the rest through `canonicalize`. */
+function leafText(value: JsonValue): string {
+  if ((typeof value === 'number' && Number.isFinite(value)) || typeof value === 'boolean') return String(value);
+  return canonicalize(value);
 }
 
 /** The MinHash signature of instructions plus canonical params. */
@@ -164,8 +196,11 @@ function bandKey(signature: MinHashSignature, offset: number, band: number, rows
   return h >>> 2;
 }
 
-/** One banding of the index: per band, bucket key -> entry positions. */
-type BandTable = Array<Map<number, number[]>>;
+/**
+ * One banding of the index: per band, bucket key -> entry positions in insertion order. Most buckets hold
+ * one entry, kept as the bare position (no array per entry and band: far less garbage per added task).
+ */
+type BandTable = Array<Map<number, number | number[]>>;
 
 /** A match found in an index. */
 export interface MinHashMatch {
@@ -225,8 +260,10 @@ export class MinHashIndex {
     const rows = MINHASH_PERMUTATIONS / bands;
     for (let band = 0; band < bands; band++) {
       const key = bandKey(this.signatures, position * MINHASH_PERMUTATIONS, band, rows);
-      const bucket = table[band]!.get(key);
-      if (bucket === undefined) table[band]!.set(key, [position]);
+      const buckets = table[band]!;
+      const bucket = buckets.get(key);
+      if (bucket === undefined) buckets.set(key, position);
+      else if (typeof bucket === 'number') buckets.set(key, [bucket, position]);
       else bucket.push(position);
     }
   }
@@ -234,7 +271,7 @@ export class MinHashIndex {
   private tableFor(bands: number): BandTable {
     let table = this.tables.get(bands);
     if (table === undefined) {
-      table = Array.from({ length: bands }, () => new Map<number, number[]>());
+      table = Array.from({ length: bands }, () => new Map<number, number | number[]>());
       for (let position = 0; position < this.ids.length; position++) this.band(table, bands, position);
       this.tables.set(bands, table);
     }
@@ -264,14 +301,25 @@ export class MinHashIndex {
     for (let band = 0; band < bands; band++) {
       const bucket = table[band]!.get(bandKey(signature, 0, band, rows));
       if (bucket === undefined) continue;
+      if (typeof bucket === 'number') {
+        const match = this.matchAt(signature, bucket, threshold);
+        if (match !== undefined) return match;
+        continue;
+      }
       for (const position of bucket) {
-        if (this.marks[position] === this.query) continue;
-        this.marks[position] = this.query;
-        const similarity = this.similarityAt(signature, position);
-        if (similarity >= threshold) return { id: this.ids[position]!, similarity };
+        const match = this.matchAt(signature, position, threshold);
+        if (match !== undefined) return match;
       }
     }
     return undefined;
+  }
+
+  /** The entry at `position` if this query has not compared it yet and it reaches the threshold. */
+  private matchAt(signature: MinHashSignature, position: number, threshold: number): MinHashMatch | undefined {
+    if (this.marks[position] === this.query) return undefined;
+    this.marks[position] = this.query;
+    const similarity = this.similarityAt(signature, position);
+    return similarity >= threshold ? { id: this.ids[position]!, similarity } : undefined;
   }
 
   private similarityAt(signature: MinHashSignature, position: number): number {
