@@ -2,7 +2,7 @@
 import { canonicalize, EnvHarnessError, type JsonValue, type Rng } from '../core/index.js';
 import { resolveCurriculumConfig } from './config.js';
 import { createLevelRule, type LevelContext, type LevelRule } from './level-rules.js';
-import { RankTable, ReplayArena, ReplayBuffer } from './replay.js';
+import { RankTable, ReplayBuffers } from './replay.js';
 import { checkSlices } from './slices.js';
 import { asArray, asBoolean, asNumber, asNumbers, asObject, asString } from './state-io.js';
 import { SuccessWindows } from './success-window.js';
@@ -91,9 +91,7 @@ class Controller implements Curriculum {
   /** Slices with a weight above 0 (a finite log-weight). */
   private readonly positive: Uint8Array;
   private positiveCount = 0;
-  private readonly buffers: (ReplayBuffer | undefined)[];
-  private readonly ranks: RankTable;
-  private readonly arena = new ReplayArena();
+  private readonly replay: ReplayBuffers;
   private readonly minReplaySize: number;
   private total = 0;
   private frozen = false;
@@ -118,8 +116,7 @@ class Controller implements Curriculum {
     const floorShare = n * effectiveFloor(config.floor, n);
     this.uniformShare = 1 - (1 - floorShare) * (1 - this.weightRule.uniformShare);
     this.inverseTemperature = 1 / config.temperature;
-    this.buffers = new Array<ReplayBuffer | undefined>(n).fill(undefined);
-    this.ranks = new RankTable(config.replayConfig.beta);
+    this.replay = new ReplayBuffers(n, config.replayConfig.capacity, new RankTable(config.replayConfig.beta));
     this.minReplaySize = Math.max(1, Math.ceil(config.replayConfig.minFill * config.replayConfig.capacity));
     this.touchedAt = new Int32Array(n);
     this.positive = new Uint8Array(n);
@@ -157,16 +154,14 @@ class Controller implements Curriculum {
     const u = rng.next();
     const i = u < share ? Math.min(n - 1, Math.floor((u / share) * n)) : this.tree.find(((u - share) / (1 - share)) * total);
     const slice = this.keys[i]!;
-    if (this.config.replay) {
-      const buffer = this.buffers[i];
-      if (buffer !== undefined) {
-        if (buffer.size >= this.minReplaySize && rng.next() < this.replayProbability(buffer)) {
-          const slot = buffer.sample(rng, this.config.replayConfig.rho);
-          if (!this.frozen) buffer.touch(slot);
-          return { slice, level: buffer.level(slot), replay: true, taskId: buffer.taskId(slot) };
-        }
-        if (!this.frozen) buffer.tick();
+    const replay = this.replay;
+    if (this.config.replay && replay.has(i)) {
+      if (replay.size(i) >= this.minReplaySize && rng.next() < this.replayProbability(replay.size(i))) {
+        const slot = replay.sample(i, rng, this.config.replayConfig.rho);
+        if (!this.frozen) replay.touch(i, slot);
+        return { slice, level: replay.level(i, slot), replay: true, taskId: replay.taskId(i, slot) };
       }
+      if (!this.frozen) replay.tick(i);
     }
     const level = this.level[i]!;
     const min = this.minLevel[i]!;
@@ -265,7 +260,7 @@ class Controller implements Curriculum {
       };
       if (this.weightRule.progress) stats.progress = this.weightRule.progress(i);
       if (this.levelRule.target) stats.target = this.levelRule.target(i);
-      if (this.config.replay) stats.replaySize = this.buffers[i]?.size ?? 0;
+      if (this.config.replay) stats.replaySize = this.replay.size(i);
       out[this.keys[i]!] = stats;
     }
     return out;
@@ -274,7 +269,7 @@ class Controller implements Curriculum {
   replayDistribution(slice: string): ReplayEntry[] {
     const i = this.index.get(slice);
     if (i === undefined) throw unknownSlice(slice, '', this.keys);
-    return this.buffers[i]?.distribution(this.config.replayConfig.rho) ?? [];
+    return this.replay.distribution(i, this.config.replayConfig.rho);
   }
 
   getState(): JsonValue {
@@ -296,7 +291,7 @@ class Controller implements Curriculum {
       offset: this.offset,
       levelRule: this.levelRule.getState(),
       weightRule: this.weightRule.getState(),
-      replay: this.buffers.map((b) => (b === undefined ? null : b.getState())),
+      replay: Array.from({ length: this.n }, (_, i) => this.replay.getState(i)),
     };
   }
 
@@ -337,8 +332,7 @@ class Controller implements Curriculum {
     this.positiveCount = this.positive.reduce((a, b) => a + b, 0);
     this.offset = asNumber(saved.offset, '/offset');
     asArray(saved.replay, '/replay', n).forEach((b, i) => {
-      this.buffers[i] =
-        b === null ? undefined : ReplayBuffer.fromState(b, this.config.replayConfig.capacity, this.ranks, this.arena, `/replay/${i}`);
+      if (b !== null) this.replay.setState(i, b, `/replay/${i}`);
     });
   }
 
@@ -369,14 +363,13 @@ class Controller implements Curriculum {
         score = Math.abs(result.success - baseline);
       }
     }
-    let buffer = this.buffers[i];
-    if (buffer === undefined) buffer = this.buffers[i] = new ReplayBuffer(r.capacity, this.ranks, this.arena);
-    buffer.observe(result.taskId!, result.level, score, r.alpha);
+    this.replay.observe(i, result.taskId!, result.level, score, r.alpha);
   }
 
-  private replayProbability(buffer: ReplayBuffer): number {
+  /** The chance that a draw of a slice whose buffer holds `size` tasks replays one. */
+  private replayProbability(size: number): number {
     const r = this.config.replayConfig;
-    return r.schedule === 'fixed' ? r.replayProb : Math.min(buffer.size / r.capacity, r.replayProb);
+    return r.schedule === 'fixed' ? r.replayProb : Math.min(size / r.capacity, r.replayProb);
   }
 
   private weightContext(): WeightContext {
