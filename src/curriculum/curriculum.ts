@@ -98,6 +98,15 @@ class Controller implements Curriculum {
   private held = false;
   private readonly touchedAt: Int32Array;
   private epoch = 0;
+  /**
+   * Reused by every update: the slice of each result and the slices touched. Allocations in `update` are
+   * kept to its reply, whose objects V8 may allocate straight into the old generation once a caller keeps
+   * replies (pretenuring); each one then costs a full collection's share.
+   */
+  private sliceOf = new Int32Array(64);
+  private readonly touched: Int32Array;
+  private readonly levelCtx: { -readonly [K in keyof LevelContext]: LevelContext[K] };
+  private readonly weightCtx: { -readonly [K in keyof WeightContext]: WeightContext[K] };
 
   constructor(strategy: StrategyName, config: CurriculumConfig, slices: CurriculumOptions['slices'], keys: string[]) {
     this.strategy = strategy;
@@ -119,6 +128,9 @@ class Controller implements Curriculum {
     this.replay = new ReplayBuffers(n, config.replayConfig.capacity, new RankTable(config.replayConfig.beta));
     this.minReplaySize = Math.max(1, Math.ceil(config.replayConfig.minFill * config.replayConfig.capacity));
     this.touchedAt = new Int32Array(n);
+    this.touched = new Int32Array(n);
+    this.levelCtx = { level: this.level, minLevel: this.minLevel, maxLevel: this.maxLevel, window: this.window, held: false };
+    this.weightCtx = { window: this.window, counted: this.counted, total: 0 };
     this.positive = new Uint8Array(n);
     this.tree = new SumTree(n);
     const ctx = this.weightContext();
@@ -174,19 +186,16 @@ class Controller implements Curriculum {
   update(results: readonly EpisodeResult[]): CurriculumUpdate {
     if (this.frozen) return { counted: 0, excluded: 0, ignored: results.length, moves: [], blocked: [], weights: [] };
     // Checked first so that a bad result leaves the curriculum untouched. (Loops, not closures: hot path.)
-    const slices = new Int32Array(results.length);
+    if (this.sliceOf.length < results.length) this.sliceOf = new Int32Array(2 * results.length);
+    const slices = this.sliceOf;
     for (let k = 0; k < results.length; k++) slices[k] = this.checkResult(results[k]!, k);
     const epoch = ++this.epoch;
-    const touched: number[] = [];
+    const touched = this.touched;
+    let touchedCount = 0;
     const moves: LevelMove[] = [];
     const blocked: string[] = [];
-    const levelCtx: LevelContext = {
-      level: this.level,
-      minLevel: this.minLevel,
-      maxLevel: this.maxLevel,
-      window: this.window,
-      held: this.held,
-    };
+    const levelCtx = this.levelCtx;
+    levelCtx.held = this.held;
     let counted = 0;
     let excluded = 0;
     for (let k = 0; k < results.length; k++) {
@@ -202,7 +211,7 @@ class Controller implements Curriculum {
       this.total++;
       if (this.touchedAt[i] !== epoch) {
         this.touchedAt[i] = epoch;
-        touched.push(i);
+        touched[touchedCount++] = i;
       }
       const success = result.success;
       this.weightRule.observe(i, success);
@@ -222,13 +231,13 @@ class Controller implements Curriculum {
     }
     const ctx = this.weightContext();
     let rebuild = this.weightRule.refreshAll(ctx);
-    for (let k = 0; k < touched.length && !rebuild; k++) rebuild = !this.setWeight(touched[k]!, ctx);
+    for (let k = 0; k < touchedCount && !rebuild; k++) rebuild = !this.setWeight(touched[k]!, ctx);
     // Every weight underflowed relative to the offset: re-centre.
     if (!rebuild && this.positiveCount > 0 && !(this.tree.total > MIN_TOTAL)) rebuild = true;
     if (rebuild) this.rebuildWeights(ctx);
     // An array, not a record: adding thousands of distinct keys to fresh objects is slow in V8.
     const weights: WeightChange[] = [];
-    for (const i of touched) weights.push({ slice: this.keys[i]!, weight: this.probability(i) });
+    for (let k = 0; k < touchedCount; k++) weights.push({ slice: this.keys[touched[k]!]!, weight: this.probability(touched[k]!) });
     return { counted, excluded, ignored: 0, moves, blocked, weights };
   }
 
@@ -373,7 +382,8 @@ class Controller implements Curriculum {
   }
 
   private weightContext(): WeightContext {
-    return { window: this.window, counted: this.counted, total: this.total };
+    this.weightCtx.total = this.total;
+    return this.weightCtx;
   }
 
   /** Sets slice i's tree weight; false when it would stray too far above the offset (re-centre instead). */
