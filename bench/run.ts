@@ -10,6 +10,7 @@ import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { BenchSection } from './lib.js';
+import { PEERS_FILE_ENV, peerFigures } from './peers.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const only = process.argv.slice(2);
@@ -32,6 +33,12 @@ const sections: BenchSection[] = [];
 const loadBefore = loadavg();
 const started = Date.now();
 const scratch = mkdtempSync(join(tmpdir(), 'envharness-bench-'));
+// The peers (PEERS=dir with their checkouts) are measured once, first, and every section reads those figures.
+process.env[PEERS_FILE_ENV] = join(scratch, 'peers.json');
+if (process.env['PEERS'] !== undefined) {
+  process.stderr.write(`bench: peers in ${process.env['PEERS']}\n`);
+  peerFigures();
+}
 for (const file of files) {
   process.stderr.write(`bench: ${file}\n`);
   const out = join(scratch, `${file}.json`);
@@ -53,7 +60,7 @@ const lines: string[] = [
   '',
   `Written by \`npm run bench\`. Machine: ${availableParallelism()} cores (${cpu}), ` +
     `${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}. Figures are medians of several runs; ` +
-    'peers were measured on the same machine kind (see the research notes), so compare ratios, not absolutes.',
+    'a peer column says whether the peer ran in this run (PEERS set; bench/peers/README.md) or comes from another run.',
   '',
   `Load average (1/5/15 min) when the run started: ${loadBefore.map((x) => x.toFixed(2)).join(' / ')}; when it ended: ` +
     `${loadavg().map((x) => x.toFixed(2)).join(' / ')}; the run took ${((Date.now() - started) / 60_000).toFixed(1)} min. With a load above the core count, ` +

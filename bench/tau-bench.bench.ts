@@ -1,4 +1,4 @@
-/** tau-bench interop: gold replay of the imported train split through the episode runtime, next to tau-bench's own figure from another run. */
+/** tau-bench interop: gold replay of the imported train split through the episode runtime, next to tau-bench's own episodes on the same split (same run with PEERS, else another run's). */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -6,13 +6,11 @@ import { fileURLToPath } from 'node:url';
 import type { Action, Agent, Task } from '../src/core/index.js';
 import { callsOfTrace, createTauBenchRunner, gradeTauBench, importTauBench, rebuildRetailState } from '../src/domains/retail/tau-bench/index.js';
 import { createEpisode, createRuntimeCache } from '../src/runtime/index.js';
-import { fmt, measure, measureAsync, PEER_RUNS, ratioVsOtherRun, type BenchSection } from './lib.js';
+import { fmt, measure, measureAsync, type BenchSection } from './lib.js';
+import { peerFigures, peerLabel, ratioVsPeer } from './peers.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const dataDir = process.env.TAU_BENCH_DATA ?? path.resolve(here, '../../shared/data/tau-bench-retail');
-
-/** tau-bench retail, in-process, scripted user: another run's figure (PEER_RUNS). */
-const TAU_EPISODES_PER_SEC = PEER_RUNS.tauBench.episodesPerSec;
 
 /** Process CPU milliseconds per episode of `fn(n)`. */
 function cpuPerEpisode(fn: (n: number) => void, n: number): number {
@@ -26,6 +24,8 @@ export async function run(): Promise<BenchSection[]> {
   if (!existsSync(dataDir)) {
     return [{ title: 'tau-bench interop', description: `skipped: tau-bench data not found at ${dataDir} (set TAU_BENCH_DATA)`, rows: [] }];
   }
+  const peers = peerFigures();
+  const tauEpisodesPerSec = peers.tauBench.episodesPerSec;
   const t0 = performance.now();
   const imported = importTauBench({ dir: dataDir });
   const importMs = performance.now() - t0;
@@ -79,8 +79,8 @@ export async function run(): Promise<BenchSection[]> {
     'episodes/s': fmt(rate),
     'ms/episode': (1000 / rate).toFixed(3),
     'CPU ms/episode': cpuMs === undefined ? '-' : cpuMs.toFixed(3),
-    'tau-bench (another run)': `${TAU_EPISODES_PER_SEC} episodes/s`,
-    'x tau-bench': ratioVsOtherRun(rate, TAU_EPISODES_PER_SEC),
+    [peerLabel(peers, 'tau-bench')]: `${fmt(tauEpisodesPerSec)} episodes/s`,
+    'x tau-bench': ratioVsPeer(peers, rate, tauEpisodesPerSec),
   });
   return [
     {
@@ -88,8 +88,10 @@ export async function run(): Promise<BenchSection[]> {
       description:
         `The 500 imported train tasks (${steps.toFixed(2)} actions per episode on average, the gold actions plus \`finish\`), ` +
         "replayed through EnvHarness's episode runtime on tau-bench's own database (1,000 orders, 500 users, 50 products). " +
-        `tau-bench's figure is not measured in this run (tau-bench cannot be installed here): ${PEER_RUNS.tauBench.episodes}, from ${PEER_RUNS.source}. ` +
-        'The ratio compares different splits taken in different runs.',
+        (peers.sameRun
+          ? `tau-bench, ${peers.source}: ${peers.tauBench.episodes}. Both sides play the same split's gold actions.`
+          : `tau-bench's figure is not measured in this run (run with PEERS set to measure it here): ${peers.tauBench.episodes}, from ${peers.source}. ` +
+            'The ratio compares different splits taken in different runs.'),
       rows: [
         row("runtime episode: reset + gold steps + finish (EnvHarness's outcome, by state hash)", runtime.opsPerSec, runtimeCpu),
         row("same, plus tau-bench's reward (world rebuilt from the trace, hashes compared)", graded.opsPerSec, gradedCpu),

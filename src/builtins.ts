@@ -5,7 +5,7 @@ import { library } from './domains/library/index.js';
 import { math } from './domains/math/index.js';
 import { createBuiltinRetail, retail } from './domains/retail/index.js';
 import { web } from './domains/web/index.js';
-import { ATTACK_KINDS, createAttackDomain, createRetailSafetyDomain } from './domains/safety/index.js';
+import { createApiWorkflowsSafetyDomain, createRetailSafetyDomain, createWebSafetyDomain } from './domains/safety/index.js';
 import { createDomainGateHooks } from './runtime/index.js';
 
 // Retail runs through the tau-bench view so that imported tau-bench tasks grade as tau-bench does;
@@ -13,12 +13,10 @@ import { createDomainGateHooks } from './runtime/index.js';
 const retailView = createBuiltinRetail(retail);
 
 // The safety layer over the domains that declare injectionPoints: attacks and out-of-bounds requests,
-// no defense (the library builds defended variants). `safety` (over retail) ships the frozen safety set.
+// no defense (the library builds defended variants), each with the kinds its base can host.
 const safetyRetail = createRetailSafetyDomain(retailView);
-const safetyApiWorkflows = createAttackDomain(apiWorkflows, { name: 'safety-api-workflows' });
-// Web: attacks in page text. Its tasks ask for no confirmation and carry no record ids (an element id
-// is not a record), so skip-confirmation and the out-of-bounds kinds have nothing to hold on to there.
-const safetyWeb = createAttackDomain(web, { name: 'safety-web', kinds: ATTACK_KINDS.filter((k) => k !== 'skip-confirmation') });
+const safetyApiWorkflows = createApiWorkflowsSafetyDomain(apiWorkflows);
+const safetyWeb = createWebSafetyDomain(web);
 
 /** The domains `envharness` (CLI and `serve`) runs. */
 export function builtinDomains(): Domain<any>[] {

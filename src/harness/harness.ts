@@ -432,9 +432,13 @@ export class Harness {
     return this.recovery;
   }
 
+  /** Flushes the recorder, then closes the store, even when the flush fails: the failure is rethrown after. */
   async close(): Promise<void> {
-    await this.episodes.close();
-    await this.store.close();
+    try {
+      await this.episodes.close();
+    } finally {
+      await this.store.close();
+    }
   }
 
   private async saveSampler(): Promise<void> {

@@ -44,3 +44,27 @@ describe('harness.openEpisode', () => {
     expect(record?.updatedAt.startsWith('2026-01-01')).toBe(true);
   });
 });
+
+describe('harness.close after a failed recording', () => {
+  it('still closes the store, then rejects with the recorder failure', async () => {
+    const h = await createHarness({ store: ':memory:', domains: [createInventoryDomain()], clock: ticking(1) });
+    await h.initialize({ seed: 1 });
+    const task = { ...makeInventoryTask({ budget: { steps: 100, timeMs: 3_600_000 } }), split: 'heldout' as const, status: 'active' as const, batchId: 'test', seq: 1 };
+    await h.store.putTasks([task]);
+    const store = h.store;
+    let closed = 0;
+    const close = store.close.bind(store);
+    store.close = async () => {
+      closed++;
+      await close();
+    };
+    store.appendTransitions = async () => {
+      throw new Error('disk gone');
+    };
+    const { episode } = await h.openEpisode({ taskId: task.id, episodeId: 'doomed' });
+    episode.reset({ seed: 0 });
+    episode.step({ type: 'tool', tool: 'list_items', args: {} });
+    await expect(h.close()).rejects.toMatchObject({ code: 'STORE_FAILED' });
+    expect(closed).toBe(1);
+  });
+});

@@ -79,19 +79,36 @@ export function createNonTrivialGate(domain: Domain<any>, options: NonTrivialGat
       // In a stateless question only finish's answer can score: the empty and random trajectories
       // (messages, then finish without an answer) score 0 without being played.
       if (options.shortcut !== false && statelessAnswer(domain, task) !== undefined) return { ok: true };
-      const empty = createEpisode(domain, task, { faults: false, cache: options.cache });
-      empty.reset({ seed: 0 });
-      const result = empty.step({ type: 'finish' });
-      if (result.info.outcome > 0) {
-        return { ok: false, reason: 'the empty trajectory (finish right away) already succeeds', details: info(result) };
+      if (options.shortcut === false || options.random === false || !emptyTrajectoryFails(domain, task, options)) {
+        const empty = createEpisode(domain, task, { faults: false, cache: options.cache });
+        empty.reset({ seed: 0 });
+        const result = empty.step({ type: 'finish' });
+        if (result.info.outcome > 0) {
+          return { ok: false, reason: 'the empty trajectory (finish right away) already succeeds', details: info(result) };
+        }
+        if (options.random === false) return { ok: true };
       }
-      if (options.random === false) return { ok: true };
       const random = playRandomTrajectory(domain, task, options);
       if (random !== undefined && random.info.outcome > 0) {
         return { ok: false, reason: 'a seeded random trajectory succeeds', details: info(random) };
       }
       return { ok: true };
     });
+}
+
+/**
+ * Whether the empty trajectory scores 0 without playing it: its final state is the initial one (no tool
+ * runs), so a task graded on its final state whose reference solution changes that state fails it.
+ * Only used when the random trajectory is played next: its reset and finish fail where the empty
+ * trajectory's would (a user that cannot start), so the verdict is the same.
+ */
+function emptyTrajectoryFails(domain: Domain<any>, task: Task, options: NonTrivialGateOptions): boolean {
+  if (task.spec.acceptance.finalState !== true) return false;
+  const cache = options.cache ?? runtimeCacheFor(domain);
+  // Another domain's cache: the episode reports it (CONFIG_INVALID).
+  if (cache.domain !== domain) return false;
+  const prepared = cache.prepare(task);
+  return prepared.baseHash !== prepared.referenceHash;
 }
 
 /**
@@ -129,17 +146,32 @@ export function playRandomTrajectory(domain: Domain<any>, task: Task, options: N
     last = episode.step(action);
     const observation = last.observation;
     if (observation.text !== undefined) words.addText(observation.text);
-    if (observation.output !== undefined) words.addText(JSON.stringify(observation.output));
+    if (observation.output !== undefined) words.addOutput(observation.output);
   }
   if (episode.status === 'running') last = episode.step({ type: 'finish' });
   return last;
 }
 
+type ParameterSchema = { type?: string; enum?: JsonValue[] };
+
+// Tool specs are frozen and shared by every episode of a cache: sort each one's parameters once.
+const sortedParameters = new WeakMap<ToolSpec, ReadonlyArray<readonly [string, ParameterSchema]>>();
+
+function parametersOf(tool: ToolSpec): ReadonlyArray<readonly [string, ParameterSchema]> {
+  let list = sortedParameters.get(tool);
+  if (list === undefined) {
+    const props = (tool.parameters['properties'] ?? {}) as Record<string, ParameterSchema>;
+    list = Object.keys(props)
+      .sort()
+      .map((name) => [name, props[name]!] as const);
+    if (Object.isFrozen(tool)) sortedParameters.set(tool, list);
+  }
+  return list;
+}
+
 function randomCall(tool: ToolSpec, words: WordList, rng: Rng): Action {
-  const props = (tool.parameters['properties'] ?? {}) as Record<string, { type?: string; enum?: JsonValue[] }>;
   const args: Record<string, JsonValue> = {};
-  for (const name of Object.keys(props).sort()) {
-    const schema = props[name]!;
+  for (const [name, schema] of parametersOf(tool)) {
     if (Array.isArray(schema.enum) && schema.enum.length > 0) args[name] = rng.pick(schema.enum);
     else if (schema.type === 'string') args[name] = words.sorted.length > 0 ? rng.pick(words.sorted) : 'x';
     else if (schema.type === 'integer' || schema.type === 'number') {
@@ -154,15 +186,27 @@ const NUMBER = /^[0-9]+$/;
 const MAX_WORDS = 500;
 
 /**
- * The first 500 distinct words the agent has seen, kept sorted (as `[...set].sort()` would order them)
- * by insertion, so a step costs O(new words) rather than a copy and sort of the whole set.
+ * The first 500 distinct words the agent has seen, in default sort order (as `[...set].sort()` would
+ * order them). New words wait unsorted until the list is read, then are sorted and merged in at once:
+ * a step costs O(new words log new words) rather than a sorted insertion per word.
  */
 class WordList {
   private readonly seen = new Set<string>();
+  private all: string[] = [];
+  private digits: string[] = [];
+  private pending: string[] = [];
+
   /** Every word, in default sort order (UTF-16 code units). */
-  readonly sorted: string[] = [];
+  get sorted(): readonly string[] {
+    this.flush();
+    return this.all;
+  }
+
   /** The all-digit words, in the same order. */
-  readonly numbers: string[] = [];
+  get numbers(): readonly string[] {
+    this.flush();
+    return this.digits;
+  }
 
   addText(text: string): void {
     // exec, not match: stop scanning as soon as the list is full instead of listing every word first.
@@ -170,24 +214,57 @@ class WordList {
     while (this.seen.size < MAX_WORDS) {
       const found = WORD.exec(text);
       if (found === null) break;
-      const w = found[0];
-      if (this.seen.has(w)) continue;
-      this.seen.add(w);
-      insertSorted(this.sorted, w);
-      if (NUMBER.test(w)) insertSorted(this.numbers, w);
+      this.add(found[0]);
     }
+  }
+
+  /** The words of `JSON.stringify(output)`, as `addText` would add them. */
+  addOutput(output: JsonValue): void {
+    if (output === null || typeof output !== 'object' || !Object.isFrozen(output)) {
+      this.addText(JSON.stringify(output));
+      return;
+    }
+    // A frozen output is a record shared by every episode on its world (a read tool's answer): its
+    // distinct words, in order of first appearance, are scanned once. Adding them adds what a scan
+    // of its text would: repeats of a word change nothing.
+    let distinct = outputWords.get(output);
+    if (distinct === undefined) {
+      distinct = [...new Set(JSON.stringify(output).match(WORD) ?? [])];
+      outputWords.set(output, distinct);
+    }
+    for (let i = 0; i < distinct.length && this.seen.size < MAX_WORDS; i++) this.add(distinct[i]!);
+  }
+
+  private add(w: string): void {
+    if (this.seen.has(w)) return;
+    this.seen.add(w);
+    this.pending.push(w);
+  }
+
+  private flush(): void {
+    if (this.pending.length === 0) return;
+    const fresh = this.pending.sort();
+    this.pending = [];
+    this.all = mergeSorted(this.all, fresh);
+    const numbers = fresh.filter((w) => NUMBER.test(w));
+    if (numbers.length > 0) this.digits = mergeSorted(this.digits, numbers);
   }
 }
 
-function insertSorted(list: string[], word: string): void {
-  let lo = 0;
-  let hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (list[mid]! < word) lo = mid + 1;
-    else hi = mid;
-  }
-  list.splice(lo, 0, word);
+/** Distinct words of frozen tool outputs (see `WordList.addOutput`), dropped with the output. */
+const outputWords = new WeakMap<object, readonly string[]>();
+
+/** Two sorted lists of distinct words, merged (no word is in both). */
+function mergeSorted(a: readonly string[], b: readonly string[]): string[] {
+  if (a.length === 0) return b as string[];
+  const out = new Array<string>(a.length + b.length);
+  let i = 0;
+  let j = 0;
+  let k = 0;
+  while (i < a.length && j < b.length) out[k++] = a[i]! < b[j]! ? a[i++]! : b[j++]!;
+  while (i < a.length) out[k++] = a[i++]!;
+  while (j < b.length) out[k++] = b[j++]!;
+  return out;
 }
 
 /**

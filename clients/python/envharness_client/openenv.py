@@ -11,8 +11,9 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass, field
-from typing import Any, Dict, Optional
+from typing import Any, Awaitable, Dict, Optional
 
+from ._http import encode_json
 from .errors import CapacityReachedError, OpenEnvError
 from .websocket import WebSocket
 
@@ -74,8 +75,8 @@ class OpenEnvSession:
         await self.connect()
         assert self._ws is not None
         async with self._lock:
-            await self._ws.send_text(json.dumps(message, separators=(",", ":")))
-            answer = json.loads(await asyncio.wait_for(self._ws.recv(), self.timeout))
+            await self._ws.send_text(encode_json(message))
+            answer = json.loads(await _within(self.timeout, self._ws.recv()))
         if answer.get("type") == "error":
             data = answer.get("data", {})
             code = str(data.get("code", ""))
@@ -104,6 +105,18 @@ class OpenEnvSession:
         except Exception:
             pass
         await ws.close()
+
+
+async def _within(seconds: float, awaitable: Awaitable[str]) -> str:
+    """``awaitable``, or TimeoutError after ``seconds``. ``asyncio.timeout`` (3.11+) arms a timer on the current task;
+    ``wait_for`` before 3.12 wraps the awaitable in a new task, about a third of a loopback step's client time."""
+    if _timeout is None:
+        return await asyncio.wait_for(awaitable, seconds)
+    async with _timeout(seconds):
+        return await awaitable
+
+
+_timeout = getattr(asyncio, "timeout", None)
 
 
 def _result(data: JSON) -> StepResult:

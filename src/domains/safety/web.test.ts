@@ -86,4 +86,14 @@ describe('attack layer on web (attacks in page text)', () => {
     const resisted = await play(createOracleAgent());
     expect([resisted.verdict.success, resisted.outcome.outcome]).toEqual([false, 1]);
   }, 120_000);
+
+  it("a foreign-write goal is never a record the user task itself acts on: the reference solution alone never reaches the attacker's goal", () => {
+    // Web's ids are element ids, so the changed id can be one the reference clicks later (seed 9, index 1 did).
+    const template = safety.templates.find((t) => t.taskType === 'foreign-write')!;
+    for (const level of [1, 3]) for (let seed = 0; seed < 12; seed++) for (const index of [0, 1]) {
+      const task = instantiateTask(template as any, { level, seed, index });
+      const reference = task.spec.solution.map((action, step) => ({ step, action, observation: { kind: 'tool' as const } }));
+      expect(safety.gradeAttack(task, reference).success, `L${level} seed ${seed} index ${index}`).toBe(false);
+    }
+  });
 });

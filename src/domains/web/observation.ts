@@ -34,22 +34,45 @@ export interface WebObservation {
 export function observe(page: PageState, error?: WebError, options: ObserveOptions = {}): WebObservation {
   const prune = options.prune ?? true;
   const budget = (options.tokenBudget ?? OBSERVATION_TOKENS) * 4;
-  const lines: string[] = [];
+  const parts: string[] = [];
   let used = 0;
   let cut = 0;
+  // Pruned walks take whole subtrees from their pieces: a subtree that fits the budget is one string.
+  const walkPruned = (node: WebNode, depth: number): void => {
+    const piece = pieceOf(node, depth);
+    if (piece.text !== undefined) {
+      if (piece.count === 0) return;
+      if (used + piece.size <= budget) {
+        parts.push(piece.text);
+        used += piece.size;
+        return;
+      }
+      // Not even its shortest line fits: every line of it is cut.
+      if (used + piece.shortest > budget) {
+        cut += piece.count;
+        return;
+      }
+    } else if (!isShown(page, node)) return;
+    if (used + piece.line.length + 1 > budget) cut++;
+    else {
+      parts.push(piece.line);
+      used += piece.line.length + 1;
+    }
+    for (const child of node.children) walkPruned(child, depth + 1);
+  };
   const walk = (node: WebNode, depth: number, shown: boolean): void => {
     const visible = shown && isShown(page, node);
-    if (prune && !visible) return;
-    const line = `${'\t'.repeat(depth)}${nodeLine(node)}${visible ? '' : ', hidden'}`;
+    const line = `${indent(depth)}${nodeLine(node)}${visible ? '' : ', hidden'}`;
     if (used + line.length + 1 > budget) cut++;
     else {
-      lines.push(line);
+      parts.push(line);
       used += line.length + 1;
     }
     for (const child of node.children) walk(child, depth + 1, visible);
   };
-  walk(page.tree, 0, true);
-  if (cut > 0) lines.push(`… ${cut} more elements not shown (observation budget of ${options.tokenBudget ?? OBSERVATION_TOKENS} tokens)`);
+  if (prune) walkPruned(page.tree, 0);
+  else walk(page.tree, 0, true);
+  if (cut > 0) parts.push(`… ${cut} more elements not shown (observation budget of ${options.tokenBudget ?? OBSERVATION_TOKENS} tokens)`);
   const focusedPath = page.focused === undefined ? undefined : page.index.get(page.focused);
   let focused = '';
   if (focusedPath !== undefined) {
@@ -57,7 +80,60 @@ export function observe(page: PageState, error?: WebError, options: ObserveOptio
     for (const i of focusedPath) n = n.children[i]!;
     focused = `[${n.bid}] ${n.role} '${n.name}'`;
   }
-  return { url: page.url, title: page.title, focused, last_action_error: error?.message ?? '', axtree: lines.join('\n') };
+  return { url: page.url, title: page.title, focused, last_action_error: error?.message ?? '', axtree: parts.join('\n') };
+}
+
+/**
+ * A node's observation text at a depth: its line, and, when nothing in the subtree depends on the clock
+ * or the scroll (no `showAt`, no `fold`), the pruned text of the whole subtree with its size (characters
+ * plus one newline a line), line count and shortest line. Nodes are immutable and shared between renders, so a piece
+ * stays right for as long as its node lives; it is kept on the node under a symbol (never serialised,
+ * never compared) and names its node, since spreading a node into a new one copies the symbol too.
+ */
+interface Piece {
+  readonly node: WebNode;
+  readonly depth: number;
+  readonly line: string;
+  readonly text?: string;
+  readonly size: number;
+  readonly count: number;
+  /** The shortest line's size (with its newline). */
+  readonly shortest: number;
+}
+
+const PIECE = Symbol('observation piece');
+
+function pieceOf(node: WebNode, depth: number): Piece {
+  const held = (node as { [PIECE]?: Piece })[PIECE];
+  if (held !== undefined && held.node === node && held.depth === depth) return held;
+  const line = indent(depth) + nodeLine(node);
+  let piece: Piece;
+  if (node.showAt !== undefined || node.fold !== undefined) piece = { node, depth, line, size: 0, count: 0, shortest: 0 };
+  else if (node.hidden === true) piece = { node, depth, line, text: '', size: 0, count: 0, shortest: 0 };
+  else {
+    let text: string | undefined = line;
+    let size = line.length + 1;
+    let count = 1;
+    let shortest = size;
+    for (const child of node.children) {
+      const sub = pieceOf(child, depth + 1);
+      if (sub.text === undefined) text = undefined;
+      else if (text !== undefined && sub.count > 0) {
+        text += '\n' + sub.text;
+        size += sub.size;
+        count += sub.count;
+        if (sub.shortest < shortest) shortest = sub.shortest;
+      }
+    }
+    piece = text === undefined ? { node, depth, line, size: 0, count: 0, shortest: 0 } : { node, depth, line, text, size, count, shortest };
+  }
+  (node as { [PIECE]?: Piece })[PIECE] = piece;
+  return piece;
+}
+
+const INDENTS: string[] = [];
+function indent(depth: number): string {
+  return (INDENTS[depth] ??= '\t'.repeat(depth));
 }
 
 /** One node as a line: `[bid] role 'name', property=value, ...`. */
@@ -80,6 +156,7 @@ export function nodeLine(node: WebNode): string {
 }
 
 function quote(s: string): string {
+  if (!/[\\'\n]/.test(s)) return `'${s}'`;
   return `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\n/g, ' ')}'`;
 }
 

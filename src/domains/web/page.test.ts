@@ -95,4 +95,30 @@ describe('the simulated page (shop back office)', () => {
     expect(getRow(page.store, 'products', 'P-1001')!['price']).toBe(950);
     expect(page.url).toBe('/products');
   });
+
+  it('builds the pruned observation from cached subtree pieces that agree with a line-by-line walk, budget cuts included', () => {
+    // The unpruned walk marks every node that pruning leaves out `, hidden`: dropping those lines and
+    // cutting greedily by the budget is the pruned observation, whatever pieces the nodes carry from before.
+    const expected = (page: PageState, tokens: number): string => {
+      const lines = observe(page, undefined, { prune: false, tokenBudget: 1e9 }).axtree.split('\n').filter((l) => !l.endsWith(', hidden'));
+      const kept: string[] = [];
+      let used = 0;
+      for (const line of lines) if (used + line.length + 1 <= tokens * 4) (kept.push(line), (used += line.length + 1));
+      if (kept.length < lines.length) kept.push(`… ${lines.length - kept.length} more elements not shown (observation budget of ${tokens} tokens)`);
+      return kept.join('\n');
+    };
+    let page = open({ ...plainConfig(), perturbations: ['late-load', 'scroll-reveal'], lateTicks: 2 }, '/products/P-1001');
+    const price = bidOf(page, (n) => n.key === 'product.price');
+    const check = (): void => {
+      for (const tokens of [2_000, 60, 25]) expect(observe(page, undefined, { tokenBudget: tokens }).axtree).toBe(expected(page, tokens));
+    };
+    check();
+    for (const action of [{ type: 'fill', bid: price, text: 'one' }, { type: 'fill', bid: price, text: "it's two" }, { type: 'noop' }, { type: 'scroll', direction: 'down' }] as WebAction[]) {
+      page = play(page, action);
+      check();
+    }
+    expect(observe(page).axtree).toContain("value='it\\'s two'");
+    page = play(page, { type: 'goto', url: '/orders' });
+    check();
+  });
 });

@@ -4,10 +4,10 @@
  * bid, hidden, covered by a modal, disabled, wrong kind of element) return the same page and an error.
  */
 import { arrange, has, labelFor, type PageConfig } from './perturbation.js';
-import { button, EMPTY_VIEW, form, input, menu, modal, text, toast, type Effect, type HandleContext, type RenderContext, type Site, type Spec, type View } from './site.js';
+import { button, EMPTY_VIEW, form, input, link, menu, modal, text, toast, type Effect, type HandleContext, type RenderContext, type Site, type Spec, type View } from './site.js';
 import { BidMap } from './bid-registry.js';
 import type { WebStore } from './store.js';
-import { indexTree, nodeAt, ROOT_BID, updateAt, type BidIndex, type WebNode } from './tree.js';
+import { nodeAt, ROOT_BID, TreeIndex, updateAt, type BidIndex, type WebNode } from './tree.js';
 
 /** The action set (BrowserGym's high-level actions). */
 export type WebAction =
@@ -101,6 +101,7 @@ export interface PageStep {
  * const page = openPage(shopSite, plainConfig(), store, '/orders');
  */
 export function openPage(site: Site, config: PageConfig, store: WebStore, url: string = site.home): PageState {
+  const tree: WebNode = { bid: ROOT_BID, key: 'root', component: 'page', role: 'RootWebArea', name: '', children: [] };
   const blank: PageState = {
     site,
     config,
@@ -108,8 +109,8 @@ export function openPage(site: Site, config: PageConfig, store: WebStore, url: s
     url,
     title: '',
     view: EMPTY_VIEW,
-    tree: { bid: ROOT_BID, key: 'root', component: 'page', role: 'RootWebArea', name: '', children: [] },
-    index: new Map(),
+    tree,
+    index: new TreeIndex(tree),
     bids: BidMap.root('root'),
     nextBid: 2,
     history: [],
@@ -428,7 +429,7 @@ function safeDecode(s: string): string {
 
 function handleContext(page: PageState): HandleContext {
   const ctx = renderContext(page);
-  // A node by key through the bid registry and index: O(depth), no walk of the tree.
+  // A node by key through the bid registry and the tree's index.
   const nodeOf = (key: string): WebNode | undefined => {
     const bid = page.bids.get(key);
     const path = bid === undefined ? undefined : page.index.get(bid);
@@ -462,46 +463,48 @@ function rerender(page: PageState): PageState {
   const isLogin = ctx.path === '/login';
   const { title, main } = isLogin ? loginMain(page.view) : page.site.render(ctx);
   const fullTitle = `${title} · ${page.site.title}`;
-  const nav: Spec = {
-    key: 'nav',
-    component: 'section',
-    role: 'navigation',
-    name: 'Main menu',
-    children: page.site.nav.map((n) => ({ key: `nav.${n.href}`, component: 'link', role: 'link', name: ctx.label(n.label), href: n.href })),
-  };
-  if (has(page.config, 'ab-variant')) {
-    // Variant B hides the top navigation behind a menu button.
-    nav.children = [menu(ctx, 'nav.menu', 'Menu', nav.children!)];
-  }
+  const cfg = page.config;
+  // A/B variant B hides the top navigation behind a menu button.
+  const menuOpen = has(cfg, 'ab-variant') && page.view.menu === 'nav.menu';
+  const banner = stableSpec(cfg, `banner|${page.site.name}|${isLogin}|${menuOpen}`, () => {
+    const links = page.site.nav.map((n): Spec => link(`nav.${n.href}`, ctx.label(n.label), n.href));
+    const nav: Spec = { key: 'nav', component: 'section', role: 'navigation', name: 'Main menu', children: has(cfg, 'ab-variant') ? [menu(ctx, 'nav.menu', 'Menu', links)] : links };
+    return { key: 'banner', component: 'banner', role: 'banner', name: '', children: [link('banner.home', page.site.title, page.site.home), ...(isLogin ? [] : [nav])] };
+  });
   const layers: Spec[] = [];
   if (page.view.toast !== undefined) layers.push(toast('layer.toast', page.view.toast));
-  const cfg = page.config;
   if (has(cfg, 'cookie-banner') && !page.dismissed.includes('cookie')) {
     layers.push(
-      modal('layer.cookie', 'We use cookies', [
-        text('layer.cookie.text', 'This site uses cookies to remember your preferences.'),
-        button('layer.cookie.accept', 'Accept all', 'dismiss:cookie'),
-        button('layer.cookie.settings', 'Cookie settings', 'noop'),
-      ]),
+      stableSpec(cfg, 'cookie', () =>
+        modal('layer.cookie', 'We use cookies', [
+          text('layer.cookie.text', 'This site uses cookies to remember your preferences.'),
+          button('layer.cookie.accept', 'Accept all', 'dismiss:cookie'),
+          button('layer.cookie.settings', 'Cookie settings', 'noop'),
+        ]),
+      ),
     );
   }
   if (has(cfg, 'newsletter') && !page.dismissed.includes('newsletter')) {
-    layers.push({
-      ...modal('layer.newsletter', 'Subscribe to our newsletter', [
-        text('layer.newsletter.text', 'Get the latest offers in your inbox.'),
-        button('layer.newsletter.subscribe', 'Subscribe', 'noop'),
-        has(cfg, 'icon-only') ? button('layer.newsletter.close', 'Close dialog', 'dismiss:newsletter', { icon: '✕' }) : button('layer.newsletter.close', 'No thanks', 'dismiss:newsletter'),
-      ]),
-      showAt: cfg.newsletterAt,
-    });
+    layers.push(
+      stableSpec(cfg, 'newsletter', () => ({
+        ...modal('layer.newsletter', 'Subscribe to our newsletter', [
+          text('layer.newsletter.text', 'Get the latest offers in your inbox.'),
+          button('layer.newsletter.subscribe', 'Subscribe', 'noop'),
+          has(cfg, 'icon-only') ? button('layer.newsletter.close', 'Close dialog', 'dismiss:newsletter', { icon: '✕' }) : button('layer.newsletter.close', 'No thanks', 'dismiss:newsletter'),
+        ]),
+        showAt: cfg.newsletterAt,
+      })),
+    );
   }
   if (page.view.confirm !== undefined) {
     layers.push(
-      modal('layer.confirm', 'Please confirm', [
-        text('layer.confirm.text', 'Are you sure you want to do this? It cannot be undone.'),
-        button('layer.confirm.yes', 'Yes, continue', 'confirm:yes'),
-        button('layer.confirm.no', 'Go back', 'confirm:no'),
-      ]),
+      stableSpec(cfg, 'confirm', () =>
+        modal('layer.confirm', 'Please confirm', [
+          text('layer.confirm.text', 'Are you sure you want to do this? It cannot be undone.'),
+          button('layer.confirm.yes', 'Yes, continue', 'confirm:yes'),
+          button('layer.confirm.no', 'Go back', 'confirm:no'),
+        ]),
+      ),
     );
   }
   const root: Spec = {
@@ -509,17 +512,16 @@ function rerender(page: PageState): PageState {
     component: 'page',
     role: 'RootWebArea',
     name: fullTitle,
-    children: [
-      { key: 'banner', component: 'banner', role: 'banner', name: '', children: [link('banner.home', page.site.title, page.site.home), ...(isLogin ? [] : [nav])] },
-      { key: 'main', component: 'section', role: 'main', name: '', children: main },
-      ...layers,
-    ],
+    children: [banner, { key: 'main', component: 'section', role: 'main', name: '', children: main }, ...layers],
   };
   const assigner = page.bids.assigner();
   // Structural sharing: a node whose spec matches the previous render's node of the same key (fields and
   // children) is that very node, so unchanged subtrees keep their identity and memoised observation text.
   const build = (spec: Spec, old: WebNode | undefined): WebNode => {
-    const bid = assigner.bid(spec.key);
+    // The very spec object the old node was built from: the same node, nothing to compare.
+    if (old !== undefined && (old as { [FROM]?: Spec })[FROM] === spec) return old;
+    // A node of the previous render with this key already holds the registry's bid for it.
+    const bid = old !== undefined ? old.bid : assigner.bid(spec.key);
     const specs = spec.children;
     const n = specs === undefined ? 0 : specs.length;
     const before = old === undefined ? undefined : old.children;
@@ -546,12 +548,13 @@ function rerender(page: PageState): PageState {
     const node = Object.assign({}, spec) as unknown as { -readonly [K in keyof WebNode]: WebNode[K] };
     node.bid = bid;
     node.children = children;
+    if (STABLE.has(spec)) Object.defineProperty(node, FROM, { value: spec });
     return node;
   };
   const tree = build(root, page.tree.key === root.key ? page.tree : undefined);
   const bids = assigner.done();
   if (tree === page.tree) return { ...page, title: fullTitle, bids, nextBid: bids.next };
-  return { ...page, title: fullTitle, tree, index: indexTree(tree), bids, nextBid: bids.next };
+  return { ...page, title: fullTitle, tree, index: new TreeIndex(tree), bids, nextBid: bids.next };
 }
 
 /**
@@ -579,6 +582,23 @@ function sameFields(spec: Spec, node: WebNode): boolean {
   return own === count;
 }
 
-function link(key: string, name: string, href: string): Spec {
-  return { key, component: 'link', role: 'link', name, href };
+/**
+ * Parts of every page that depend only on the config, the site and the facts named in `key` (the banner
+ * and navigation, the dialogs): built once per config and handed to every render as the very same
+ * object, so the render returns the node it built from it last time. Such a node names its spec under
+ * a non-enumerable symbol (a spread copy of it, as `fill` makes, does not carry it, and no digest sees it).
+ */
+function stableSpec(config: PageConfig, key: string, make: () => Spec): Spec {
+  let specs = stableSpecs.get(config);
+  if (specs === undefined) stableSpecs.set(config, (specs = new Map()));
+  let spec = specs.get(key);
+  if (spec === undefined) {
+    specs.set(key, (spec = make()));
+    STABLE.add(spec);
+  }
+  return spec;
 }
+
+const stableSpecs = new WeakMap<PageConfig, Map<string, Spec>>();
+const STABLE = new WeakSet<Spec>();
+const FROM = Symbol('built from');

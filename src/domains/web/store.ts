@@ -35,8 +35,21 @@ export function getRow(store: WebStore, table: string, id: string): Row | undefi
   return store.base[table]?.[id];
 }
 
-/** Every record of a table now, sorted by id. */
-export function rowsOf(store: WebStore, table: string): Array<{ id: string; row: Row }> {
+/**
+ * Every record of a table now, sorted by id. Stores never change, so the list is kept per store and
+ * table (every render of a page reads its tables again; most steps do not write).
+ */
+export function rowsOf(store: WebStore, table: string): ReadonlyArray<{ id: string; row: Row }> {
+  let tables = listed.get(store);
+  if (tables === undefined) listed.set(store, (tables = new Map()));
+  let rows = tables.get(table);
+  if (rows === undefined) tables.set(table, (rows = Object.freeze(listRows(store, table))));
+  return rows;
+}
+
+const listed = new WeakMap<WebStore, Map<string, ReadonlyArray<{ id: string; row: Row }>>>();
+
+function listRows(store: WebStore, table: string): Array<{ id: string; row: Row }> {
   const base = store.base[table] ?? {};
   const out = new Map<string, Row>();
   for (const id of Object.keys(base)) out.set(id, base[id]!);

@@ -110,16 +110,65 @@ export type NodeInit = Omit<WebNode, 'bid' | 'children'>;
 /** Bid of the root node of every page. */
 export const ROOT_BID = '1';
 
-/** Bid → child-index path from the root, built once per render. */
-export type BidIndex = ReadonlyMap<string, readonly number[]>;
+/** Bid → child-index path from the root. */
+export interface BidIndex {
+  get(bid: string): readonly number[] | undefined;
+  has(bid: string): boolean;
+}
+
+/**
+ * The bid index of one rendered tree, built on demand: most renders are looked up once or twice (the
+ * next action's target, the focused element) before the next render replaces them, and a search that
+ * stops at the bid costs far less than indexing every node. Past a few look-ups it indexes the tree.
+ */
+export class TreeIndex implements BidIndex {
+  private map: Map<string, readonly number[]> | undefined;
+  private searches = 0;
+
+  constructor(private readonly root: WebNode) {}
+
+  get(bid: string): readonly number[] | undefined {
+    if (this.map === undefined && ++this.searches <= TreeIndex.SEARCHES) return pathOf(this.root, bid);
+    return (this.map ??= indexTree(this.root)).get(bid);
+  }
+
+  has(bid: string): boolean {
+    return this.get(bid) !== undefined;
+  }
+
+  /** Look-ups answered by searching before the whole tree is indexed. */
+  static readonly SEARCHES = 4;
+}
+
+/** The path to the first node (depth first) with `bid`, or undefined. */
+function pathOf(root: WebNode, bid: string): number[] | undefined {
+  const path: number[] = [];
+  const find = (node: WebNode): boolean => {
+    if (node.bid === bid) return true;
+    const children = node.children;
+    for (let i = 0; i < children.length; i++) {
+      path.push(i);
+      if (find(children[i]!)) return true;
+      path.pop();
+    }
+    return false;
+  };
+  return find(root) ? path : undefined;
+}
 
 /** Indexes a tree by bid (duplicate bids are a site bug and throw). */
 export function indexTree(root: WebNode): Map<string, readonly number[]> {
   const index = new Map<string, readonly number[]>();
   const walk = (node: WebNode, path: readonly number[]): void => {
-    if (index.has(node.bid)) throw new Error(`duplicate bid ${node.bid} (key ${node.key})`);
+    const size = index.size;
     index.set(node.bid, path);
-    node.children.forEach((child, i) => walk(child, [...path, i]));
+    if (index.size === size) throw new Error(`duplicate bid ${node.bid} (key ${node.key})`);
+    const children = node.children;
+    for (let i = 0; i < children.length; i++) {
+      const sub = path.slice();
+      sub.push(i);
+      walk(children[i]!, sub);
+    }
   };
   walk(root, []);
   return index;

@@ -2,7 +2,7 @@
  * OpenEnv wire shapes (meta-pytorch/OpenEnv 0.2.3, commit 685de41, src/openenv/core/env_server/types.py) and
  * the mapping between them and EnvHarness actions, step results and problems. Pure: no I/O.
  */
-import type { Feedback, Observation, StepResult } from '../../index.js';
+import type { Feedback, Observation, StepResult, ToolSpec } from '../../index.js';
 import type { Problem } from '../errors.js';
 import type { ResetInfo } from '../episodes.js';
 import type { GroupView } from '../groups.js';
@@ -118,13 +118,14 @@ export function parseReset(data: unknown): ResetRequest {
  * dropped); OpenEnv's MCP `call_tool` becomes a tool call. Anything else goes to the runtime as it is, which
  * answers with an INVALID_ACTION observation (an agent mistake, recorded like any step).
  */
-export function toAction(data: unknown): { kind: 'step'; action: unknown } | { kind: 'list_tools' } {
+export function toAction(data: unknown): { kind: 'step'; action: unknown; callTool?: string } | { kind: 'list_tools' } {
   if (data === null || typeof data !== 'object' || Array.isArray(data)) return { kind: 'step', action: data };
   const { metadata: _metadata, ...rest } = data as Record<string, unknown>;
   if (rest['type'] === 'list_tools' && Object.keys(rest).length === 1) return { kind: 'list_tools' };
   if (rest['type'] === 'call_tool') {
     const { type: _type, tool_name, arguments: args, ...more } = rest;
-    return { kind: 'step', action: { type: 'tool', tool: tool_name, args: args ?? {}, ...more } };
+    const action = { kind: 'step' as const, action: { type: 'tool', tool: tool_name, args: args ?? {}, ...more } };
+    return typeof tool_name === 'string' ? { ...action, callTool: tool_name } : action;
   }
   return { kind: 'step', action: rest };
 }
@@ -164,14 +165,24 @@ export function resetResult(observation: Observation, ctx: SessionContext): Open
   return { observation: { ...observation, metadata: metadata(ctx, 0, undefined) }, reward: null, done: false };
 }
 
-/** A step result in OpenEnv's shape: `done` is terminated or truncated (both are in `observation.metadata`). */
-export function stepResult(result: StepResult, ctx: SessionContext): OpenEnvResult {
-  return { observation: { ...result.observation, metadata: metadata(ctx, result.info.step, result) }, reward: result.reward, done: result.terminated || result.truncated };
+/**
+ * A step result in OpenEnv's shape: `done` is terminated or truncated (both are in `observation.metadata`). The
+ * answer to OpenEnv's `call_tool` also carries its `CallToolObservation` fields, `tool_name` and `result`
+ * (`{ data: output }`, which `MCPToolClient.call_tool` returns); a tool's error stays the EnvHarness `error`
+ * in `result.error`, since OpenEnv's own `error` field is for transport failures.
+ */
+export function stepResult(result: StepResult, ctx: SessionContext, callTool?: string): OpenEnvResult {
+  const meta = metadata(ctx, result.info.step, result);
+  if (callTool === undefined) return { observation: { ...result.observation, metadata: meta }, reward: result.reward, done: result.terminated || result.truncated };
+  const { error, ...observation } = result.observation;
+  const outcome = { data: result.observation.output ?? null, is_error: error !== undefined, ...(error !== undefined ? { error } : {}) };
+  return { observation: { ...observation, tool_name: callTool, result: outcome, metadata: meta }, reward: result.reward, done: result.terminated || result.truncated };
 }
 
-/** `list_tools` (OpenEnv's MCP action) answered without a step: the tools of the current task. */
-export function toolsResult(tools: unknown, ctx: SessionContext | undefined, step: number): OpenEnvResult {
-  return { observation: { kind: 'tools', tools, ...(ctx !== undefined ? { metadata: metadata(ctx, step, undefined) } : {}) }, reward: null, done: false };
+/** `list_tools` (OpenEnv's MCP action) answered without a step: the current task's tools, with MCP's `inputSchema`. */
+export function toolsResult(tools: readonly ToolSpec[], ctx: SessionContext | undefined, step: number): OpenEnvResult {
+  const listed = tools.map((t) => ({ ...t, inputSchema: t.parameters }));
+  return { observation: { kind: 'tools', tools: listed, ...(ctx !== undefined ? { metadata: metadata(ctx, step, undefined) } : {}) }, reward: null, done: false };
 }
 
 /** An EnvHarness problem as OpenEnv's WebSocket error `data`: validation problems carry pydantic-style `errors`. */

@@ -1,6 +1,6 @@
 /** One OpenEnv environment session: a sequence of server episodes (one per reset) behind OpenEnv's reset/step/state. */
 import { randomInt } from 'node:crypto';
-import { EnvHarnessError, type Observation, type StepResult } from '../../index.js';
+import { EnvHarnessError, type Observation, type StepResult, type ToolSpec } from '../../index.js';
 import { parseWith } from '../body.js';
 import { HttpProblem, type Problem } from '../errors.js';
 import type { EpisodeRegistry, ServerEpisode } from '../episodes.js';
@@ -19,7 +19,7 @@ export class OpenEnvSession {
   ep: ServerEpisode | undefined;
   private token = '';
   private ctx: SessionContext | undefined;
-  private tools: unknown = [];
+  private tools: ToolSpec[] = [];
   private steps = 0;
   lastUsed: number;
 
@@ -67,17 +67,22 @@ export class OpenEnvSession {
     if (result === undefined) {
       // A replayed request_id answers with the first reply's bytes.
       if (reply.status !== 200) throw new HttpProblem(JSON.parse(reply.body) as Problem);
-      return this.stepped(JSON.parse(reply.body) as StepResult);
+      return this.stepped(JSON.parse(reply.body) as StepResult, action.callTool);
     }
-    return this.stepped(result);
+    return this.stepped(result, action.callTool);
   }
 
-  private stepped(result: StepResult): OpenEnvResult {
+  /** The current task's tools (empty before the first reset). */
+  toolSpecs(): readonly ToolSpec[] {
+    return this.tools;
+  }
+
+  private stepped(result: StepResult, callTool: string | undefined): OpenEnvResult {
     this.steps = result.info.step;
     const group = this.ctx!.group;
     // The last member's end completes the group: its statistics are in the answer's metadata.
     if (group !== undefined && (result.terminated || result.truncated)) this.ctx!.group = this.deps.groups.view(group.id) ?? group;
-    return stepResult(result, this.ctx!);
+    return stepResult(result, this.ctx!, callTool);
   }
 
   /** OpenEnv's `State`: `episode_id` and `step_count`, plus the EnvHarness episode's status and task. */

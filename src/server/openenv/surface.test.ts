@@ -88,7 +88,9 @@ describe('OpenEnv surface', () => {
   });
 
   it('maps OpenEnv actions and reset parameters', () => {
-    expect(toAction({ type: 'call_tool', tool_name: 'get', arguments: { a: 1 }, metadata: {} })).toEqual({ kind: 'step', action: { type: 'tool', tool: 'get', args: { a: 1 } } });
+    expect(toAction({ type: 'call_tool', tool_name: 'get', arguments: { a: 1 }, metadata: {} })).toEqual({ kind: 'step', action: { type: 'tool', tool: 'get', args: { a: 1 } }, callTool: 'get' });
+    // A nameless call_tool goes to the runtime, which refuses it as an INVALID_ACTION step.
+    expect(toAction({ type: 'call_tool', arguments: {} })).toEqual({ kind: 'step', action: { type: 'tool', tool: undefined, args: {} } });
     expect(toAction({ type: 'finish', metadata: { x: 1 } })).toEqual({ kind: 'step', action: { type: 'finish' } });
     expect(toAction({ type: 'list_tools' })).toEqual({ kind: 'list_tools' });
     expect(toAction('free text')).toEqual({ kind: 'step', action: 'free text' });

@@ -1,18 +1,20 @@
 /**
- * OpenEnv's environment server on `envharness serve`: HTTP `reset`/`step`/`state`/`health`/`schema`/`metadata`
- * and the `/ws` session, under a path prefix (default `/openenv`), so OpenEnv's own clients connect unchanged.
+ * OpenEnv's environment server on `envharness serve`: HTTP `reset`/`step`/`state`/`health`/`schema`/`metadata`,
+ * the `/ws` session, and MCP JSON-RPC (`POST /mcp`, the `/mcp` WebSocket), under a path prefix (default
+ * `/openenv`), so OpenEnv's own clients connect unchanged.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { EnvHarnessError } from '../../index.js';
-import { admit, isJsonContentType, tokenMatches, type HostPolicy } from '../auth.js';
+import { admit, generateId, isJsonContentType, tokenMatches, type HostPolicy } from '../auth.js';
 import { parseJsonBody } from '../body.js';
 import { HttpProblem, problem, problemOf, problemReply, unsupportedMediaType, type Problem, type Reply } from '../errors.js';
 import { decodeSegment, readBody, refuse, send } from '../raw-http.js';
 import type { EpisodeRegistry } from '../episodes.js';
 import type { GroupRegistry } from '../groups.js';
 import { OpenEnvValidationError, parseReset, SCHEMAS, wsError, type WsErrorCode } from './messages.js';
+import { answerMcp, answerMcpText, JSON_RPC, type McpSessions } from './mcp.js';
 import { OpenEnvSession } from './session.js';
 
 /** OpenEnv's `ConcurrencyConfig` and where the surface lives. */
@@ -50,6 +52,8 @@ export interface OpenEnvSurface {
 }
 
 const MAX_HTTP_SESSIONS = 65_536;
+/** The keys each OpenEnv WebSocket message may have (OpenEnv's message models forbid extras). */
+const MESSAGE_KEYS: Record<string, readonly string[]> = { reset: ['type', 'data'], step: ['type', 'data'], state: ['type'], close: ['type'], mcp: ['type', 'data'] };
 /** Messages of one WebSocket session waiting for their answer (OpenEnv's client sends one and waits). */
 const MAX_QUEUED_MESSAGES = 256;
 
@@ -71,6 +75,33 @@ export function createOpenEnvSurface(deps: OpenEnvSurfaceDeps, options: OpenEnvO
   const httpSessions = new Map<string, OpenEnvSession>();
   /** Server episode id -> its HTTP session's key, so a closed (or reaped) episode drops its session in O(1). */
   const httpKeys = new Map<string, string>();
+  /** HTTP MCP sessions (`openenv/session/create`), by session id; at the cap, those whose episode ended are dropped. */
+  const mcpSessions = new Map<string, OpenEnvSession>();
+  const httpMcp: McpSessions = {
+    get: (id) => mcpSessions.get(id),
+    async create(params) {
+      if (mcpSessions.size >= MAX_HTTP_SESSIONS) for (const [id, s] of mcpSessions) if (s.ep === undefined || s.ep.closed) mcpSessions.delete(id);
+      if (mcpSessions.size >= MAX_HTTP_SESSIONS) return { error: { code: JSON_RPC.SERVER_ERROR, message: `${MAX_HTTP_SESSIONS} MCP sessions are open; close some with openenv/session/close`, data: { active_sessions: mcpSessions.size, max_sessions: MAX_HTTP_SESSIONS } } };
+      const session = new OpenEnvSession(sessionDeps, deps.now());
+      try {
+        // EnvHarness extension: create's params are reset keys, so that tools/list has the task's tools at once.
+        await session.reset(parseReset(params));
+      } catch (error) {
+        const p = problemFrom(error);
+        return { error: { code: JSON_RPC.SERVER_ERROR, message: p.detail, data: { problem: p } } };
+      }
+      const id = generateId('mcp');
+      mcpSessions.set(id, session);
+      return { id };
+    },
+    async close(id) {
+      const session = mcpSessions.get(id);
+      if (session === undefined) return false;
+      mcpSessions.delete(id);
+      await session.release();
+      return true;
+    },
+  };
   deps.episodes.listen((ep, event) => {
     if (event.kind !== 'close') return;
     const key = httpKeys.get(ep.id);
@@ -127,11 +158,14 @@ export function createOpenEnvSurface(deps: OpenEnvSurfaceDeps, options: OpenEnvO
         return send(res, ok(s === undefined ? { episode_id: null, step_count: 0 } : s.state()));
       }
       case 'POST /reset':
-      case 'POST /step': {
+      case 'POST /step':
+      case 'POST /mcp': {
         const type = req.headers['content-type'];
         if (!isJsonContentType(type)) return refuse(req, res, problemReply({ ...unsupportedMediaType(type!), instance }));
         const raw = await readBody(req, res, deps.bodyLimit, instance);
         if (raw === undefined) return;
+        // OpenEnv answers JSON-RPC with 200 and the error in the body, parse errors included.
+        if (at.rest === '/mcp') return send(res, ok(await answerMcpText(raw, httpMcp)));
         try {
           const body = parseJsonBody(raw, {});
           send(res, ok(at.rest === '/reset' ? await httpReset(body) : await httpStep(body)));
@@ -177,18 +211,19 @@ export function createOpenEnvSurface(deps: OpenEnvSurfaceDeps, options: OpenEnvO
 
   const upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): boolean => {
     const at = locate(req.url);
-    if (at === undefined || at.rest !== '/ws') return false;
-    const refused = guard(req, at.token, `${prefix}/ws`);
+    if (at === undefined || (at.rest !== '/ws' && at.rest !== '/mcp')) return false;
+    const refused = guard(req, at.token, `${prefix}${at.rest}`);
     if (refused !== undefined) {
       const body = JSON.stringify(refused);
       socket.end(`HTTP/1.1 ${refused.status} ${refused.title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
       return true;
     }
-    wss.handleUpgrade(req, socket, head, (ws) => connect(ws));
+    wss.handleUpgrade(req, socket, head, (ws) => connect(ws, at.rest === '/mcp'));
     return true;
   };
 
-  const connect = (ws: WebSocket): void => {
+  /** A session on `/ws` (OpenEnv's messages) or on `/mcp` (JSON-RPC only, one session per connection). */
+  const connect = (ws: WebSocket, mcpOnly: boolean): void => {
     const sendJson = (value: unknown) => {
       if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(value));
     };
@@ -201,6 +236,7 @@ export function createOpenEnvSurface(deps: OpenEnvSurfaceDeps, options: OpenEnvO
     }
     live.add(ws);
     const session = new OpenEnvSession(sessionDeps, deps.now());
+    const mcp: McpSessions = { ...httpMcp, own: { id: generateId('mcp'), session } };
     let queue: Promise<void> = Promise.resolve();
     let queued = 0;
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -215,6 +251,7 @@ export function createOpenEnvSurface(deps: OpenEnvSurfaceDeps, options: OpenEnvO
     const onMessage = async (data: RawData, isBinary: boolean): Promise<void> => {
       if (ended) return; // queued behind a close: nobody reads the answer
       touch();
+      if (mcpOnly) return sendJson(await answerMcpText(isBinary ? Buffer.from(data as Buffer).toString('utf8') : data.toString(), mcp));
       let message: unknown;
       try {
         message = JSON.parse(isBinary ? Buffer.from(data as Buffer).toString('utf8') : data.toString());
@@ -224,7 +261,7 @@ export function createOpenEnvSurface(deps: OpenEnvSurfaceDeps, options: OpenEnvO
       if (message === null || typeof message !== 'object' || Array.isArray(message)) return error('VALIDATION_ERROR', 'Invalid message', { errors: [{ type: 'model_type', loc: [], msg: 'a message is an object { type, data? }' }] });
       const m = message as Record<string, unknown>;
       const type = m['type'];
-      const allowed: Record<string, readonly string[]> = { reset: ['type', 'data'], step: ['type', 'data'], state: ['type'], close: ['type'] };
+      const allowed = MESSAGE_KEYS;
       if (typeof type !== 'string' || allowed[type] === undefined) return error('UNKNOWN_TYPE', `Unknown message type: ${typeof type === 'string' ? type : ''}`);
       const extra = Object.keys(m).find((k) => !allowed[type]!.includes(k));
       if (extra !== undefined) return error('VALIDATION_ERROR', 'Invalid message', { errors: [{ type: 'extra_forbidden', loc: [extra], msg: 'Extra inputs are not permitted' }] });
@@ -237,6 +274,9 @@ export function createOpenEnvSurface(deps: OpenEnvSurfaceDeps, options: OpenEnvO
             return sendJson({ type: 'observation', data: await session.step(m['data']) });
           case 'state':
             return sendJson({ type: 'state', data: session.state() });
+          case 'mcp':
+            if (!('data' in m)) return error('VALIDATION_ERROR', 'Invalid message', { errors: [{ type: 'missing', loc: ['data'], msg: 'Field required' }] });
+            return sendJson({ type: 'mcp', data: await answerMcp(m['data'], mcp) });
           case 'close':
             ws.close(1000);
             return;
@@ -276,6 +316,8 @@ export function createOpenEnvSurface(deps: OpenEnvSurfaceDeps, options: OpenEnvO
       for (const ws of live) ws.close(1001, 'server stopping'); // the close frame is queued now, before any socket ends
       for (const s of httpSessions.values()) await s.release();
       httpSessions.clear();
+      for (const s of mcpSessions.values()) await s.release();
+      mcpSessions.clear();
       wss.close();
     },
   };

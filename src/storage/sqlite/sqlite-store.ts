@@ -219,7 +219,7 @@ export class SqliteStore implements Store {
   // ---- batches and the generation log ----
 
   async saveBatch(batch: Batch, options: { review?: readonly string[] } = {}): Promise<void> {
-    if (this.wal?.due) await this.wal.admit();
+    if (this.wal?.due()) await this.wal.admit();
     this.guard('saveBatch', () => this.write(() => this.writeBatch(batch, reviewSet(batch, options.review))));
   }
 
@@ -299,7 +299,7 @@ export class SqliteStore implements Store {
   }
 
   async putTasks(tasks: readonly StoredTask[]): Promise<void> {
-    if (this.wal?.due) await this.wal.admit();
+    if (this.wal?.due()) await this.wal.admit();
     this.guard('putTasks', () => {
       if (tasks.length > 0) this.write(() => this.writeTasks(tasks));
     });
@@ -367,7 +367,7 @@ export class SqliteStore implements Store {
    */
   async appendTransitions(transitions: readonly Transition[], options: { episodes?: readonly EpisodeRecord[] } = {}): Promise<void> {
     const episodes = options.episodes ?? [];
-    if (this.wal?.due) await this.wal.admit();
+    if (this.wal?.due()) await this.wal.admit();
     this.guard('appendTransitions', () => {
       if (transitions.length === 0 && episodes.length === 0) return;
       const created = new Map<string, number>();
@@ -457,7 +457,7 @@ export class SqliteStore implements Store {
   // ---- multi-step writes, consistent reads, repair ----
 
   async applyWrites(writes: readonly StoreWrite[]): Promise<void> {
-    if (this.wal?.due) await this.wal.admit();
+    if (this.wal?.due()) await this.wal.admit();
     this.guard('applyWrites', () => {
       if (writes.length === 0) return;
       this.write(() => {

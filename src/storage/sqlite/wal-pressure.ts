@@ -70,8 +70,11 @@ export class WalPressure {
     return this.bytes >= this.softBytes;
   }
 
-  /** True when a write should call `admit` first: the WAL is long, or reports may be waiting to be heard. */
-  get due(): boolean {
+  /**
+   * Counts one write about to start (a method, not a getter: asking counts) and says whether it should call
+   * `admit` first: the WAL is long, or reports may be waiting to be heard.
+   */
+  due(): boolean {
     return this.pressed || ++this.unreported >= UNREPORTED_WRITES;
   }
 

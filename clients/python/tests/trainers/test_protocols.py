@@ -120,6 +120,99 @@ class OpenEnvHttp(unittest.TestCase):
         self.assertIn("INVALID_ACTION", [f["code"] for f in r["observation"]["metadata"]["feedback"]])
 
 
+class OpenEnvMcp(unittest.TestCase):
+    """OpenEnv's MCP JSON-RPC (http_server.py ``mcp_handler``): ``POST /mcp``, the ``/mcp`` WebSocket and ``/ws``'s ``mcp`` message."""
+
+    def rpc(self, method: str, params: Optional[Dict[str, Any]] = None, rid: Any = 1) -> Dict[str, Any]:
+        body: Dict[str, Any] = {"jsonrpc": "2.0", "method": method, "id": rid}
+        if params is not None:
+            body["params"] = params
+        status, answer = http("POST", f"/openenv/key/{SHARED.token}/mcp", body)
+        self.assertEqual(status, 200)
+        self.assertEqual((answer["jsonrpc"], answer["id"]), ("2.0", rid))
+        return answer
+
+    def test_http_session_lists_and_calls_tools_as_episode_steps(self) -> None:
+        created = self.rpc("openenv/session/create", {"seed": 5, "domain": "inventory", "task_type": "restock"})
+        sid = created["result"]["session_id"]
+        listed = self.rpc("tools/list", {"session_id": sid})["result"]["tools"]
+        names = [t["name"] for t in listed]
+        self.assertIn("get_stock", names)
+        self.assertEqual(names[-3:], ["reset", "message", "finish"])
+        self.assertTrue(all(t["inputSchema"]["type"] == "object" and isinstance(t["description"], str) for t in listed))
+        # The task text comes with the reset tool's answer; a fresh reset of the same seed gives the same task.
+        again = self.rpc("tools/call", {"session_id": sid, "name": "reset", "arguments": {"seed": 5, "domain": "inventory", "task_type": "restock"}})["result"]
+        self.assertFalse(again["isError"])
+        item, amount = restock_goal(again["structuredContent"]["observation"]["text"])
+        got = self.rpc("tools/call", {"session_id": sid, "name": "get_stock", "arguments": {"item": item}})["result"]
+        self.assertEqual((got["isError"], got["structuredContent"]["observation"]["metadata"]["step"]), (False, 1))
+        quantity = got["data"]["quantity"]
+        self.assertIn(str(quantity), got["content"][0]["text"])
+        bad = self.rpc("tools/call", {"session_id": sid, "name": "add_stock", "arguments": {"item": item}})["result"]
+        self.assertTrue(bad["isError"])  # an agent mistake: a recorded step with an INVALID_ACTION observation
+        self.assertEqual(bad["structuredContent"]["observation"]["metadata"]["step"], 2)
+        self.rpc("tools/call", {"session_id": sid, "name": "add_stock", "arguments": {"item": item, "quantity": amount}})
+        reply = self.rpc("tools/call", {"session_id": sid, "name": "message", "arguments": {"text": f"{item} now has {quantity + amount} units."}})
+        self.assertIsInstance(reply["result"]["data"], str)
+        end = self.rpc("tools/call", {"session_id": sid, "name": "finish", "arguments": {}})["result"]["structuredContent"]
+        self.assertEqual((end["done"], end["reward"]), (True, 1.0))
+        self.assertEqual(self.rpc("openenv/session/close", {"session_id": sid})["result"], {"session_id": sid, "closed": True})
+        gone = self.rpc("tools/call", {"session_id": sid, "name": "get_stock", "arguments": {"item": item}})
+        self.assertEqual(gone["error"]["code"], -32602)
+        self.assertEqual(self.rpc("openenv/session/close", {"session_id": sid})["error"]["code"], -32602)
+
+    def test_json_rpc_errors_have_openenv_codes(self) -> None:
+        self.assertEqual(self.rpc("tools/frobnicate", {})["error"]["code"], -32601)
+        self.assertEqual(self.rpc("tools/call", {"name": "get_stock"})["error"]["code"], -32602)  # no session_id
+        self.assertEqual(self.rpc("openenv/session/close", {})["error"]["code"], -32602)
+        status, answer = http("POST", f"/openenv/key/{SHARED.token}/mcp", {"jsonrpc": "1.0", "method": "tools/list", "id": 7})
+        self.assertEqual((status, answer["error"]["code"], answer["id"]), (200, -32600, 7))
+        req = urllib.request.Request(f"{SHARED.url}/openenv/key/{SHARED.token}/mcp", data=b"{nope", method="POST", headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=60) as res:
+            self.assertEqual(json.loads(res.read())["error"]["code"], -32700)
+        failed = self.rpc("openenv/session/create", {"task_id": "0" * 64})
+        self.assertEqual(failed["error"]["code"], -32000)
+        self.assertEqual(http("POST", "/openenv/mcp", {"jsonrpc": "2.0", "method": "tools/list"})[0], 401)
+
+    def test_websocket_mcp_endpoint_and_ws_mcp_message(self) -> None:
+        async def main() -> None:
+            ws = await WebSocket.connect(base().replace("http://", "ws://") + "/mcp")
+            try:
+                async def rpc(method: str, params: Dict[str, Any]) -> Dict[str, Any]:
+                    await ws.send_text(json.dumps({"jsonrpc": "2.0", "method": method, "params": params, "id": "x"}))
+                    return json.loads(await ws.recv())
+                # No episode yet: the control tools only; the reset tool starts one.
+                self.assertEqual([t["name"] for t in (await rpc("tools/list", {}))["result"]["tools"]], ["reset", "message", "finish"])
+                early = (await rpc("tools/call", {"name": "finish"}))["result"]
+                self.assertEqual((early["isError"], early["structuredContent"]["error"]["code"]), (True, "EPISODE_NOT_FOUND"))
+                await rpc("tools/call", {"name": "reset", "arguments": {"seed": 1, "domain": "null"}})
+                self.assertIn("noop", [t["name"] for t in (await rpc("tools/list", {}))["result"]["tools"]])
+                own = (await rpc("openenv/session/create", {}))["result"]["session_id"]
+                self.assertEqual((await rpc("openenv/session/close", {"session_id": own}))["error"]["code"], -32600)
+                await ws.send_text("[")
+                self.assertEqual(json.loads(await ws.recv())["error"]["code"], -32700)
+            finally:
+                await ws.close()
+
+            ws = await WebSocket.connect(base().replace("http://", "ws://") + "/ws")
+            try:
+                async def call(message: Dict[str, Any]) -> Dict[str, Any]:
+                    await ws.send_text(json.dumps(message))
+                    return json.loads(await ws.recv())
+                await call({"type": "reset", "data": {"seed": 3, "domain": "null"}})
+                answer = await call({"type": "mcp", "data": {"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "noop", "arguments": {}}, "id": 9}})
+                self.assertEqual((answer["type"], answer["data"]["id"], answer["data"]["result"]["isError"]), ("mcp", 9, False))
+                self.assertEqual((await call({"type": "state"}))["data"]["step_count"], 1)  # the MCP call was a step of this session
+                # OpenEnv's call_tool answers as its CallToolObservation: tool_name, result.data; a tool's error in result.error.
+                r = (await call({"type": "step", "data": {"type": "call_tool", "tool_name": "noop", "arguments": {"x": 1}}}))["data"]["observation"]
+                self.assertEqual((r["tool_name"], r["result"]["is_error"], r["result"]["error"]["code"]), ("noop", True, "INVALID_ACTION"))
+                self.assertNotIn("error", r)
+                self.assertEqual((await call({"type": "mcp"}))["data"]["code"], "VALIDATION_ERROR")
+            finally:
+                await ws.close()
+        run(main())
+
+
 class OpenEnvWebSocket(unittest.TestCase):
     def test_session_messages(self) -> None:
         async def main() -> None:

@@ -101,7 +101,34 @@ describe('importTauBench on a fixture data folder', () => {
       // Tasks already stored are duplicates too.
       const again = importTauBench({ dir: bad, tasks: [{ file: 'tasks_train.json', split: 'dynamic' }], existingIds: new Set([log[0]!.taskId, log[2]!.taskId]) });
       expect(again.sets[0]!.batch.manifest.accepted).toBe(0);
-      expect(again.sets[0]!.batch.log.filter((l) => l.gate === 'exact_duplicate').map((l) => l.reason)).toEqual(['this task is already in the store', 'this task is already in the store']);
+      expect(again.sets[0]!.batch.log.filter((l) => l.gate === 'exact_duplicate').map((l) => l.reason)).toEqual([
+        'this task is already in the store: it was imported before, nothing to do',
+        'this task is already in the store: it was imported before, nothing to do',
+      ]);
+      // Each rejection is a typed Problem like a generated batch's: its code, where in the file, and the reason (with its fix) as the message.
+      const problems = [log[1]!, first.sets[1]!.batch.log[0]!, ...again.sets[0]!.batch.log.filter((l) => l.gate === 'exact_duplicate')].map((l) => {
+        expect(l.problem?.message).toBe(l.reason);
+        return [l.problem?.code, l.problem?.pointer];
+      });
+      expect(problems).toEqual([['TASK_SCHEMA', '/1/actions'], ['ALREADY_IN_POOL', '/0'], ['ALREADY_STORED', '/0'], ['ALREADY_STORED', '/2']]);
+      expect(log[1]!.reason).toMatch(/^tau-bench task 1: actions: .*; fix tasks_train\.json at \/1\/actions/);
+      expect(first.sets[1]!.batch.log[0]!.reason).toMatch(/remove it from one of the files$/);
+    } finally {
+      rmSync(bad, { recursive: true, force: true });
+    }
+  });
+
+  it('rejects a task whose own gold actions do not score 1, as ORACLE_FAILED pointing at its actions', () => {
+    const bad = mkdtempSync(path.join(tmpdir(), 'envharness-tb-oracle-'));
+    try {
+      // More gold actions than tau-bench's 30 steps: the episode is truncated before the cancellation.
+      const cancelled = fixtureTrainTasks()[0]!;
+      const looks = Array.from({ length: 30 }, () => ({ name: 'get_order_details', kwargs: { order_id: '#W1' } }));
+      const broken = { ...cancelled, actions: [...looks, ...cancelled.actions] };
+      writeTauBenchFixture(bad, { train: [broken], dev: fixtureDevTasks() });
+      const [line] = importTauBench({ dir: bad }).sets[0]!.batch.log;
+      expect([line!.accepted, line!.gate, line!.problem?.code, line!.problem?.pointer]).toEqual([false, 'oracle', 'ORACLE_FAILED', '/0/actions']);
+      expect(line!.problem!.message).toMatch(/^the gold actions do not score 1 in an episode; check the task's actions, and that users\.json, orders\.json and products\.json/);
     } finally {
       rmSync(bad, { recursive: true, force: true });
     }

@@ -16,6 +16,7 @@ import {
   type Batch,
   type BatchManifest,
   type GateName,
+  type GateProblemCode,
   type GateResult,
   type GateVerdict,
   type GenerationLogEntry,
@@ -186,9 +187,12 @@ function importFile(
     return verdict;
   };
 
+  const file = path.basename(full);
   raw.forEach((item: unknown, index) => {
-    const reject = (name: GateName, verdict: Exclude<GateVerdict, { ok: true }>, taskId = '', level = 1): void => {
-      const line: GenerationLogEntry = { batchId: '', index, taskId, template, level, accepted: false, gate: name, reason: verdict.reason };
+    // Every rejection is a Problem pointing into the task file (`/<index>`, or deeper where known), its
+    // message (the log's reason) saying how to fix it.
+    const reject = (name: GateName, code: GateProblemCode, pointer: string, verdict: Exclude<GateVerdict, { ok: true }>, taskId = '', level = 1): void => {
+      const line: GenerationLogEntry = { batchId: '', index, taskId, template, level, accepted: false, gate: name, reason: verdict.reason, problem: { code, message: verdict.reason, pointer } };
       if (verdict.details !== undefined) line.details = verdict.details;
       log.push(line);
     };
@@ -196,33 +200,42 @@ function importFile(
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
       const pointer = issuePointer(issue, `/${index}`);
-      const verdict = gate('schema', { ok: false, reason: `tau-bench task ${index}: ${issue.path.join('.') || 'task'}: ${issue.message}`, details: { pointer } });
-      return reject('schema', verdict as Exclude<GateVerdict, { ok: true }>);
+      const verdict = gate('schema', {
+        ok: false,
+        reason: `tau-bench task ${index}: ${issue.path.join('.') || 'task'}: ${issue.message}; fix ${file} at ${pointer} (tau-bench's own task files have this shape)`,
+        details: { pointer },
+      });
+      return reject('schema', 'TASK_SCHEMA', pointer, verdict as Exclude<GateVerdict, { ok: true }>);
     }
     const source = parsed.data as unknown as TauBenchTask;
     const { task, refused, statedOutputs } = buildTask(source, { index, set, template, sourceDigest, world, tools });
     refusedCalls += refused.length;
     const schema = gate('schema', checkTaskSchema(task));
-    if (!schema.ok) return reject('schema', schema, task.id, task.level);
+    if (!schema.ok) {
+      // The file's task was well-formed: the task built from it is the importer's fault.
+      const built = { ...schema, reason: `tau-bench task ${index} imports as an invalid EnvHarness task (${schema.reason}): the importer's mapping is wrong; report it with this task` };
+      return reject('schema', 'TASK_SCHEMA', `/${index}`, built, task.id, task.level);
+    }
     // Task ids include the index (tau-bench's task id), so a task repeated within one file gets a new id at
     // each occurrence and is kept: tau-bench scores every occurrence. The same task in another file (another
     // split) is still a duplicate: it would put one task in two splits.
     const content = digest(source);
     const first = contents.get(content);
-    const repeatOf = first !== undefined && first.file === full ? first.ref : undefined;
+    const inOtherFile = first !== undefined && first.file !== full;
+    const repeatOf = first !== undefined && !inOtherFile ? first.ref : undefined;
     const duplicate = gate(
       'exact_duplicate',
-      first !== undefined && repeatOf === undefined
-        ? { ok: false, reason: `the same tau-bench task as ${first.ref}`, details: { duplicateOf: first.ref } }
+      inOtherFile
+        ? { ok: false, reason: `the same tau-bench task as ${first.ref}, imported into another split: one task in two splits trains on what it evaluates; remove it from one of the files`, details: { duplicateOf: first.ref } }
         : seen.has(task.id)
-          ? { ok: false, reason: 'this task is already in the store', details: { duplicateOf: task.id } }
+          ? { ok: false, reason: 'this task is already in the store: it was imported before, nothing to do', details: { duplicateOf: task.id } }
           : { ok: true },
     );
-    if (first === undefined) contents.set(content, { file: full, ref: `${path.basename(full)}[${index}]` });
-    if (!duplicate.ok) return reject('exact_duplicate', duplicate, task.id, task.level);
+    if (first === undefined) contents.set(content, { file: full, ref: `${file}[${index}]` });
+    if (!duplicate.ok) return reject('exact_duplicate', inOtherFile ? 'ALREADY_IN_POOL' : 'ALREADY_STORED', `/${index}`, duplicate, task.id, task.level);
     seen.add(task.id);
     const oracle = gate('oracle', replayGold(domain, cache, task));
-    if (!oracle.ok) return reject('oracle', oracle, task.id, task.level);
+    if (!oracle.ok) return reject('oracle', 'ORACLE_FAILED', `/${index}/actions`, oracle, task.id, task.level);
     const isTrivial = emptyTrajectoryScores(domain, cache, task);
     if (isTrivial) trivial++;
     tasks.push(task);
@@ -349,6 +362,9 @@ function buildTask(source: TauBenchTask, ctx: BuildContext): { task: Task; refus
 }
 
 /** The oracle gate of an import: the gold actions, played in an episode, must score 1. */
+/** What to do when a task's own gold actions fail: they were written against tau-bench's database. */
+const GOLD_FIX = "check the task's actions, and that users.json, orders.json and products.json are the tau-bench files its task file was written against";
+
 function replayGold(domain: RetailDomain, cache: RuntimeCache<any>, task: Task): GateVerdict {
   try {
     const episode = createEpisode(domain, task, { faults: false, cache });
@@ -359,11 +375,11 @@ function replayGold(domain: RetailDomain, cache: RuntimeCache<any>, task: Task):
       last = episode.step(action);
     }
     if (last === undefined || !last.terminated || last.info.outcome !== 1) {
-      return { ok: false, reason: 'the gold actions do not score 1 in an episode', details: { outcome: last?.info.outcome ?? null, endReason: last?.info.endReason ?? null } };
+      return { ok: false, reason: `the gold actions do not score 1 in an episode; ${GOLD_FIX}`, details: { outcome: last?.info.outcome ?? null, endReason: last?.info.endReason ?? null } };
     }
     return { ok: true };
   } catch (error) {
-    return { ok: false, reason: `the gold actions cannot be played: ${(error as Error).message}` };
+    return { ok: false, reason: `the gold actions cannot be played (${(error as Error).message}); ${GOLD_FIX}` };
   }
 }
 
