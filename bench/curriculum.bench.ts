@@ -3,10 +3,19 @@ import { createRng } from '../src/core/index.js';
 import { createCurriculum, type Curriculum, type EpisodeResult, type StrategyName } from '../src/curriculum/index.js';
 import { makeSlices, simulate } from '../src/curriculum/fixtures.js';
 import { SumTree } from '../src/curriculum/sum-tree.js';
-import { fmt, measure, type BenchRow, type BenchSection } from './lib.js';
+import { fmt, measure, PEER_RUNS, type BenchRow, type BenchSection } from './lib.js';
 
 const STRATEGIES: StrategyName[] = ['uniform', 'threshold', 'learning-progress', 'learnability', 'prioritized-replay'];
 const SIZES = [10, 10_000];
+
+/** reasoning-gym's CompositeDataset, from another run (not measured here): see the notes for its workload. */
+const COMPOSITE_DATASET = {
+  workload:
+    'CompositeDataset with uniform weights over 9 generators (spell_backward, chain_sum, leg_counting, family_relationships, ' +
+    'shortest_path, maze, basic_arithmetic, mini_sudoku, knights_knaves), default configs',
+  drawMicros: 10,
+  weightUpdateMicros: 0.31,
+};
 
 /** A curriculum warmed up by a synthetic agent, so windows, weights and replay buffers are populated. */
 function warmCurriculum(strategy: StrategyName, slices: number): Curriculum {
@@ -90,14 +99,19 @@ export async function run(): Promise<BenchSection[]> {
       title: 'Curriculum: draw and update latency',
       description:
         'Median ns per `draw(rng)` and per `update(results)` on a curriculum warmed up by a synthetic agent ' +
-        '(sigmoid skill curves, 8 levels), at 10 and 10,000 slices. Peer: reasoning-gym CompositeDataset ' +
-        '≈ 10 µs per draw over 9 generators (sampling plus generation), 0.31 µs per `update_dataset_weight`.',
+        '(sigmoid skill curves, 8 levels), at 10 and 10,000 slices. Peer figures are from another run (see the notes), ' +
+        'not this one.',
       rows,
       notes: [
         'Targets: draw <= 2 µs and weight update <= 1 µs, flat up to 10,000 slices (perf-anchors.md §4).',
         'An update recomputes the weight of each slice that got results and re-sums its path in the sum tree; ' +
           '`learnability` also refreshes every slice when ln(N+1) has grown by 1% (amortised over the rows).',
         '`prioritized-replay` uses capacity 8 per slice here so that replay draws happen at 10,000 slices too.',
+        `Peer, another run: reasoning-gym ${COMPOSITE_DATASET.workload}, ${PEER_RUNS.source}: ` +
+          `≈ ${COMPOSITE_DATASET.drawMicros} µs per item (8.0k items/s, sampling plus generating the item) and ` +
+          `${COMPOSITE_DATASET.weightUpdateMicros} µs per \`update_dataset_weight\` (sets one weight of 9). Not the same workload: ` +
+          'our draw generates nothing, and our update folds a result into windows, level and weight rules; the like-for-like ' +
+          'figure for `update_dataset_weight` is the sum tree\'s weight update below.',
       ],
     },
     {

@@ -2,7 +2,7 @@
 import { canonicalize, EnvHarnessError, type JsonValue, type Rng } from '../core/index.js';
 import { resolveCurriculumConfig } from './config.js';
 import { createLevelRule, type LevelContext, type LevelRule } from './level-rules.js';
-import { RankTable, ReplayArena, ReplayBuffer } from './replay.js';
+import { RankTable, ReplayBuffers } from './replay.js';
 import { checkSlices } from './slices.js';
 import { asArray, asBoolean, asNumber, asNumbers, asObject, asString } from './state-io.js';
 import { SuccessWindows } from './success-window.js';
@@ -91,15 +91,22 @@ class Controller implements Curriculum {
   /** Slices with a weight above 0 (a finite log-weight). */
   private readonly positive: Uint8Array;
   private positiveCount = 0;
-  private readonly buffers: (ReplayBuffer | undefined)[];
-  private readonly ranks: RankTable;
-  private readonly arena = new ReplayArena();
+  private readonly replay: ReplayBuffers;
   private readonly minReplaySize: number;
   private total = 0;
   private frozen = false;
   private held = false;
   private readonly touchedAt: Int32Array;
   private epoch = 0;
+  /**
+   * Reused by every update: the slice of each result and the slices touched. Allocations in `update` are
+   * kept to its reply, whose objects V8 may allocate straight into the old generation once a caller keeps
+   * replies (pretenuring); each one then costs a full collection's share.
+   */
+  private sliceOf = new Int32Array(64);
+  private readonly touched: Int32Array;
+  private readonly levelCtx: { -readonly [K in keyof LevelContext]: LevelContext[K] };
+  private readonly weightCtx: { -readonly [K in keyof WeightContext]: WeightContext[K] };
 
   constructor(strategy: StrategyName, config: CurriculumConfig, slices: CurriculumOptions['slices'], keys: string[]) {
     this.strategy = strategy;
@@ -118,10 +125,12 @@ class Controller implements Curriculum {
     const floorShare = n * effectiveFloor(config.floor, n);
     this.uniformShare = 1 - (1 - floorShare) * (1 - this.weightRule.uniformShare);
     this.inverseTemperature = 1 / config.temperature;
-    this.buffers = new Array<ReplayBuffer | undefined>(n).fill(undefined);
-    this.ranks = new RankTable(config.replayConfig.beta);
+    this.replay = new ReplayBuffers(n, config.replayConfig.capacity, new RankTable(config.replayConfig.beta));
     this.minReplaySize = Math.max(1, Math.ceil(config.replayConfig.minFill * config.replayConfig.capacity));
     this.touchedAt = new Int32Array(n);
+    this.touched = new Int32Array(n);
+    this.levelCtx = { level: this.level, minLevel: this.minLevel, maxLevel: this.maxLevel, window: this.window, held: false };
+    this.weightCtx = { window: this.window, counted: this.counted, total: 0 };
     this.positive = new Uint8Array(n);
     this.tree = new SumTree(n);
     const ctx = this.weightContext();
@@ -157,16 +166,14 @@ class Controller implements Curriculum {
     const u = rng.next();
     const i = u < share ? Math.min(n - 1, Math.floor((u / share) * n)) : this.tree.find(((u - share) / (1 - share)) * total);
     const slice = this.keys[i]!;
-    if (this.config.replay) {
-      const buffer = this.buffers[i];
-      if (buffer !== undefined) {
-        if (buffer.size >= this.minReplaySize && rng.next() < this.replayProbability(buffer)) {
-          const slot = buffer.sample(rng, this.config.replayConfig.rho);
-          if (!this.frozen) buffer.touch(slot);
-          return { slice, level: buffer.level(slot), replay: true, taskId: buffer.taskId(slot) };
-        }
-        if (!this.frozen) buffer.tick();
+    const replay = this.replay;
+    if (this.config.replay && replay.has(i)) {
+      if (replay.size(i) >= this.minReplaySize && rng.next() < this.replayProbability(replay.size(i))) {
+        const slot = replay.sample(i, rng, this.config.replayConfig.rho);
+        if (!this.frozen) replay.touch(i, slot);
+        return { slice, level: replay.level(i, slot), replay: true, taskId: replay.taskId(i, slot) };
       }
+      if (!this.frozen) replay.tick(i);
     }
     const level = this.level[i]!;
     const min = this.minLevel[i]!;
@@ -179,19 +186,16 @@ class Controller implements Curriculum {
   update(results: readonly EpisodeResult[]): CurriculumUpdate {
     if (this.frozen) return { counted: 0, excluded: 0, ignored: results.length, moves: [], blocked: [], weights: [] };
     // Checked first so that a bad result leaves the curriculum untouched. (Loops, not closures: hot path.)
-    const slices = new Int32Array(results.length);
+    if (this.sliceOf.length < results.length) this.sliceOf = new Int32Array(2 * results.length);
+    const slices = this.sliceOf;
     for (let k = 0; k < results.length; k++) slices[k] = this.checkResult(results[k]!, k);
     const epoch = ++this.epoch;
-    const touched: number[] = [];
+    const touched = this.touched;
+    let touchedCount = 0;
     const moves: LevelMove[] = [];
     const blocked: string[] = [];
-    const levelCtx: LevelContext = {
-      level: this.level,
-      minLevel: this.minLevel,
-      maxLevel: this.maxLevel,
-      window: this.window,
-      held: this.held,
-    };
+    const levelCtx = this.levelCtx;
+    levelCtx.held = this.held;
     let counted = 0;
     let excluded = 0;
     for (let k = 0; k < results.length; k++) {
@@ -207,7 +211,7 @@ class Controller implements Curriculum {
       this.total++;
       if (this.touchedAt[i] !== epoch) {
         this.touchedAt[i] = epoch;
-        touched.push(i);
+        touched[touchedCount++] = i;
       }
       const success = result.success;
       this.weightRule.observe(i, success);
@@ -227,13 +231,13 @@ class Controller implements Curriculum {
     }
     const ctx = this.weightContext();
     let rebuild = this.weightRule.refreshAll(ctx);
-    for (let k = 0; k < touched.length && !rebuild; k++) rebuild = !this.setWeight(touched[k]!, ctx);
+    for (let k = 0; k < touchedCount && !rebuild; k++) rebuild = !this.setWeight(touched[k]!, ctx);
     // Every weight underflowed relative to the offset: re-centre.
     if (!rebuild && this.positiveCount > 0 && !(this.tree.total > MIN_TOTAL)) rebuild = true;
     if (rebuild) this.rebuildWeights(ctx);
     // An array, not a record: adding thousands of distinct keys to fresh objects is slow in V8.
     const weights: WeightChange[] = [];
-    for (const i of touched) weights.push({ slice: this.keys[i]!, weight: this.probability(i) });
+    for (let k = 0; k < touchedCount; k++) weights.push({ slice: this.keys[touched[k]!]!, weight: this.probability(touched[k]!) });
     return { counted, excluded, ignored: 0, moves, blocked, weights };
   }
 
@@ -265,7 +269,7 @@ class Controller implements Curriculum {
       };
       if (this.weightRule.progress) stats.progress = this.weightRule.progress(i);
       if (this.levelRule.target) stats.target = this.levelRule.target(i);
-      if (this.config.replay) stats.replaySize = this.buffers[i]?.size ?? 0;
+      if (this.config.replay) stats.replaySize = this.replay.size(i);
       out[this.keys[i]!] = stats;
     }
     return out;
@@ -274,7 +278,7 @@ class Controller implements Curriculum {
   replayDistribution(slice: string): ReplayEntry[] {
     const i = this.index.get(slice);
     if (i === undefined) throw unknownSlice(slice, '', this.keys);
-    return this.buffers[i]?.distribution(this.config.replayConfig.rho) ?? [];
+    return this.replay.distribution(i, this.config.replayConfig.rho);
   }
 
   getState(): JsonValue {
@@ -296,7 +300,7 @@ class Controller implements Curriculum {
       offset: this.offset,
       levelRule: this.levelRule.getState(),
       weightRule: this.weightRule.getState(),
-      replay: this.buffers.map((b) => (b === undefined ? null : b.getState())),
+      replay: Array.from({ length: this.n }, (_, i) => this.replay.getState(i)),
     };
   }
 
@@ -337,8 +341,7 @@ class Controller implements Curriculum {
     this.positiveCount = this.positive.reduce((a, b) => a + b, 0);
     this.offset = asNumber(saved.offset, '/offset');
     asArray(saved.replay, '/replay', n).forEach((b, i) => {
-      this.buffers[i] =
-        b === null ? undefined : ReplayBuffer.fromState(b, this.config.replayConfig.capacity, this.ranks, this.arena, `/replay/${i}`);
+      if (b !== null) this.replay.setState(i, b, `/replay/${i}`);
     });
   }
 
@@ -369,18 +372,18 @@ class Controller implements Curriculum {
         score = Math.abs(result.success - baseline);
       }
     }
-    let buffer = this.buffers[i];
-    if (buffer === undefined) buffer = this.buffers[i] = new ReplayBuffer(r.capacity, this.ranks, this.arena);
-    buffer.observe(result.taskId!, result.level, score, r.alpha);
+    this.replay.observe(i, result.taskId!, result.level, score, r.alpha);
   }
 
-  private replayProbability(buffer: ReplayBuffer): number {
+  /** The chance that a draw of a slice whose buffer holds `size` tasks replays one. */
+  private replayProbability(size: number): number {
     const r = this.config.replayConfig;
-    return r.schedule === 'fixed' ? r.replayProb : Math.min(buffer.size / r.capacity, r.replayProb);
+    return r.schedule === 'fixed' ? r.replayProb : Math.min(size / r.capacity, r.replayProb);
   }
 
   private weightContext(): WeightContext {
-    return { window: this.window, counted: this.counted, total: this.total };
+    this.weightCtx.total = this.total;
+    return this.weightCtx;
   }
 
   /** Sets slice i's tree weight; false when it would stray too far above the offset (re-centre instead). */

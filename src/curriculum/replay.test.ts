@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createCurriculum } from './curriculum.js';
 import { makeSlices, testRng } from './fixtures.js';
-import { RankTable, ReplayBuffer } from './replay.js';
+import { RankTable, ReplayBuffers } from './replay.js';
 
 /** Chi-square critical value at p = 0.001 (Wilson–Hilferty approximation). */
 function chiSquareCritical(df: number): number {
@@ -25,18 +25,18 @@ function plrFormula(scores: number[], staleness: number[], beta: number, rho: nu
 }
 
 /** A buffer with fixed scores, and last-draw clocks 0, 3, 5, 5, 9 at clock 12. */
-function fixedBuffer(beta: number): { buffer: ReplayBuffer; ids: string[]; scores: number[]; staleness: number[] } {
-  const buffer = new ReplayBuffer(8, new RankTable(beta));
+function fixedBuffer(beta: number): { buffer: ReplayBuffers; ids: string[]; scores: number[]; staleness: number[] } {
+  const buffer = new ReplayBuffers(1, 8, new RankTable(beta));
   const ids = ['a', 'b', 'c', 'd', 'e'];
   const scores = [0.4, 0.9, 0.1, 0.4, 0.7];
   const insertAt = [0, 3, 5, 5, 9];
   let inserted = 0;
   for (let clock = 0; clock <= 12; clock++) {
     while (inserted < ids.length && insertAt[inserted] === clock) {
-      buffer.observe(ids[inserted]!, 1, scores[inserted]!, 1);
+      buffer.observe(0, ids[inserted]!, 1, scores[inserted]!, 1);
       inserted++;
     }
-    if (clock < 12) buffer.tick();
+    if (clock < 12) buffer.tick(0);
   }
   return { buffer, ids, scores, staleness: insertAt.map((c) => 12 - c) };
 }
@@ -50,7 +50,7 @@ describe('prioritized replay (PLR)', () => {
     ] as const) {
       const { buffer, ids, scores, staleness } = fixedBuffer(beta);
       const expected = plrFormula(scores, staleness, beta, rho);
-      const got = new Map(buffer.distribution(rho).map((e) => [e.taskId, e]));
+      const got = new Map(buffer.distribution(0, rho).map((e) => [e.taskId, e]));
       ids.forEach((id, i) => {
         expect(got.get(id)!.staleness).toBe(staleness[i]);
         expect(got.get(id)!.probability).toBeCloseTo(expected[i]!, 12);
@@ -66,45 +66,62 @@ describe('prioritized replay (PLR)', () => {
     const rng = testRng('plr-sampling');
     const draws = 200_000;
     const counts = ids.map(() => 0);
-    for (let k = 0; k < draws; k++) counts[ids.indexOf(buffer.taskId(buffer.sample(rng, rho)))]!++;
+    for (let k = 0; k < draws; k++) counts[ids.indexOf(buffer.taskId(0, buffer.sample(0, rng, rho)))]!++;
     expect(chiSquare(counts, expected, draws)).toBeLessThan(chiSquareCritical(ids.length - 1));
   });
 
   it('resets the staleness of a replayed task and ages the others by one', () => {
     const { buffer } = fixedBuffer(0.1);
-    const before = new Map(buffer.distribution(0.1).map((e) => [e.taskId, e.staleness]));
-    const slot = buffer.sample(testRng('touch'), 0.1);
-    const id = buffer.taskId(slot);
-    buffer.touch(slot);
-    for (const e of buffer.distribution(0.1)) expect(e.staleness).toBe(e.taskId === id ? 0 : before.get(e.taskId)! + 1);
+    const before = new Map(buffer.distribution(0, 0.1).map((e) => [e.taskId, e.staleness]));
+    const slot = buffer.sample(0, testRng('touch'), 0.1);
+    const id = buffer.taskId(0, slot);
+    buffer.touch(0, slot);
+    for (const e of buffer.distribution(0, 0.1)) expect(e.staleness).toBe(e.taskId === id ? 0 : before.get(e.taskId)! + 1);
   });
 
   it('breaks score ties by age, older first', () => {
     const { buffer } = fixedBuffer(0.1);
-    const order = buffer.distribution(0).map((e) => e.taskId);
+    const order = buffer.distribution(0, 0).map((e) => e.taskId);
     expect(order).toEqual(['b', 'e', 'a', 'd', 'c']);
   });
 
   it('keeps its capacity: a new task replaces the lowest score only when it scores higher', () => {
-    const buffer = new ReplayBuffer(3, new RankTable(0.1));
-    buffer.observe('a', 1, 0.5, 1);
-    buffer.observe('b', 1, 0.2, 1);
-    buffer.observe('c', 1, 0.8, 1);
-    buffer.observe('d', 1, 0.1, 1);
-    expect(buffer.has('d')).toBe(false);
-    buffer.observe('e', 2, 0.3, 1);
-    expect(buffer.has('b')).toBe(false);
-    expect(buffer.distribution(0).map((e) => [e.taskId, e.score])).toEqual([
+    const buffer = new ReplayBuffers(1, 3, new RankTable(0.1));
+    buffer.observe(0, 'a', 1, 0.5, 1);
+    buffer.observe(0, 'b', 1, 0.2, 1);
+    buffer.observe(0, 'c', 1, 0.8, 1);
+    buffer.observe(0, 'd', 1, 0.1, 1);
+    expect(buffer.holds(0, 'd')).toBe(false);
+    buffer.observe(0, 'e', 2, 0.3, 1);
+    expect(buffer.holds(0, 'b')).toBe(false);
+    expect(buffer.distribution(0, 0).map((e) => [e.taskId, e.score])).toEqual([
       ['c', 0.8],
       ['a', 0.5],
       ['e', 0.3],
     ]);
-    buffer.observe('a', 1, 0.1, 0.5);
-    expect(buffer.distribution(0).map((e) => [e.taskId, e.score])).toEqual([
+    buffer.observe(0, 'a', 1, 0.1, 0.5);
+    expect(buffer.distribution(0, 0).map((e) => [e.taskId, e.score])).toEqual([
       ['c', 0.8],
       ['a', 0.3],
       ['e', 0.3],
     ]);
+  });
+
+  it('keeps one task id apart in the buffers of several slices, through evictions', () => {
+    const buffers = new ReplayBuffers(3, 2, new RankTable(0.1));
+    for (const i of [0, 1, 2]) buffers.observe(i, 'x', 1, 0.25 + i / 4, 1);
+    buffers.observe(1, 'y', 1, 0.9, 1);
+    buffers.observe(1, 'z', 1, 0.95, 1); // evicts x from slice 1 only
+    expect([0, 1, 2].map((i) => buffers.holds(i, 'x'))).toEqual([true, false, true]);
+    buffers.observe(2, 'x', 2, 0.25, 0.5); // an EWA of slice 2's x, not a new entry
+    expect(buffers.distribution(2, 0).map((e) => [e.taskId, e.level, e.score])).toEqual([['x', 2, 0.5]]);
+    expect(buffers.distribution(0, 0).map((e) => [e.taskId, e.score])).toEqual([['x', 0.25]]);
+    buffers.observe(0, 'w', 1, 0.8, 1);
+    buffers.observe(0, 'v', 1, 0.9, 1); // evicts x from slice 0: only slice 2 still holds it
+    expect([0, 1, 2].map((i) => buffers.holds(i, 'x'))).toEqual([false, false, true]);
+    buffers.observe(1, 'x', 1, 0.99, 1);
+    expect(buffers.distribution(1, 0).map((e) => e.taskId)).toEqual(['x', 'z']);
+    expect(buffers.distribution(2, 0).map((e) => [e.taskId, e.score])).toEqual([['x', 0.5]]);
   });
 
   it('in a curriculum, replays with replayProb and draws new tasks otherwise', () => {
