@@ -4,7 +4,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WORKER_THRESHOLD } from '../src/core/index.js';
-import { fmt, median, PEER_RUNS, ratioVsOtherRun, type BenchSection } from './lib.js';
+import { fmt, median, type BenchSection } from './lib.js';
+import { peerFigures, peerLabel, ratioVsPeer } from './peers.js';
+
+const peers = peerFigures();
 
 const RUNS = 5;
 /** Candidates of the smaller generate run: the fewest with which generate starts its worker threads. */
@@ -66,13 +69,15 @@ export async function run(): Promise<BenchSection[]> {
             workload: 'envharness generate math/chain-sum level 5, all gates, fresh SQLite store',
             [`CPU s (${fmt(SMALL)} / ${fmt(SMALL + 40_000)} candidates)`]: `${fmt(median(small))} / ${fmt(median(large))}`,
             'candidates per CPU-s': fmt(perCpu),
-            'reasoning-gym median generator (another run)': `${fmt(PEER_RUNS.reasoningGym.medianItemsPerSec)} items/s`,
-            ratio: ratioVsOtherRun(perCpu, PEER_RUNS.reasoningGym.medianItemsPerSec),
+            [peerLabel(peers, 'reasoning-gym median generator')]: `${fmt(peers.reasoningGym.medianItemsPerSec)} items/s`,
+            ratio: ratioVsPeer(peers, perCpu, peers.reasoningGym.medianItemsPerSec),
             target: '>= reasoning-gym median',
           },
         ],
         notes: [
-          `reasoning-gym is not run in this bench (it can run here from a PEERS checkout with Debian python3 and its optional imports stubbed, but no peer runner is wired in yet): ${PEER_RUNS.reasoningGym.workload}, from ${PEER_RUNS.source}; generated only (no gates, no store). The ratio is against another run.`,
+          peers.sameRun
+            ? `reasoning-gym ${peers.source}: ${peers.reasoningGym.workload}; generated only (no gates, no store).`
+            : `reasoning-gym is not run in this bench (set PEERS to run it here, bench/peers/README.md): ${peers.reasoningGym.workload}, from ${peers.source}; generated only (no gates, no store). The ratio is against another run.`,
           `1-minute load average at the end: ${loadavg()[0]!.toFixed(1)} on ${availableParallelism()} cores.`,
         ],
       },

@@ -16,7 +16,10 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { builtinDomains } from '../src/builtins.js';
 import { createHarness } from '../src/harness/harness.js';
-import { fmt, measure, measureAsync, median, PEER_RUNS, ratioVsOtherRun, type BenchRow, type BenchSection } from './lib.js';
+import { fmt, measure, measureAsync, median, type BenchRow, type BenchSection } from './lib.js';
+import { peerFigures, peerLabel, ratioVsPeer } from './peers.js';
+
+const peers = peerFigures();
 
 /** Tasks per CPU-second of this process (user + system), best of `runs`: less sensitive than wall time to other jobs on shared cores. */
 async function cpuRate(fn: (n: number) => Promise<void> | void, n: number, runs = 3): Promise<number> {
@@ -85,7 +88,7 @@ async function benchGeneration(): Promise<BenchSection> {
       'Tasks per second on one thread: `instantiateTask` alone (sampling, zod params check, build, solve, task id hashing), ' +
       'and `generateBatch` with all gates off and with schema, exact and near duplicate (MinHash + LSH), oracle and ' +
       'non-triviality gates on (the test QA checker as the simulator). Target: >= 100k tasks/s for the simple arithmetic ' +
-      `template with gates off. Reference (another run, not this one): reasoning-gym's median generator did ${fmt(PEER_RUNS.reasoningGym.medianItemsPerSec)} items/s, from ${PEER_RUNS.source}.`,
+      `template with gates off. Reference (${peers.sameRun ? 'same run' : 'another run, not this one'}): reasoning-gym's median generator did ${fmt(peers.reasoningGym.medianItemsPerSec)} items/s, ${peers.sameRun ? '' : 'from '}${peers.source}.`,
     rows,
     notes: [
       `Wall-clock medians, with tasks per CPU-second of the process in brackets. Load average (1 min) when the bench ran: ${load1!.toFixed(1)} on ${availableParallelism()} cores; other jobs shared the cores, so wall-clock figures are lower bounds.`,
@@ -187,9 +190,9 @@ async function benchCliGeneration(): Promise<BenchSection> {
         'candidates/s (wall)': fmt(median(wall)),
         'candidates per CPU-s': fmt(perCpu),
         accepted: `${Math.round((accepted / count) * 100)}%`,
-        'reasoning-gym median generator (another run)': `${fmt(PEER_RUNS.reasoningGym.medianItemsPerSec)} items/s`,
-        ratio: ratioVsOtherRun(perCpu, PEER_RUNS.reasoningGym.medianItemsPerSec),
-        'vs reasoning-gym chain_sum': ratioVsOtherRun(perCpu, PEER_RUNS.reasoningGym.chainSumItemsPerSec),
+        [peerLabel(peers, 'reasoning-gym median generator')]: `${fmt(peers.reasoningGym.medianItemsPerSec)} items/s`,
+        ratio: ratioVsPeer(peers, perCpu, peers.reasoningGym.medianItemsPerSec),
+        'vs reasoning-gym chain_sum': ratioVsPeer(peers, perCpu, peers.reasoningGym.chainSumItemsPerSec),
         target: '>= reasoning-gym median',
       });
     }
@@ -205,8 +208,10 @@ async function benchCliGeneration(): Promise<BenchSection> {
       'generation log in one transaction). Median of 3 batches; CPU is the whole process\'s.',
     rows,
     notes: [
-      `reasoning-gym is not run here (it cannot be pip-installed on this machine): ${PEER_RUNS.reasoningGym.workload}, from ${PEER_RUNS.source}. ` +
-        "Its items are generated only (no gates, no store); ours pass every gate and are stored. The ratio is against another run.",
+      (peers.sameRun
+        ? `reasoning-gym ${peers.source}: ${peers.reasoningGym.workload}. `
+        : `reasoning-gym is not run in this bench (set PEERS to run it here, bench/peers/README.md): ${peers.reasoningGym.workload}, from ${peers.source}. The ratio is against another run. `) +
+        'Its items are generated only (no gates, no store); ours pass every gate and are stored.',
       'Each batch goes into the same store, which grows by 20,000 tasks a batch; the split index reads and MinHashes only the tasks stored since ' +
         'the last batch. The real command, with its worker threads and start-up, is measured in "CLI: generation through envharness generate".',
     ],

@@ -54,7 +54,7 @@ export function measurePeers(dir: string): PeerFigures {
   const python = `Python ${String(rg['python'])}`;
   return {
     sameRun: true,
-    source: `measured in this run (${python}, checkouts in $PEERS; bench/peers/README.md)`,
+    source: `measured in this run (${python}, per CPU-second of the Python process; checkouts in $PEERS, bench/peers/README.md)`,
     tauBench: {
       episodesPerSec: tau['episodes_per_sec'],
       episodes: `tau-bench retail in-process, scripted user, its ${String(tau['tasks'])} train tasks: reset + gold tool calls + the reply that ends the episode and runs its reward (${String(tau['gold_rewarded'])}/${String(tau['episodes_measured'])} measured episodes rewarded 1)`,
