@@ -5,13 +5,13 @@
  * is set beside a null route measured the same way at the same time, because this machine is shared.
  * The load generator is wrk (`-t1 -c8`, as in the perf anchors) when it is on PATH, else a Node one.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
-import { prepareStore, spawnNullServer, spawnServe, stopServe } from '../src/server/testing/fixture.js';
+import { prepareStore, spawnNullServer, spawnScriptServer, spawnServe, stopServe } from '../src/server/testing/fixture.js';
 import { fmt, median } from './lib.js';
 import type { BenchRow, BenchSection } from './lib.js';
 
@@ -208,18 +208,8 @@ server.on('upgrade', (req, socket, head) => wss.handleUpgrade(req, socket, head,
 server.listen(0, '127.0.0.1', function () { console.log('listening on http://127.0.0.1:' + this.address().port); });
 `;
 
-async function spawnWsNullServer(): Promise<{ child: ReturnType<typeof spawn>; port: number }> {
-  const child = spawn(process.execPath, ['-e', WS_NULL_SERVER], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d) => {
-      out += d;
-      const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out);
-      if (m) resolve(Number(m[1]));
-    });
-    child.on('exit', (code) => reject(new Error(`WebSocket null server exited with ${code}`)));
-  });
-  return { child, port };
+function spawnWsNullServer(): Promise<{ child: ChildProcess; port: number }> {
+  return spawnScriptServer(WS_NULL_SERVER, 'WebSocket null server');
 }
 
 /**

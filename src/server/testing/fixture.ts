@@ -297,8 +297,13 @@ http.createServer((req, res) => {
 `;
 
 /** The floor of this machine: a null route on plain node:http in a child process (benches and latency baselines). */
-export async function spawnNullServer(): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, ['-e', NULL_SERVER], { stdio: ['ignore', 'pipe', 'inherit'] });
+export function spawnNullServer(): Promise<{ child: ChildProcess; port: number }> {
+  return spawnScriptServer(NULL_SERVER, 'null server');
+}
+
+/** Runs `script` (`node -e`) in a child process and resolves with its port once it prints `listening on http://127.0.0.1:PORT`. */
+export async function spawnScriptServer(script: string, name: string): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d) => {
@@ -306,7 +311,7 @@ export async function spawnNullServer(): Promise<{ child: ChildProcess; port: nu
       const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out);
       if (m) resolve(Number(m[1]));
     });
-    child.on('exit', (code) => reject(new Error(`null server exited with ${code}`)));
+    child.on('exit', (code) => reject(new Error(`${name} exited with ${code}`)));
   });
   return { child, port };
 }
