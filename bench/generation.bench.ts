@@ -18,6 +18,7 @@ import { builtinDomains } from '../src/builtins.js';
 import { createHarness } from '../src/harness/harness.js';
 import { fmt, measure, measureAsync, median, type BenchRow, type BenchSection } from './lib.js';
 import { peerFigures, peerLabel, ratioVsPeer } from './peers.js';
+import { systemClock } from '../src/cli/clock.js';
 
 const peers = peerFigures();
 
@@ -165,7 +166,7 @@ async function benchCliGeneration(): Promise<BenchSection> {
   const dir = mkdtempSync(join(tmpdir(), 'envharness-bench-cli-'));
   const rows: BenchRow[] = [];
   try {
-    const harness = await createHarness({ store: join(dir, 'envharness.db'), domains: builtinDomains() });
+    const harness = await createHarness({ clock: systemClock, store: join(dir, 'envharness.db'), domains: builtinDomains() });
     await harness.initialize();
     let seed = 100;
     const batch = (level: number[], count: number) => harness.generate({ templates: [{ id: 'math/chain-sum' }], levels: level, count, seed: seed++, split: 'dynamic' }, { workers: 1 });

@@ -16,6 +16,7 @@ import { createPostgresStore, type PostgresStore } from '../src/storage/postgres
 import { createEpisodeRecorder, replayInto } from '../src/server/replicas.js';
 import { makeTransition } from '../test/conformance/store-fixtures.js';
 import { fmt, median, type BenchRow, type BenchSection } from './lib.js';
+import { systemClock } from '../src/cli/clock.js';
 
 const TOKEN = 'bench-replica-token-0123456789';
 const HAPROXY = ['/usr/sbin/haproxy', '/usr/bin/haproxy'].find((p) => existsSync(p));
@@ -105,7 +106,7 @@ async function benchWrites(database: string, load: string): Promise<BenchSection
 async function benchReplicas(database: string, dir: string, load: string): Promise<BenchSection> {
   if (HAPROXY === undefined) return { title: 'PostgreSQL: steps through HAProxy', description: 'not measured: haproxy is not installed', rows: [] };
   const url = schemaUrl(database, 'replicas');
-  const harness = await createHarness({ store: url, domains: builtinDomains() });
+  const harness = await createHarness({ clock: systemClock, store: url, domains: builtinDomains() });
   let tasks: StoredTask[];
   try {
     await harness.initialize({ seed: 1 });
@@ -179,7 +180,7 @@ async function loadRun(port: number, tasks: StoredTask[]): Promise<{ steps: numb
 
 async function benchRebuild(database: string, load: string): Promise<BenchSection> {
   const url = schemaUrl(database, 'rebuild');
-  const harness = await createHarness({ store: url, domains: builtinDomains() });
+  const harness = await createHarness({ clock: systemClock, store: url, domains: builtinDomains() });
   const rows: BenchRow[] = [];
   try {
     await harness.initialize({ seed: 1 });

@@ -11,6 +11,7 @@ import { createInventoryDomain, createNullDomain, createNullTask, inventoryWorld
 import { createSqliteStore } from '../src/storage/sqlite/index.js';
 import { fmt, measure, measureAsync, median } from './lib.js';
 import type { BenchRow, BenchSection } from './lib.js';
+import { systemClock } from '../src/cli/clock.js';
 
 const NOOP: Action = { type: 'tool', tool: 'noop', args: {} };
 
@@ -148,7 +149,7 @@ async function recordingSection(): Promise<BenchSection> {
   const task = makeInventoryTask();
   const solution = task.spec.solution;
   const dir = mkdtempSync(join(tmpdir(), 'envharness-bench-'));
-  const store = createSqliteStore(join(dir, 'bench.db'));
+  const store = createSqliteStore(join(dir, 'bench.db'), { now: systemClock });
   let counter = 0;
   const episodeId = () => `bench-${counter++}`;
   const cache = createRuntimeCache(domain);

@@ -8,11 +8,12 @@ import { canonicalize, type Task, type Transition } from '../src/core/index.js';
 import { createSqliteStore, type SqliteStore, type SqliteStoreOptions } from '../src/storage/sqlite/index.js';
 import { makeBatch, makeTask, makeTransition } from '../test/conformance/store-fixtures.js';
 import { fmt, measure, measureAsync, median, type BenchRow, type BenchSection } from './lib.js';
+import { systemClock } from '../src/cli/clock.js';
 
 export async function run(): Promise<BenchSection[]> {
   const dir = mkdtempSync(join(tmpdir(), 'envharness-bench-storage-'));
   let files = 0;
-  const open = (options: SqliteStoreOptions = {}): SqliteStore => createSqliteStore(join(dir, `bench-${files++}.db`), options);
+  const open = (options: Omit<SqliteStoreOptions, 'now'> = {}): SqliteStore => createSqliteStore(join(dir, `bench-${files++}.db`), { now: systemClock, ...options });
   try {
     return [await benchTransitions(open, dir), await benchTasks(open)];
   } finally {
@@ -46,7 +47,7 @@ async function benchTransitions(open: (options?: SqliteStoreOptions) => SqliteSt
   for (const c of cases) {
     // Both sides get the same transitions (fresh objects, as the runtime hands them over) in calls of c.batch.
     const make = (s: number): Transition => ({ ...template, step: s, info: { ...template.info, step: s } });
-    const store = open({ synchronous: c.synchronous, ...(c.inline ? { checkpoints: { afterWrites: Infinity } } : {}) });
+    const store = open({ now: systemClock, synchronous: c.synchronous, ...(c.inline ? { checkpoints: { afterWrites: Infinity } } : {}) });
     let step = 0;
     const ours: number[] = [];
     const oursCpu: number[] = [];

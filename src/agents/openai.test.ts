@@ -18,6 +18,7 @@ import {
   withSimulatedUser,
   type LlmUserRecording,
 } from './openai.js';
+import { systemClock } from '../cli/clock.js';
 
 let fake: FakeOpenAI | undefined;
 afterEach(async () => {
@@ -95,7 +96,7 @@ describe('createOpenAIAgent', () => {
   let harness: Harness;
   const inventory = createInventoryDomain();
   beforeAll(async () => {
-    harness = await createHarness({ store: ':memory:', domains: [math, inventory] });
+    harness = await createHarness({ clock: systemClock, store: ':memory:', domains: [math, inventory] });
   });
   afterAll(async () => {
     await harness.close();

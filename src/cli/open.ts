@@ -6,6 +6,7 @@ import { createHarness, type Harness } from '../harness/harness.js';
 import { applyTemplateDigests } from '../harness/prebuilt.js';
 import { builtinDomains } from '../builtins.js';
 import type { GlobalOptions } from './options.js';
+import { systemClock } from './clock.js';
 
 /** Reads declarative template files (YAML, or JSON by extension) for `--templates`. */
 export function loadTemplateFiles(files: readonly string[]): RegisteredTemplate<any>[] {
@@ -32,7 +33,7 @@ export async function openHarness(globals: GlobalOptions, options: { domains?: r
   // The compiled CLI knows its templates' digests from the build (probing them is most of a start-up).
   applyTemplateDigests(builtin.flatMap((d) => d.templates as RegisteredTemplate<any>[]));
   const domains = [...builtin, ...(options.domains ?? [])];
-  const harness = await createHarness({ store: globals.store, domains: [...domains, ...declarativeDomains(templates, domains)], templates });
+  const harness = await createHarness({ clock: systemClock, store: globals.store, domains: [...domains, ...declarativeDomains(templates, domains)], templates });
   // initialize() also lets each domain restore what its imported tasks need (Domain.restore).
   await harness.initialize();
   return harness;

@@ -3,6 +3,7 @@ import { builtinDomains } from '../builtins.js';
 import type { RegisteredTemplate } from '../core/index.js';
 import { createHarness } from '../harness/harness.js';
 import { prebuiltDir, writeRegressionSet, writeTemplateDigests } from '../harness/prebuilt.js';
+import { systemClock } from './clock.js';
 
 /**
  * Writes the built-in templates' source digests (computed here, by probing) keyed by the compiled code,
@@ -14,7 +15,7 @@ export async function writePrebuilt(dir: string | undefined = prebuiltDir()): Pr
   writeTemplateDigests(dir, domains.flatMap((d) => d.templates as RegisteredTemplate<any>[]));
   for (const domain of domains) {
     if (domain.regressionSet === undefined) continue;
-    const harness = await createHarness({ store: ':memory:', domains: [domain], prebuilt: false });
+    const harness = await createHarness({ clock: systemClock, store: ':memory:', domains: [domain], prebuilt: false });
     try {
       await harness.initialize();
       const [set] = await harness.installRegressionSets([domain.name]);

@@ -2,6 +2,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { builtinDomains } from '../builtins.js';
 import { createHarness, type Harness } from './harness.js';
+import { systemClock } from '../cli/clock.js';
 
 let harness: Harness | undefined;
 afterEach(async () => {
@@ -11,7 +12,7 @@ afterEach(async () => {
 
 describe('openEpisode on a fresh store', { timeout: 120_000 }, () => {
   it('fills the default domain\'s pools on the first draw and runs the episode', async () => {
-    harness = await createHarness({ store: ':memory:', domains: builtinDomains() });
+    harness = await createHarness({ clock: systemClock, store: ':memory:', domains: builtinDomains() });
     await harness.initialize();
     expect((await harness.poolStats()).bySplit.dynamic).toBe(0);
     const { episode, task } = await harness.openEpisode();
@@ -26,7 +27,7 @@ describe('openEpisode on a fresh store', { timeout: 120_000 }, () => {
   });
 
   it('a draw pinned to a domain fills only that domain, and an unknown one still answers POOL_EMPTY', async () => {
-    harness = await createHarness({ store: ':memory:', domains: builtinDomains() });
+    harness = await createHarness({ clock: systemClock, store: ':memory:', domains: builtinDomains() });
     await harness.initialize();
     const task = await harness.generateTask({ domain: 'math' });
     expect(task.domain).toBe('math');

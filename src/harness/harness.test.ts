@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { isEnvHarnessError } from '../core/index.js';
 import { math } from '../domains/math/index.js';
 import { createHarness, type Harness } from './harness.js';
+import { systemClock } from '../cli/clock.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'envharness-harness-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -150,7 +151,7 @@ describe('domain declarations the harness reads', () => {
   it('initialize() lets every domain restore what its tasks need from store metadata', async () => {
     const seen: unknown[] = [];
     const restoring = { ...math, name: 'restoring', templates: [], regressionSet: undefined, restore: async (store: { getMeta(key: string): Promise<unknown> }) => void seen.push(await store.getMeta('restoring.world')) };
-    const h = await createHarness({ store: join(dir, 'restore.db'), domains: [math, restoring] });
+    const h = await createHarness({ clock: systemClock, store: join(dir, 'restore.db'), domains: [math, restoring] });
     await h.store.setMeta('restoring.world', { dir: '/data' });
     await h.initialize();
     expect(seen).toEqual([{ dir: '/data' }]);

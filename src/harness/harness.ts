@@ -22,7 +22,7 @@ import { createTemplateRegistry, type GeneratedBatch, type TaskPool, type Templa
 import type { Curriculum, CurriculumConfigInput, CurriculumUpdate, EpisodeResult, StrategyName } from '../curriculum/index.js';
 import type { Episode } from '../runtime/index.js';
 import type { EpisodeOutcome } from '../runtime/rollout.js';
-import { systemClock, type Clock } from './clock.js';
+import type { Clock } from './clock.js';
 import { EpisodeRunner, type OpenEpisodeOptions, type RunEpisodeOptions } from './episode-runner.js';
 import { evaluateAgent, type EvaluateOptions, type EvaluationResult } from './evaluation.js';
 import { ExternalTransitions } from './external-transitions.js';
@@ -48,8 +48,11 @@ export interface HarnessOptions {
   domains?: readonly Domain<any>[];
   /** Templates beyond the domains' own (e.g. declarative ones). */
   templates?: readonly RegisteredTemplate<any>[];
-  /** Timestamps for records; never used for generation or sampling. */
-  clock?: Clock;
+  /**
+   * Timestamps for records (required: the library reads no clock of its own). Pass `systemClock` for wall
+   * time, a fixed clock for reproducible records. Never used for generation, sampling, faults or replay.
+   */
+  clock: Clock;
   /**
    * The folder of the build's prebuilt files (shipped regression sets), or false for none. Default:
    * `dist/prebuilt` when running compiled, none from the sources. src/harness/prebuilt.ts.
@@ -70,7 +73,7 @@ export { META_RECOVERY } from './run-owner.js';
  * draw pool and the split indexes are derived from the store and synced before use, so nothing depends
  * on the order of the calls.
  * @example
- * const harness = await createHarness({ store: 'sqlite:.envharness/envharness.db', domains: [retail] });
+ * const harness = await createHarness({ store: 'sqlite:.envharness/envharness.db', domains: [retail], clock }); // clock: () => an ISO timestamp (README)
  * await harness.initialize({ seed: 42 });
  */
 export class Harness {
@@ -447,8 +450,8 @@ export class Harness {
 }
 
 /** Creates a harness with the given store and domains (defaults: the SQLite file, no domains). */
-export async function createHarness(options: HarnessOptions = {}): Promise<Harness> {
-  const clock = options.clock ?? systemClock;
+export async function createHarness(options: HarnessOptions): Promise<Harness> {
+  const clock = options.clock;
   const store = typeof options.store === 'object' ? options.store : await openStore(options.store, { clock });
   const harness = new Harness(store, options.domains ?? [], options.templates ?? [], clock, options.prebuilt);
   await harness.recoverStore();

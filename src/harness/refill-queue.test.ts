@@ -5,6 +5,7 @@ import { builtinDomains } from '../builtins.js';
 import { createHarness, type Harness } from '../index.js';
 import { createTestDatabase, PG_SKIP_MESSAGE, PG_TEST_URL, type TestDatabase } from '../../test/support/postgres.js';
 import { RefillQueue, startQueuedRefill, type RefillJob, type RefillLink } from './refill-queue.js';
+import { systemClock } from '../cli/clock.js';
 
 const CHAINS: Array<Omit<RefillJob, 'seq'>> = [
   { split: 'dynamic', slice: 'math/arithmetic', level: 3 },
@@ -19,7 +20,7 @@ const KILL_BATCH_SIZE = 3_000;
 
 /** A store with the same starting pool every time. */
 async function prepare(url: string): Promise<Harness> {
-  const harness = await createHarness({ store: url, domains: builtinDomains() });
+  const harness = await createHarness({ clock: systemClock, store: url, domains: builtinDomains() });
   await harness.initialize({ seed: 7 });
   await harness.generate({ templates: [{ id: 'math/chain-sum@1' }, { id: 'math/count-letters@1' }], levels: [1, 2, 3, 4], count: 40, seed: 1, split: 'dynamic' }, { workers: 1 });
   return harness;

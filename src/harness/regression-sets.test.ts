@@ -8,6 +8,7 @@ import { LIBRARY_REGRESSION_SET, library } from '../domains/library/index.js';
 import { math } from '../domains/math/index.js';
 import { createHarness, type Harness } from './harness.js';
 import { writeRegressionSet } from './prebuilt.js';
+import { systemClock } from '../cli/clock.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'envharness-regression-sets-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -17,7 +18,7 @@ afterEach(async () => {
 });
 
 async function harnessOf(domains: Domain<any>[], prebuilt: string | false): Promise<Harness> {
-  const h = await createHarness({ store: ':memory:', domains, prebuilt });
+  const h = await createHarness({ clock: systemClock, store: ':memory:', domains, prebuilt });
   open.push(h);
   await h.initialize();
   return h;

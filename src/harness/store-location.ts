@@ -8,7 +8,7 @@ import type { Clock } from './clock.js';
  * loads no native module or PostgreSQL driver; pass a `Store` object (`createSqliteStore` from
  * `envharness/sqlite`, `createPostgresStore` from `envharness/postgres`) to choose the adapter yourself.
  */
-export async function openStore(location = 'sqlite:.envharness/envharness.db', options: { clock?: Clock } = {}): Promise<Store> {
+export async function openStore(location = 'sqlite:.envharness/envharness.db', options: { clock: Clock }): Promise<Store> {
   if (location.startsWith('postgres://') || location.startsWith('postgresql://')) {
     // Loaded only when asked for, so SQLite users never load the PostgreSQL driver.
     const { createPostgresStore } = await import('../storage/postgres/index.js');
@@ -23,5 +23,5 @@ export async function openStore(location = 'sqlite:.envharness/envharness.db', o
   const path = location.startsWith('sqlite:') ? location.slice('sqlite:'.length) : location;
   if (path === '') throw new EnvHarnessError('CONFIG_INVALID', 'store location is empty; use sqlite:<path> or :memory:');
   const { createSqliteStore } = await import('../storage/sqlite/index.js');
-  return createSqliteStore(path, options.clock ? { now: options.clock } : {});
+  return createSqliteStore(path, { now: options.clock });
 }

@@ -8,12 +8,13 @@ import { esc, heatColor, renderReportHtml } from './report-html.js';
 import { timelineFromEvents } from './run-timeline.js';
 import { plantBatch, plantRun } from './testing/synthetic.js';
 import { writeRunReport } from './write-report.js';
+import { systemClock } from '../cli/clock.js';
 
 const FAKE_CHART_JS = '/* chart.js stand-in */ window.Chart = function () {};';
 
 describe('buildReport', () => {
   it('computes level and weight series, the heatmap, feedback and pass^1 from a run', async () => {
-    const store = await createSqliteStore(':memory:');
+    const store = await createSqliteStore(':memory:', { now: systemClock });
     await plantBatch(store, { seed: 1, rejected: { exact_duplicate: 6, near_duplicate: 4, oracle: 1 } });
     await plantRun(store, { id: 'train-a', episodes: 200 });
     const data = await buildReport(store);
@@ -50,7 +51,7 @@ describe('buildReport', () => {
       { runId: 'eval-1', seq: 2, kind: 'episode', data: { broken: true } },
     ]);
     expect(timeline.episodes.map((e) => e.n)).toEqual([1, 2]);
-    const store = await createSqliteStore(':memory:');
+    const store = await createSqliteStore(':memory:', { now: systemClock });
     await store.saveRun(run);
     await store.appendRunEvents([{ runId: 'eval-1', seq: 0, kind: 'episode', data: { taskId: 't1', slice: 'm/x', level: 2, outcome: 1 } }]);
     const data = await buildReport(store, { runId: 'eval' });
@@ -64,7 +65,7 @@ describe('buildReport', () => {
   });
 
   it('refuses an unknown run with RUN_NOT_FOUND and an empty store with a hint', async () => {
-    const store = await createSqliteStore(':memory:');
+    const store = await createSqliteStore(':memory:', { now: systemClock });
     await expect(buildReport(store)).rejects.toMatchObject({ code: 'RUN_NOT_FOUND', message: expect.stringContaining('envharness train') });
     await plantRun(store, { id: 'train-a', episodes: 16 });
     await plantRun(store, { id: 'train-b', episodes: 16, seed: 2 });
@@ -76,7 +77,7 @@ describe('buildReport', () => {
 
 describe('diagnose', () => {
   it('judges no difficulty curve and no regression stability on an evaluation run', async () => {
-    const store = await createSqliteStore(':memory:');
+    const store = await createSqliteStore(':memory:', { now: systemClock });
     await store.saveRun({
       id: 'eval-1', kind: 'eval', agent: { name: 'a', version: '1', configDigest: 'x' }, strategy: 'frozen', seed: 0, config: {},
       snapshotStart: 'missing', status: 'finished', createdAt: 't', updatedAt: 't',
@@ -100,7 +101,7 @@ describe('diagnose', () => {
 
 describe('renderReportHtml', () => {
   it('escapes run data: a label cannot close the script element or inject markup', async () => {
-    const store = await createSqliteStore(':memory:');
+    const store = await createSqliteStore(':memory:', { now: systemClock });
     const evil = '</script><script>alert(1)</script><!-- <b>';
     await plantRun(store, { id: 'train-evil', episodes: 16, config: { label: evil, curriculum: { floor: 0.02 } } });
     const html = renderReportHtml(await buildReport(store), { chartJs: `${FAKE_CHART_JS} var s = "</script><!--";` });
@@ -113,7 +114,7 @@ describe('renderReportHtml', () => {
   });
 
   it('puts a loud banner on runs with different template versions, and a note on different pools', async () => {
-    const store = await createSqliteStore(':memory:');
+    const store = await createSqliteStore(':memory:', { now: systemClock });
     await plantRun(store, { id: 'train-a', episodes: 16 });
     await plantRun(store, { id: 'train-b', episodes: 16, slices: ['toy/alpha', 'toy/gamma'] });
     await plantRun(store, { id: 'train-c', episodes: 16, regressionTasks: 41 });
@@ -175,7 +176,7 @@ describe('helpers', () => {
   });
 
   it('writeRunReport takes a store or anything with a store', async () => {
-    const store = await createSqliteStore(':memory:');
+    const store = await createSqliteStore(':memory:', { now: systemClock });
     await plantRun(store, { id: 'train-a', episodes: 16 });
     const { mkdtempSync, readFileSync, rmSync } = await import('node:fs');
     const { join } = await import('node:path');

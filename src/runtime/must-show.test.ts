@@ -8,6 +8,7 @@ import { createEpisode, createMemoryRecorder, createStoreRecorder, verifyReplay 
 import { resolvesIn } from '../core/index.js';
 import type { Recorder } from './index.js';
 import { clearanceTemplate, createInventoryDomain, instantiate, makeInventoryTask, restockTemplate } from './testing/index.js';
+import { systemClock } from '../cli/clock.js';
 
 const inventory = createInventoryDomain();
 
@@ -173,7 +174,7 @@ function wanderer(task: Task, seed: number): Action[] {
 
 describe('T15: recorded episodes replay exactly', () => {
   it('replays 100 episodes recorded to SQLite to identical per-step observations, rewards and hashes', async () => {
-    const store = createSqliteStore(':memory:');
+    const store = createSqliteStore(':memory:', { now: systemClock });
     try {
       const recorder = createStoreRecorder(store, { maxBatch: 64 });
       const episodes: Array<{ id: string; task: Task; seed: number }> = [];

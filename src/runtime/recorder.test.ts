@@ -4,6 +4,7 @@ import type { EpisodeRecord, Store, Transition } from '../core/index.js';
 import { createSqliteStore } from '../storage/sqlite/index.js';
 import { createEpisode, createMemoryRecorder, createStoreRecorder, verifyReplay } from './index.js';
 import { createInventoryDomain, instantiate, makeInventoryTask, restockTemplate } from './testing/index.js';
+import { systemClock } from '../cli/clock.js';
 
 const inventory = createInventoryDomain();
 
@@ -162,7 +163,7 @@ describe('store recorder', () => {
   });
 
   it('passes a duplicate step through as STORE_CONFLICT', async () => {
-    const store = createSqliteStore(':memory:');
+    const store = createSqliteStore(':memory:', { now: systemClock });
     try {
       const recorder = createStoreRecorder(store);
       recorder.record(transition('e1', 1));
@@ -195,7 +196,7 @@ describe('store recorder', () => {
   });
 
   it('records to SQLite, and the stored episode replays exactly', async () => {
-    const store = createSqliteStore(':memory:');
+    const store = createSqliteStore(':memory:', { now: systemClock });
     try {
       const recorder = createStoreRecorder(store, { maxBatch: 4 });
       const tasks = [1, 2, 3, 4].map((level) => instantiate(restockTemplate, level, 9));

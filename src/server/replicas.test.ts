@@ -5,6 +5,7 @@ import { createTestDatabase, PG_SKIP_MESSAGE, PG_TEST_URL, type TestDatabase } f
 import { CurriculumSync } from './curriculum-sync.js';
 import { createServer, type EnvHarnessServer } from './index.js';
 import { isReplicaStore } from './replicas.js';
+import { systemClock } from '../cli/clock.js';
 
 const TOKEN = 'replica-unit-token-0123456789';
 
@@ -24,7 +25,7 @@ if (PG_TEST_URL === undefined) {
     const url = db.schemaUrl();
     storeUrl = url;
     for (let i = 0; i < 2; i++) {
-      const harness = await createHarness({ store: url, domains: builtinDomains() });
+      const harness = await createHarness({ clock: systemClock, store: url, domains: builtinDomains() });
       await harness.initialize({ seed: 1 });
       // A dynamic pool, so that a curriculum has slices (the second replica loads it at initialize).
       if (i === 0) await harness.generate({ templates: [{ id: 'math/chain-sum@1' }], levels: [1, 2], count: 12, seed: 1, split: 'dynamic' }, { workers: 1 });
@@ -106,7 +107,7 @@ if (PG_TEST_URL === undefined) {
       // The results moved the statistics (so the equality above is not two untouched curricula).
       expect(sa.stats).not.toEqual(initial.stats);
       // A fresh harness replaying the log from the start reaches the same curriculum.
-      const fresh = await createHarness({ store: storeUrl, domains: builtinDomains() });
+      const fresh = await createHarness({ clock: systemClock, store: storeUrl, domains: builtinDomains() });
       try {
         await fresh.initialize({ seed: 1 });
         if (!isReplicaStore(fresh.store)) throw new Error('expected a replica store');

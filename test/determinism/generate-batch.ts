@@ -6,6 +6,7 @@ import { createQaGateHooks } from '../../src/generation/testing/qa-checker.js';
 import { templates } from '../../src/generation/testing/templates.js';
 import { buildSnapshotBody, exportSnapshot, snapshotId } from '../../src/harness/snapshots.js';
 import { createSqliteStore } from '../../src/storage/sqlite/index.js';
+import { systemClock } from '../../src/cli/clock.js';
 
 const workers = Number(process.argv[2] ?? '1');
 /** T13's fifth factor: SQLite returns unordered rows reversed, so any reliance on row order shows in the export. */
@@ -36,7 +37,7 @@ const batch = await generateBatch(
 );
 
 // The batch through the store and out again as a snapshot export: SQL row order must not show either.
-const store = createSqliteStore(':memory:', { reverseUnorderedSelects });
+const store = createSqliteStore(':memory:', { now: systemClock, reverseUnorderedSelects });
 await store.saveBatch(batch, { review: batch.review });
 const body = await buildSnapshotBody({ store, templates: registry.list().map((t) => ({ id: t.id, sourceDigest: t.sourceDigest })), curriculum: null, rng: {}, config: {} });
 const exported = await exportSnapshot(store, { ...body, id: snapshotId(body), createdAt: '2026-01-01T00:00:00.000Z' });

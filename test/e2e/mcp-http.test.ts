@@ -7,6 +7,7 @@ import { createHarness, type Harness } from '../../src/index.js';
 import { createMcpHttpHandler, mcpRoutes, type McpHttpHandler } from '../../src/mcp/index.js';
 import { createServer } from '../../src/server/index.js';
 import { createInventoryDomain } from '../../src/runtime/testing/index.js';
+import { systemClock } from '../../src/cli/clock.js';
 
 let harness: Harness;
 let handler: McpHttpHandler;
@@ -23,7 +24,7 @@ async function call(name: string, args: Record<string, unknown> = {}): Promise<{
 }
 
 beforeAll(async () => {
-  harness = await createHarness({ store: ':memory:', domains: [createInventoryDomain()] });
+  harness = await createHarness({ clock: systemClock, store: ':memory:', domains: [createInventoryDomain()] });
   await harness.initialize({ seed: 1 });
   await harness.generate({ templates: [{ id: 'inventory/restock@1' }], levels: [1], count: 4, seed: 1, split: 'dynamic' });
   await harness.generate({ templates: [{ id: 'inventory/clearance@1' }], levels: [3], count: 2, seed: 1, split: 'dynamic' });

@@ -8,6 +8,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness } from '../../src/index.js';
 import { math } from '../../src/domains/math/index.js';
+import { systemClock } from '../../src/cli/clock.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 let dir: string;
@@ -37,7 +38,7 @@ function chainSumAnswer(text: string): string {
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'envharness-mcp-'));
   store = `sqlite:${join(dir, 'envharness.db')}`;
-  const harness = await createHarness({ store, domains: [math] });
+  const harness = await createHarness({ clock: systemClock, store, domains: [math] });
   await harness.initialize({ seed: 1 });
   await harness.generate({ templates: [{ id: 'math/chain-sum@1' }], levels: [1], count: 6, seed: 1, split: 'dynamic' });
   await harness.close();
@@ -137,7 +138,7 @@ describe('envharness mcp over stdio', () => {
 
   it('recorded every step to the store', async () => {
     await client.close();
-    const harness = await createHarness({ store, domains: [math] });
+    const harness = await createHarness({ clock: systemClock, store, domains: [math] });
     try {
       const record = await harness.store.getEpisode(firstEpisode);
       expect(record).toMatchObject({ status: 'terminated', steps: 2, outcome: 1, agent: 'mcp' });

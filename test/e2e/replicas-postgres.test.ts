@@ -16,6 +16,7 @@ import { builtinDomains } from '../../src/builtins.js';
 import { createEpisode, createHarness, type Action, type StepResult, type StoredTask } from '../../src/index.js';
 import { createPostgresStore } from '../../src/storage/postgres/index.js';
 import { createTestDatabase, PG_SKIP_MESSAGE, PG_TEST_URL, type TestDatabase } from '../support/postgres.js';
+import { systemClock } from '../../src/cli/clock.js';
 
 const EPISODES = 64;
 const CONCURRENCY = 16;
@@ -49,7 +50,7 @@ if (PG_TEST_URL === undefined || haproxy === undefined) {
   beforeAll(async () => {
     db = await createTestDatabase('envh_replicas');
     storeUrl = db.schemaUrl();
-    const harness = await createHarness({ store: storeUrl, domains: builtinDomains() });
+    const harness = await createHarness({ clock: systemClock, store: storeUrl, domains: builtinDomains() });
     try {
       await harness.initialize({ seed: 1 });
       await harness.installRegressionSets(); // they install on first use; the episodes play their tasks

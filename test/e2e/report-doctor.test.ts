@@ -14,6 +14,7 @@ import { diagnose, type DoctorReport, type Finding } from '../../src/report/inde
 import { makeMathRun } from '../../src/report/testing/math-run.js';
 import { plantBatch, plantRun, type SyntheticRunSpec } from '../../src/report/testing/synthetic.js';
 import { createSqliteStore } from '../../src/storage/sqlite/index.js';
+import { systemClock } from '../../src/cli/clock.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'envharness-doctor-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -22,7 +23,7 @@ let n = 0;
 /** A store holding one clean batch per slice and a healthy synthetic run, with `fault` applied. */
 async function healthyStore(fault: { run?: Partial<SyntheticRunSpec>; batches?: (store: Store) => Promise<unknown> } = {}): Promise<{ store: Store; path: string }> {
   const path = join(dir, `doctor-${n++}.db`);
-  const store = await createSqliteStore(path);
+  const store = await createSqliteStore(path, { now: systemClock });
   await plantBatch(store, { seed: 1, template: 'toy/t-alpha@1', rejected: { exact_duplicate: 3, near_duplicate: 2 } });
   await plantBatch(store, { seed: 2, template: 'toy/t-beta@1', rejected: { exact_duplicate: 4 } });
   await plantBatch(store, { seed: 3, template: 'toy/t-alpha@1', rejected: { near_duplicate: 5, non_trivial: 1 } });

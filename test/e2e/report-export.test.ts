@@ -22,6 +22,7 @@ import {
 import { makeMathRun } from '../../src/report/testing/math-run.js';
 import { createSqliteStore } from '../../src/storage/sqlite/index.js';
 import { makeEpisode, makeRun, makeTask, makeTransition } from '../conformance/store-fixtures.js';
+import { systemClock } from '../../src/cli/clock.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'envharness-export-'));
 const db = join(dir, 'math.db');
@@ -32,7 +33,7 @@ beforeAll(async () => {
   const { harness, summary } = await makeMathRun(dir, { strategy: 'learnability', episodes: 120, evalEvery: 60 });
   runId = summary.runId;
   await harness.close();
-  store = await createSqliteStore(db);
+  store = await createSqliteStore(db, { now: systemClock });
 }, 60_000);
 
 afterAll(async () => {
@@ -122,7 +123,7 @@ describe('export round trip', () => {
 
   it('keeps awkward text and numbers exactly (unicode, NUL, U+2028, 2^53 - 1, uint32 seeds)', async () => {
     const path = join(dir, 'awkward.db');
-    const s = await createSqliteStore(path);
+    const s = await createSqliteStore(path, { now: systemClock });
     const tasks = [1, 2, 3].map((i) => ({ ...makeTask(i), split: 'dynamic' as const, status: 'active' as const, batchId: 'b'.repeat(64), seq: i }));
     await s.putTasks(tasks);
     await s.saveRun(makeRun('train-awkward'));

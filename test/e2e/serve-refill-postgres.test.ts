@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { builtinDomains } from '../../src/builtins.js';
 import { createHarness, type Harness } from '../../src/index.js';
 import { createTestDatabase, PG_SKIP_MESSAGE, PG_TEST_URL, type TestDatabase } from '../support/postgres.js';
+import { systemClock } from '../../src/cli/clock.js';
 
 const TOKEN = 'serve-refill-test-token-0123456789';
 const LOW_WATER = 5;
@@ -98,7 +99,7 @@ if (PG_TEST_URL === undefined) {
       const url = db.schemaUrl();
       const schema = new URL(url).searchParams.get('schema')!;
       // A store whose math/arithmetic slice has levels 1 and 2 only: level 3 is below any low-water mark.
-      harness = await createHarness({ store: url, domains: builtinDomains() });
+      harness = await createHarness({ clock: systemClock, store: url, domains: builtinDomains() });
       await harness.initialize({ seed: 7 });
       await harness.generate({ templates: [{ id: 'math/chain-sum@1' }], levels: [1, 2], count: 20, seed: 1, split: 'dynamic' }, { workers: 1 });
 

@@ -16,6 +16,7 @@ import { createServer } from '../../src/server/index.js';
 import { createTestDomains } from '../../src/server/testing/domains.js';
 import { prepareStore, spawnServe, stopServe, type FixtureTasks } from '../../src/server/testing/fixture.js';
 import { createSqliteStore } from '../../src/storage/sqlite/index.js';
+import { systemClock } from '../../src/cli/clock.js';
 
 const TOKEN = 'durability-token-0123456789abcdef';
 const STEP = JSON.stringify({ action: { type: 'tool', tool: 'get_stock', args: { item: 'widget-1' } } });
@@ -59,7 +60,7 @@ async function step(port: number, ep: { id: string; token: string }, body = STEP
 }
 
 async function storedSteps(file: string, attemptId: string): Promise<number[]> {
-  const store = createSqliteStore(file);
+  const store = createSqliteStore(file, { now: systemClock });
   try {
     return (await store.listTransitions(attemptId)).map((t) => t.info.step);
   } finally {
@@ -120,7 +121,7 @@ describe('serve --durability relaxed', () => {
     killed = true;
     server.child.kill('SIGKILL');
     await Promise.all(burst);
-    const check = createSqliteStore(file);
+    const check = createSqliteStore(file, { now: systemClock });
     expect(await check.checkIntegrity()).toEqual([]);
     await check.close();
     expect(await storedSteps(file, ended.attemptId)).toEqual([1, 2, 3, 4, 5, 6]);
@@ -142,7 +143,7 @@ describe('serve --durability relaxed', () => {
   it.skipIf(!mounted)('a commit that fails after its steps were acknowledged breaks the episode: 503 STORE_FAILED, never a 2xx after it', { timeout: 60_000 }, async () => {
     // A real full disk (a 4 MiB tmpfs, as T2 uses), under an in-process server in relaxed mode.
     const file = join(mountPoint, 'envharness.db');
-    const harness = await createHarness({ store: file, domains: [createInventoryDomain()] });
+    const harness = await createHarness({ clock: systemClock, store: file, domains: [createInventoryDomain()] });
     await harness.initialize({ seed: 1 });
     const task = { ...makeInventoryTask({ budget: { steps: 100_000 } }), split: 'heldout' as const, status: 'active' as const, batchId: 'durability', seq: 1 };
     await harness.store.putTasks([task]);
@@ -181,7 +182,7 @@ describe('serve --durability relaxed', () => {
   });
 
   it('refuses an unknown mode with CONFIG_INVALID', async () => {
-    const harness = await createHarness({ store: freshStore(), domains: createTestDomains() });
+    const harness = await createHarness({ clock: systemClock, store: freshStore(), domains: createTestDomains() });
     try {
       expect(() => createServer({ harness, durability: 'eventually' as 'relaxed' })).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID', details: { pointer: '/durability' } }));
     } finally {

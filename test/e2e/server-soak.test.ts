@@ -21,6 +21,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSqliteStore } from '../../src/storage/sqlite/index.js';
 import { createClient, createSocketClient, HeapProbe, prepareStore, spawnNullServer, spawnServe, stopServe } from '../../src/server/testing/fixture.js';
+import { systemClock } from '../../src/cli/clock.js';
 
 const SECONDS = Number(process.env.ENVHARNESS_SOAK_SECONDS ?? 120);
 const EPISODES = Number(process.env.ENVHARNESS_SOAK_EPISODES ?? 32);
@@ -148,7 +149,7 @@ describe('T8: concurrency soak', () => {
 
     expect(errors.slice(0, 5)).toEqual([]);
     expect(health.json.episodes).toBe(0);
-    const store = createSqliteStore(path);
+    const store = createSqliteStore(path, { now: systemClock });
     let stored = 0;
     let total = 0;
     try {

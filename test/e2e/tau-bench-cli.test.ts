@@ -10,6 +10,7 @@ import { skipWithoutTauBenchData, TAU_BENCH_DATA_DIR } from '../support/tau-benc
 import { digest } from '../../src/core/index.js';
 import { writeTauBenchFixture } from '../../src/domains/retail/tau-bench/fixtures.js';
 import { importTauBench } from '../../src/domains/retail/tau-bench/import.js';
+import { systemClock } from '../../src/cli/clock.js';
 
 const dataDir = TAU_BENCH_DATA_DIR;
 
@@ -49,7 +50,7 @@ describe.skipIf(skipWithoutTauBenchData())('envharness import tau-bench, tau-ben
     const second = await run('--json', 'import', 'tau-bench', '--data', dataDir);
     expect((JSON.parse(second.out) as typeof body).batches.map((b) => [b.id, b.status])).toEqual(body.batches.map((b) => [b.id, 'already imported']));
 
-    const s = createSqliteStore(path.join(dir, 'store.db'));
+    const s = createSqliteStore(path.join(dir, 'store.db'), { now: systemClock });
     try {
       expect(await s.countTasks({ split: 'dynamic', template: 'retail/tau-bench-train@1' })).toBe(500);
       expect(await s.countTasks({ split: 'regression', template: 'retail/tau-bench-dev@1' })).toBe(20);
@@ -99,7 +100,7 @@ describe('envharness import tau-bench over an import made by an earlier importer
     const data = writeTauBenchFixture(path.join(dir, 'data'));
     const file = path.join(dir, 'store.db');
     // The same tasks under another generatorVersion: another batch id, as envharness-import-tau-bench/1 wrote.
-    const s = createSqliteStore(file);
+    const s = createSqliteStore(file, { now: systemClock });
     try {
       for (const set of importTauBench({ dir: data }).sets) {
         const { id: _id, ...body } = set.batch.manifest;
@@ -120,7 +121,7 @@ describe('envharness import tau-bench over an import made by an earlier importer
     expect(again.err).toBe('');
     expect(again.code).toBe(0);
     expect((JSON.parse(again.out) as { batches: Array<{ status: string }> }).batches.map((b) => b.status)).toEqual(['already imported', 'already imported']);
-    const after = createSqliteStore(file);
+    const after = createSqliteStore(file, { now: systemClock });
     try {
       // No new batch: only the two of the earlier version (beside the store's shipped regression set).
       expect((await after.listBatches()).filter((m) => m.generatorVersion.startsWith('envharness-import-tau-bench/')).map((m) => m.generatorVersion)).toEqual([

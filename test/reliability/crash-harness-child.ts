@@ -8,10 +8,11 @@ import { math } from '../../src/domains/math/index.js';
 import { createHarness } from '../../src/harness/harness.js';
 import { createAgent } from '../../src/index.js';
 import { createInventoryDomain, makeInventoryTask } from '../../src/runtime/testing/index.js';
+import { systemClock } from '../../src/cli/clock.js';
 
 const [file] = process.argv.slice(2);
 if (file === undefined) process.exit(2);
-const h = await createHarness({ store: file, domains: [createInventoryDomain(), math] });
+const h = await createHarness({ clock: systemClock, store: file, domains: [createInventoryDomain(), math] });
 await h.initialize({ seed: 1 });
 const task = { ...makeInventoryTask({ budget: { steps: 100 } }), split: 'heldout' as const, status: 'active' as const, batchId: 'crash-test', seq: 1 };
 await h.store.putTasks([task]);

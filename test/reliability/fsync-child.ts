@@ -7,9 +7,10 @@ import { writeSync } from 'node:fs';
 import { isEnvHarnessError } from '../../src/core/index.js';
 import { createSqliteStore } from '../../src/storage/sqlite/index.js';
 import { makeEpisode, makeTransition } from '../conformance/store-fixtures.js';
+import { systemClock } from '../../src/cli/clock.js';
 
 const [file] = process.argv.slice(2);
-const store = createSqliteStore(file!, { checkpoints: { afterWrites: 2, intervalMs: 5 } });
+const store = createSqliteStore(file!, { now: systemClock, checkpoints: { afterWrites: 2, intervalMs: 5 } });
 let step = 0;
 let state: 'ok' | 'fault' | 'refused' = 'ok';
 const deadline = Date.now() + 20_000;

@@ -14,6 +14,7 @@ import { createHarness } from '../../src/harness/harness.js';
 import { diagnose } from '../../src/report/index.js';
 import { createInventoryDomain } from '../../src/runtime/testing/index.js';
 import { createSqliteStore } from '../../src/storage/sqlite/index.js';
+import { systemClock } from '../../src/cli/clock.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../..');
@@ -40,7 +41,7 @@ describe('crash recovery on open', () => {
     expect(child.out).toContain('killing');
 
     // What the crash left, read without repairing: the record says 0 steps, the run says running.
-    const raw = createSqliteStore(file);
+    const raw = createSqliteStore(file, { now: systemClock });
     expect((await raw.getEpisode('crash-ep'))?.steps).toBe(0);
     expect(await raw.listTransitions('crash-ep')).toHaveLength(5);
     const [run] = (await raw.listRuns()).filter((r) => r.kind === 'train');
@@ -48,7 +49,7 @@ describe('crash recovery on open', () => {
     const events = await raw.listRunEvents(run!.id);
     await raw.close();
 
-    const h = await createHarness({ store: file, domains: [createInventoryDomain(), math] });
+    const h = await createHarness({ clock: systemClock, store: file, domains: [createInventoryDomain(), math] });
     expect(h.recovery.episodes).toEqual([{ id: 'crash-ep', steps: { from: 0, to: 5 }, status: { from: 'running', to: 'running' } }]);
     expect(h.recovery.runs).toEqual([{ id: run!.id, lastEventSeq: events.at(-1)!.seq, lastEventKind: events.at(-1)!.kind }]);
     expect((await h.store.getEpisode('crash-ep'))?.steps).toBe(5);
@@ -64,20 +65,20 @@ describe('crash recovery on open', () => {
     await h.close();
 
     // A second open finds nothing left to repair.
-    const again = await createHarness({ store: file, domains: [createInventoryDomain(), math] });
+    const again = await createHarness({ clock: systemClock, store: file, domains: [createInventoryDomain(), math] });
     expect(again.recovery).toEqual({ episodes: [], runs: [] });
     await again.close();
   });
 
   it('leaves a run whose process is alive alone', async () => {
     const file = join(dir, 'live.db');
-    const h = await createHarness({ store: file, domains: [math] });
+    const h = await createHarness({ clock: systemClock, store: file, domains: [math] });
     await h.store.saveRun({
       id: 'live-run', kind: 'train', agent: { name: 'a', version: '1', configDigest: 'x' }, strategy: 's', seed: 0, config: {},
       snapshotStart: 'x', status: 'running', owner: { host: (await import('node:os')).hostname(), pid: process.pid }, createdAt: 'x', updatedAt: 'x',
     });
     await h.close();
-    const again = await createHarness({ store: file, domains: [math] });
+    const again = await createHarness({ clock: systemClock, store: file, domains: [math] });
     expect(again.recovery.runs).toEqual([]);
     expect((await again.store.getRun('live-run'))?.status).toBe('running');
     await again.close();

@@ -17,6 +17,7 @@ import { createRng } from '../../src/core/index.js';
 import { createHarness } from '../../src/harness/harness.js';
 import { createInventoryDomain } from '../../src/runtime/testing/index.js';
 import { createSqliteStore } from '../../src/storage/sqlite/index.js';
+import { systemClock } from '../../src/cli/clock.js';
 
 const RUNS = Number(process.env.RELIABILITY_RUNS ?? 20);
 const CLIENTS = 8;
@@ -116,7 +117,7 @@ describe('T1: SIGKILL of the real server during an HTTP write burst', () => {
       const results = await Promise.all(clients);
 
       // As the crash left it: sound, and every acknowledged step is there.
-      const raw = createSqliteStore(file);
+      const raw = createSqliteStore(file, { now: systemClock });
       expect(await raw.checkIntegrity(), `run ${run}`).toEqual([]);
       for (const r of results) {
         const stored = new Set((await raw.listTransitions(r.id)).map((t) => t.info.step));
@@ -129,7 +130,7 @@ describe('T1: SIGKILL of the real server during an HTTP write burst', () => {
       await raw.close();
 
       // After the repair on open: no episode record contradicts its transitions.
-      const h = await createHarness({ store: file, domains: [createInventoryDomain()] });
+      const h = await createHarness({ clock: systemClock, store: file, domains: [createInventoryDomain()] });
       for (const episode of await h.store.listEpisodes()) {
         const count = (await h.store.listTransitions(episode.id)).length;
         expect(episode.steps, `run ${run}: episode ${episode.id}`).toBe(count);

@@ -15,6 +15,7 @@ import { createHarness } from '../../src/harness/harness.js';
 import { createInventoryDomain, makeInventoryTask } from '../../src/runtime/testing/index.js';
 import { createServer } from '../../src/server/index.js';
 import { createSqliteStore } from '../../src/storage/sqlite/index.js';
+import { systemClock } from '../../src/cli/clock.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../..');
@@ -35,7 +36,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 describe('T2: storage faults', () => {
   it.skipIf(!mounted)('a full disk: 503 for the failing write, health says why, writes resume when space is freed', { timeout: 60_000 }, async () => {
     const file = join(mountPoint, 'envharness.db');
-    const harness = await createHarness({ store: file, domains: [createInventoryDomain()] });
+    const harness = await createHarness({ clock: systemClock, store: file, domains: [createInventoryDomain()] });
     await harness.initialize({ seed: 1 });
     const task = { ...makeInventoryTask({ budget: { steps: 100_000 } }), split: 'heldout' as const, status: 'active' as const, batchId: 't2', seq: 1 };
     await harness.store.putTasks([task]);
@@ -97,7 +98,7 @@ describe('T2: storage faults', () => {
 
       await server.close();
       await harness.close();
-      const store = createSqliteStore(file);
+      const store = createSqliteStore(file, { now: systemClock });
       expect(await store.checkIntegrity()).toEqual([]);
       // Every acknowledged step is stored, and the refused one is not.
       expect(await store.listTransitions(`${episode.id}:1`)).toHaveLength(acked);
@@ -135,7 +136,7 @@ describe('T2: storage faults', () => {
     // The log line says why (stderr of the child).
     expect(out.err).toMatch(/storage fault on .*checkpoint failed \(SQLITE_IOERR/);
     const acked = Number(lines.find((l) => l.startsWith('acked '))!.split(' ')[1]);
-    const store = createSqliteStore(file);
+    const store = createSqliteStore(file, { now: systemClock });
     expect(await store.checkIntegrity()).toEqual([]);
     expect(await store.listTransitions('eio-episode')).toHaveLength(acked);
     await store.close();

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { math } from '../../src/domains/math/index.js';
 import { createHarness } from '../../src/harness/harness.js';
+import { systemClock } from '../../src/cli/clock.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../..');
@@ -22,7 +23,7 @@ const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 describe('T3: exports while another process writes', () => {
   it('the same snapshot exports to the same bytes, and fresh snapshots always import', { timeout: 120_000 }, async () => {
     const file = join(dir, 't3.db');
-    const h = await createHarness({ store: file, domains: [math] });
+    const h = await createHarness({ clock: systemClock, store: file, domains: [math] });
     await h.initialize({ seed: 7 });
     await h.generate({ templates: [{ id: 'math/chain-sum@1' }], levels: [1, 2], count: 200, seed: 2, split: 'dynamic', reviewShare: 0.1 });
     const snapshot = await h.snapshot({ label: 't3' });
@@ -42,7 +43,7 @@ describe('T3: exports while another process writes', () => {
         // A snapshot of the moment, exported at once: whatever the writer added, the file is self-consistent.
         const now = await h.exportSnapshot();
         counts.add(now.text.split('\n').length);
-        const target = await createHarness({ store: join(dir, `import-${i}.db`), domains: [math] });
+        const target = await createHarness({ clock: systemClock, store: join(dir, `import-${i}.db`), domains: [math] });
         await target.initialize({ seed: 7 });
         expect((await target.importSnapshot(now.text)).id).toBe(now.snapshot.id);
         await target.close();
@@ -56,7 +57,7 @@ describe('T3: exports while another process writes', () => {
   });
 
   it('a batch with no accepted task, or only tasks awaiting review, saved after the snapshot changes no export of it', { timeout: 60_000 }, async () => {
-    const h = await createHarness({ store: join(dir, 'empty-batches.db'), domains: [math] });
+    const h = await createHarness({ clock: systemClock, store: join(dir, 'empty-batches.db'), domains: [math] });
     await h.initialize({ seed: 7 });
     const request = { templates: [{ id: 'math/chain-sum@1' }], levels: [1, 2], count: 60, seed: 2, split: 'dynamic' as const };
     await h.generate(request);
@@ -79,7 +80,7 @@ describe('T3: exports while another process writes', () => {
     expect(first).not.toContain(pendingAfter.manifest.id);
     await h.close();
     // And the export round-trips: imported into a fresh store and exported again, the same bytes.
-    const fresh = await createHarness({ store: join(dir, 'empty-batches-import.db'), domains: [math] });
+    const fresh = await createHarness({ clock: systemClock, store: join(dir, 'empty-batches-import.db'), domains: [math] });
     await fresh.initialize({ seed: 7 });
     const imported = await fresh.importSnapshot(first);
     expect(sha((await fresh.exportSnapshot(imported.id)).text)).toBe(sha(first));

@@ -17,6 +17,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSocketClient, prepareStore, spawnServe, stopServe } from '../../src/server/testing/fixture.js';
 import { createSqliteStore } from '../../src/storage/sqlite/index.js';
+import { systemClock } from '../../src/cli/clock.js';
 
 const SECONDS = Number(process.env.RELIABILITY_T4_SECONDS ?? 20);
 const WRITERS = 8;
@@ -134,7 +135,7 @@ describe('T4: WAL soak', () => {
     const writerAlive = writer.exitCode === null && writer.signalCode === null;
     writer.kill('SIGKILL');
     expect(await stopServe(served.child)).toBe(0);
-    const store = createSqliteStore(path);
+    const store = createSqliteStore(path, { now: systemClock });
     const batches = (await store.listBatches()).length;
     expect(await store.checkIntegrity()).toEqual([]);
     await store.close();

@@ -10,6 +10,7 @@ import { createHarness, type Harness } from '../../src/harness/harness.js';
 import { createInventoryDomain, makeInventoryTask } from '../../src/runtime/testing/index.js';
 import { createServer, type EnvHarnessServer } from '../../src/server/index.js';
 import { MAX_IDEMPOTENCY_KEYS } from '../../src/server/episodes.js';
+import { systemClock } from '../../src/cli/clock.js';
 
 let harness: Harness;
 let server: EnvHarnessServer;
@@ -18,7 +19,7 @@ let port: number;
 const task = { ...makeInventoryTask({ budget: { steps: 10_000 } }), split: 'heldout' as const, status: 'active' as const, batchId: 't7', seq: 1 };
 
 beforeAll(async () => {
-  harness = await createHarness({ store: ':memory:', domains: [createInventoryDomain()] });
+  harness = await createHarness({ clock: systemClock, store: ':memory:', domains: [createInventoryDomain()] });
   await harness.initialize({ seed: 1 });
   await harness.store.putTasks([task]);
   server = createServer({ harness, port: 0, limits: { headersTimeoutMs: 1000, bodyTimeoutMs: 1000, maxConnections: 20, maxOpenEpisodes: 8 } });

@@ -9,13 +9,14 @@ import { digest, type Agent } from '../../src/core/index.js';
 import { math } from '../../src/domains/math/index.js';
 import { createHarness } from '../../src/harness/harness.js';
 import { createAgent } from '../../src/index.js';
+import { systemClock } from '../../src/cli/clock.js';
 
 /** The run both the interrupted and the uninterrupted process train: small, with evaluations and several checkpoints. */
 const RUN = { episodes: 160, concurrency: 8, evalEvery: 40, evalTasks: 10, checkpointEvery: 20 } as const;
 
 const [mode, file, arg] = process.argv.slice(2);
 if (mode === undefined || file === undefined || arg === undefined) process.exit(2);
-const h = await createHarness({ store: file, domains: [math] });
+const h = await createHarness({ clock: systemClock, store: file, domains: [math] });
 await h.initialize();
 const onProgress = (p: { episodes: number }) => writeSync(1, `progress ${p.episodes}\n`);
 let agent: Agent | undefined;

@@ -16,6 +16,7 @@ import { createHarness } from '../../src/harness/harness.js';
 import { createSqliteStore } from '../../src/storage/sqlite/index.js';
 import { createAgent } from '../../src/index.js';
 import { checkpointKey } from '../../src/harness/train-checkpoint.js';
+import { systemClock } from '../../src/cli/clock.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../..');
@@ -59,7 +60,7 @@ function child(args: string[], killAt?: number): Promise<Child> {
 
 /** Everything a run left in a store, in a comparable form (timestamps of records excluded: wall time differs). */
 async function runContent(file: string, runId: string): Promise<JsonValue> {
-  const store = createSqliteStore(file);
+  const store = createSqliteStore(file, { now: systemClock });
   try {
     const episodes = await store.listEpisodes({ runId });
     const run = (await store.getRun(runId))!;
@@ -87,7 +88,7 @@ let reference: { result: NonNullable<Child['result']>; content: JsonValue };
 
 beforeAll(async () => {
   // One world for every run: a math pool and its regression set, copied file by file.
-  const h = await createHarness({ store: base, domains: [math] });
+  const h = await createHarness({ clock: systemClock, store: base, domains: [math] });
   await h.initialize({ seed: 11 });
   await h.generate({ templates: [{ id: 'math/chain-sum@1' }], levels: [1, 2, 3, 4, 5], count: 300, seed: 1, split: 'dynamic' });
   await h.generate({ templates: [{ id: 'math/count-letters@1' }], levels: [1, 2, 3, 4], count: 160, seed: 2, split: 'dynamic' });
@@ -115,7 +116,7 @@ describe('train --resume after SIGKILL', () => {
         expect(again.signal, again.err).toBe('SIGKILL');
       }
       // What the kill left: a run still `running`, with episodes past its last checkpoint.
-      const raw = createSqliteStore(file);
+      const raw = createSqliteStore(file, { now: systemClock });
       expect((await raw.getRun(runId))?.status).toBe('running');
       const saved = (await raw.getMeta(checkpointKey(runId))) as { episodes: number };
       expect(saved.episodes).toBeLessThan(160);
@@ -130,7 +131,7 @@ describe('train --resume after SIGKILL', () => {
       const content = await runContent(file, runId);
       expect(canonicalize(content)).toBe(canonicalize(reference.content));
       const record = await (async () => {
-        const s = createSqliteStore(file);
+        const s = createSqliteStore(file, { now: systemClock });
         const r = await s.getRun(runId);
         await s.close();
         return r!;
@@ -145,7 +146,7 @@ describe('train --resume refuses what it cannot continue', () => {
   it('an unknown run, a finished run, a different agent or option, a changed pool; each changes nothing', { timeout: 120_000 }, async () => {
     const file = join(dir, 'refusals.db');
     copyFileSync(base, file);
-    const h = await createHarness({ store: file, domains: [math] });
+    const h = await createHarness({ clock: systemClock, store: file, domains: [math] });
     await h.initialize();
     const learner = (state: JsonValue) => createAgent('learner', { seed: SEED, ...(state === null ? {} : { state }) });
     await expect(h.resumeTrain('train-99', { agent: learner })).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' });

@@ -16,6 +16,7 @@ import { builtinDomains } from '../../builtins.js';
 import { resolveAgent } from '../agents.js';
 import { collect, parseIntOption, type CliContext } from '../options.js';
 import { colors, printJson, progress, table } from '../output.js';
+import { systemClock } from '../clock.js';
 
 /** Registers every built-in domain's `commands` and the generic `episode state`. */
 export function registerDomainCommands(program: Command, ctx: CliContext): void {
@@ -44,7 +45,7 @@ function commandContext(ctx: CliContext): CommandContext {
     store: globals.store,
     json: globals.json,
     env: process.env,
-    openStore: () => openStore(globals.store),
+    openStore: () => openStore(globals.store, { clock: systemClock }),
     agent: (flags) => resolveAgent({ agent: flags.agent, baseUrl: flags.baseUrl, model: flags.model }, process.env),
     out: (text) => ctx.io.out(text),
     err: (text) => ctx.io.err(text),
@@ -69,7 +70,7 @@ function registerEpisodeState(program: Command, ctx: CliContext): void {
       if (opts.format !== undefined && !formats.includes(opts.format)) {
         throw new EnvHarnessError('PARAMS_INVALID', `--format must be ${formats.join(' or ')}, got "${opts.format}"`, { details: { pointer: '/format' } });
       }
-      const store = await openStore(globals.store);
+      const store = await openStore(globals.store, { clock: systemClock });
       try {
         const record = await store.getEpisode(opts.episode);
         if (record === undefined) throw new EnvHarnessError('EPISODE_NOT_FOUND', `no episode ${opts.episode} in ${store.location}`, { details: { episodeId: opts.episode } });

@@ -21,6 +21,7 @@ import { withHarness } from '../open.js';
 import { describeFill, ensurePool } from '../fill.js';
 import { parseSplit } from './generation.js';
 import { colors, printJson, progress, table, type Io } from '../output.js';
+import { systemClock } from '../clock.js';
 
 const STRATEGIES = ['uniform', 'threshold', 'learning-progress', 'prioritized-replay', 'learnability'];
 
@@ -174,7 +175,7 @@ export function registerTrainingCommands(program: Command, ctx: CliContext): voi
       const dir = mkdtempSync(join(tmpdir(), 'envharness-experiment-'));
       try {
         // Build the world once, then give every arm an identical copy through a snapshot export.
-        const base = await createHarness({ store: join(dir, 'base.db'), domains: builtinDomains() });
+        const base = await createHarness({ clock: systemClock, store: join(dir, 'base.db'), domains: builtinDomains() });
         await base.initialize({ seed: opts.seed });
         const domains = chooseDomains(base, opts.domain);
         await ensurePool(base, ctx.io, domains, opts.perLevel, opts.seed, !globals.json);
@@ -187,7 +188,7 @@ export function registerTrainingCommands(program: Command, ctx: CliContext): voi
         let lastArm = '';
         const result = await runStaticVsAdaptive({
           harness: async () => {
-            const h = await createHarness({ store: join(dir, `arm${n++}.db`), domains: builtinDomains() });
+            const h = await createHarness({ clock: systemClock, store: join(dir, `arm${n++}.db`), domains: builtinDomains() });
             await h.initialize({ seed: opts.seed });
             await h.importSnapshot(text);
             return h;

@@ -32,7 +32,7 @@ export const API_INJECTION_POINTS: readonly InjectionPoint[] = [
  * call going through a service layer that injects the task's seeded faults and world events.
  * @example
  * const domain = createApiWorkflowsDomain();
- * const harness = await createHarness({ store, domains: [domain] });
+ * const harness = await createHarness({ store, domains: [domain], clock }); // clock: () => an ISO timestamp (README)
  */
 export function createApiWorkflowsDomain(options: CreateApiWorkflowsOptions = {}): Domain<ApiState> {
   return defineDomain<ApiState>({

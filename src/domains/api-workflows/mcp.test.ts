@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from '../../harness/harness.js';
 import { createMcpHttpHandler, type McpHttpHandler } from '../../mcp/index.js';
 import { createApiWorkflowsDomain } from './index.js';
+import { systemClock } from '../../cli/clock.js';
 
 let harness: Harness;
 let handler: McpHttpHandler;
@@ -17,7 +18,7 @@ async function call(name: string, args: Record<string, unknown> = {}): Promise<{
 }
 
 beforeAll(async () => {
-  harness = await createHarness({ store: ':memory:', domains: [createApiWorkflowsDomain({ regression: false })] });
+  harness = await createHarness({ clock: systemClock, store: ':memory:', domains: [createApiWorkflowsDomain({ regression: false })] });
   await harness.initialize({ seed: 1 });
   await harness.generate({ templates: [{ id: 'api-workflows/recovery@1' }], levels: [2], count: 3, seed: 1, split: 'dynamic' });
   handler = createMcpHttpHandler({ harness, defaults: { taskType: 'recovery', level: 2, seed: 2 } });

@@ -5,7 +5,7 @@ import { createRetailDomain } from './domain.js';
  * The ready retail domain: generated worlds, tau-bench's tools, the policy, the simulated customer, the
  * ten training and two held-out templates and the frozen regression set.
  * @example
- * const harness = await createHarness({ store, domains: [retail] });
+ * const harness = await createHarness({ store, domains: [retail], clock }); // clock: () => an ISO timestamp (README)
  */
 export const retail = createRetailDomain();
 

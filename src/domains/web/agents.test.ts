@@ -9,6 +9,7 @@ import { instantiateTask } from '../../generation/index.js';
 import { createHarness } from '../../harness/harness.js';
 import { createMcpHttpHandler } from '../../mcp/index.js';
 import { web, webTemplates } from './index.js';
+import { systemClock } from '../../cli/clock.js';
 
 const tasks = webTemplates.flatMap((t) => [1, 2].map((level) => instantiateTask(t, { level, seed: 5, index: 0 })));
 
@@ -25,7 +26,7 @@ describe('generic agents on the web domain', () => {
 
 describe('the web domain over MCP', () => {
   it('exposes the action set as tools and plays a task to outcome 1 with bids read from the observation', async () => {
-    const harness = await createHarness({ store: ':memory:', domains: [{ ...web, regressionSet: undefined }] });
+    const harness = await createHarness({ clock: systemClock, store: ':memory:', domains: [{ ...web, regressionSet: undefined }] });
     await harness.initialize({ seed: 1 });
     await harness.generate({ templates: [{ id: 'web/cancel-booking@1' }], levels: [1], count: 1, seed: 1, split: 'dynamic' });
     const handler = createMcpHttpHandler({ harness, defaults: { taskType: 'cancel-booking', level: 1, seed: 2 } });

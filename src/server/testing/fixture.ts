@@ -13,6 +13,7 @@ import { math } from '../../domains/math/index.js';
 import { makeInventoryTask } from '../../runtime/testing/index.js';
 import { createServer, type EnvHarnessServer, type ServerOptions } from '../index.js';
 import { createTestDomains } from './domains.js';
+import { systemClock } from '../../cli/clock.js';
 
 /** Ids of the tasks every fixture store holds besides generated ones. */
 export interface FixtureTasks {
@@ -28,7 +29,7 @@ export interface FixtureTasks {
  */
 export async function prepareStore(dir: string): Promise<{ path: string; tasks: FixtureTasks }> {
   const path = join(dir, 'envharness.db');
-  const harness = await createHarness({ store: path, domains: [math, ...createTestDomains()] });
+  const harness = await createHarness({ clock: systemClock, store: path, domains: [math, ...createTestDomains()] });
   try {
     await harness.initialize({ seed: 1 });
     await harness.generate({ templates: [{ id: 'inventory/restock@1' }, { id: 'inventory/clearance@1' }], levels: [1, 2], count: 40, seed: 1, split: 'dynamic' }, { workers: 1 });
@@ -64,7 +65,7 @@ export interface TestServer {
 export async function startTestServer(options: { listen?: boolean; server?: Partial<Omit<ServerOptions, 'harness'>> } = {}): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'envharness-server-'));
   const { path, tasks } = await prepareStore(dir);
-  const harness = await createHarness({ store: path, domains: [math, ...createTestDomains()] });
+  const harness = await createHarness({ clock: systemClock, store: path, domains: [math, ...createTestDomains()] });
   await harness.initialize();
   const server = createServer({ harness, port: 0, ...options.server });
   let url = '';

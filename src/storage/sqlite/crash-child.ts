@@ -4,6 +4,7 @@
  */
 import { writeSync } from 'node:fs';
 import { crashWorkload } from './crash-workload.js';
+import { systemClock } from '../../cli/clock.js';
 import { createSqliteStore } from './index.js';
 
 const MAX_OPS = 50_000;
@@ -14,7 +15,7 @@ if (file === undefined || seedText === undefined) {
   process.exit(2);
 }
 // Even seeds checkpoint from a worker thread, continuously, so that some kills land in a checkpoint.
-const store = createSqliteStore(file, Number(seedText) % 2 === 0 ? { checkpoints: { afterWrites: 4, intervalMs: 1 } } : {});
+const store = createSqliteStore(file, Number(seedText) % 2 === 0 ? { now: systemClock, checkpoints: { afterWrites: 4, intervalMs: 1 } } : { now: systemClock });
 // fs.writeSync to the pipe: the line is in the parent's pipe before the next write starts.
 writeSync(1, 'ready\n');
 let i = 0;

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { childCommand, expectExactly, firstOps, isPresent, runChild } from '../../../test/conformance/crash.js';
 import { createRng } from '../../core/index.js';
 import { createSqliteStore } from './index.js';
+import { systemClock } from '../../cli/clock.js';
 
 const RUNS = Number(process.env.RUNS ?? 50);
 const BASE_SEED = 1000;
@@ -41,7 +42,7 @@ describe('sqlite store: SIGKILL during a write burst', () => {
       expect(result.signal, `run ${run}: child did not die by SIGKILL (code ${result.code}): ${result.stderr}`).toBe('SIGKILL');
       totalAcked += result.acked;
 
-      const store = createSqliteStore(file);
+      const store = createSqliteStore(file, { now: systemClock });
       try {
         const ops = firstOps(seed, result.acked + 2);
         // The write after the last ack may have committed before the kill (its ack line was not printed).

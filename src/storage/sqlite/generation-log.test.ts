@@ -11,6 +11,7 @@ import { createGateHooks as plantedHooks } from '../../generation/testing/plante
 import { templates as testTemplates } from '../../generation/testing/templates.js';
 import { MIGRATIONS, migrate, SCHEMA_VERSION } from './schema.js';
 import { createSqliteStore } from './sqlite-store.js';
+import { systemClock } from '../../cli/clock.js';
 
 const dirs: string[] = [];
 function tempFile(name: string): string {
@@ -90,7 +91,7 @@ const FILTERS = (batches: readonly Batch[]): LogFilter[] => [
 
 describe('sqlite store: compact generation log', () => {
   it('gives back every entry of every batch exactly, in order, under every filter', async () => {
-    const store = createSqliteStore(tempFile('log.db'));
+    const store = createSqliteStore(tempFile('log.db'), { now: systemClock });
     const batches = [makeBatch([makeTask(1), makeTask(2), makeTask(3)]), awkwardBatch(), makeBatch([makeTask(21)], { seed: 9, withRejection: false })];
     for (const b of batches) await store.saveBatch(b);
     for (const filter of FILTERS(batches)) expect(await store.listGenerationLog(filter), JSON.stringify(filter)).toEqual(expected(batches, filter));
@@ -99,7 +100,7 @@ describe('sqlite store: compact generation log', () => {
 
   it('writes one summary row per batch with per-gate counts and a row per rejection (plus entries it cannot hold)', async () => {
     const file = tempFile('rows.db');
-    const store = createSqliteStore(file);
+    const store = createSqliteStore(file, { now: systemClock });
     const batch = awkwardBatch();
     await store.saveBatch(batch);
     await store.close();
@@ -131,7 +132,7 @@ describe('sqlite store: compact generation log', () => {
     })();
     expect(migrate(db, MIGRATIONS.slice(0, 3))).toEqual([3]);
     db.close();
-    const store = createSqliteStore(file);
+    const store = createSqliteStore(file, { now: systemClock });
     // Opening applies versions 4 and 5: the old rejections read back with the code their gate gives such a reason.
     const coded = batches.map((b) => ({
       ...b,
@@ -173,7 +174,7 @@ describe('sqlite store: compact generation log', () => {
       });
     })();
     db.close();
-    const store = createSqliteStore(file);
+    const store = createSqliteStore(file, { now: systemClock });
     expect((await store.getInfo()).schemaVersion).toBe(SCHEMA_VERSION);
     expect(await store.listGenerationLog({ accepted: false })).toEqual(rejected.map((e) => ({ ...e, batchId: batch.manifest.id })));
     await store.close();

@@ -9,6 +9,7 @@ import { makeBatch, makeEpisode, makeRun, makeRunEvent, makeSnapshot, makeTask, 
 import { createSqliteStore, SCHEMA_VERSION } from './index.js';
 import { CHECKPOINTER_AFTER_WRITES } from './checkpointer.js';
 import { APPLICATION_ID, migrate, MIGRATIONS, userVersion, type Migration } from './schema.js';
+import { systemClock } from '../../cli/clock.js';
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -20,16 +21,16 @@ afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-describeStore('sqlite :memory:', async () => createSqliteStore(':memory:'));
-describeStore('sqlite file', async () => createSqliteStore(join(tempDir(), 'envharness.db')));
+describeStore('sqlite :memory:', async () => createSqliteStore(':memory:', { now: systemClock }));
+describeStore('sqlite file', async () => createSqliteStore(join(tempDir(), 'envharness.db'), { now: systemClock }));
 // Every list query must have its own ORDER BY: SQLite is told to return unordered rows backwards.
 describeStore('sqlite file, reverse_unordered_selects', async () =>
-  createSqliteStore(join(tempDir(), 'envharness.db'), { reverseUnorderedSelects: true }),
+  createSqliteStore(join(tempDir(), 'envharness.db'), { now: systemClock, reverseUnorderedSelects: true }),
 );
 
 describe('sqlite store: opening and pragmas', () => {
   it('runs in WAL mode with synchronous=NORMAL, foreign keys on and the current schema', async () => {
-    const store = createSqliteStore(join(tempDir(), 'a.db'));
+    const store = createSqliteStore(join(tempDir(), 'a.db'), { now: systemClock });
     expect(await store.getInfo()).toMatchObject({
       journalMode: 'wal',
       synchronous: 'NORMAL',
@@ -41,27 +42,27 @@ describe('sqlite store: opening and pragmas', () => {
   });
 
   it('can run with synchronous=FULL', async () => {
-    const store = createSqliteStore(join(tempDir(), 'a.db'), { synchronous: 'FULL' });
+    const store = createSqliteStore(join(tempDir(), 'a.db'), { now: systemClock, synchronous: 'FULL' });
     expect((await store.getInfo()).synchronous).toBe('FULL');
     await store.close();
   });
 
   it('creates missing parent folders and reports an absolute location', async () => {
     const file = join(tempDir(), 'deep', 'er', '.envharness', 'envharness.db');
-    const store = createSqliteStore(file);
+    const store = createSqliteStore(file, { now: systemClock });
     expect(store.location).toBe(file);
     expect(store.kind).toBe('sqlite');
     await store.close();
   });
 
   it('refuses invalid options with CONFIG_INVALID', () => {
-    expect(() => createSqliteStore(':memory:', { busyTimeoutMs: -1 })).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID' }));
-    expect(() => createSqliteStore(':memory:', { synchronous: 'OFF' as 'FULL' })).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID' }));
+    expect(() => createSqliteStore(':memory:', { now: systemClock, busyTimeoutMs: -1 })).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID' }));
+    expect(() => createSqliteStore(':memory:', { now: systemClock, synchronous: 'OFF' as 'FULL' })).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID' }));
   });
 
   it('fails to open an unusable location with STORE_FAILED naming it', () => {
     const dir = tempDir();
-    expect(() => createSqliteStore(dir)).toThrow(expect.objectContaining({ code: 'STORE_FAILED', message: expect.stringContaining(dir) }));
+    expect(() => createSqliteStore(dir, { now: systemClock })).toThrow(expect.objectContaining({ code: 'STORE_FAILED', message: expect.stringContaining(dir) }));
   });
 
   it('refuses a SQLite file that belongs to something else', () => {
@@ -69,17 +70,17 @@ describe('sqlite store: opening and pragmas', () => {
     const other = new BetterSqlite3(file);
     other.exec('CREATE TABLE notes (body TEXT)');
     other.close();
-    expect(() => createSqliteStore(file)).toThrow(expect.objectContaining({ code: 'STORE_FAILED', message: expect.stringContaining('not an EnvHarness database') }));
+    expect(() => createSqliteStore(file, { now: systemClock })).toThrow(expect.objectContaining({ code: 'STORE_FAILED', message: expect.stringContaining('not an EnvHarness database') }));
   });
 
   it('refuses a file that is not a database at all', () => {
     const file = join(tempDir(), 'garbage.db');
     writeFileSync(file, 'this is not a database, just text '.repeat(200));
-    expect(() => createSqliteStore(file)).toThrow(expect.objectContaining({ code: 'STORE_FAILED' }));
+    expect(() => createSqliteStore(file, { now: systemClock })).toThrow(expect.objectContaining({ code: 'STORE_FAILED' }));
   });
 
   it('reports a healthy file as having no integrity problems', async () => {
-    const store = createSqliteStore(join(tempDir(), 'a.db'));
+    const store = createSqliteStore(join(tempDir(), 'a.db'), { now: systemClock });
     await store.saveBatch(makeBatch([makeTask(1)]));
     expect(await store.checkIntegrity()).toEqual([]);
     await store.close();
@@ -95,14 +96,14 @@ describe('sqlite store: migrations', () => {
     expect(userVersion(db)).toBe(SCHEMA_VERSION);
     expect(db.pragma('application_id', { simple: true })).toBe(APPLICATION_ID);
     db.close();
-    const store = createSqliteStore(file);
+    const store = createSqliteStore(file, { now: systemClock });
     expect((await store.getInfo()).schemaVersion).toBe(SCHEMA_VERSION);
     await store.close();
   });
 
   it('applies a later migration to an existing database exactly once, keeping its data', async () => {
     const file = join(tempDir(), 'm.db');
-    const store = createSqliteStore(file);
+    const store = createSqliteStore(file, { now: systemClock });
     await store.setMeta('kept', 'yes');
     await store.close();
     const next: Migration = {
@@ -144,7 +145,7 @@ describe('sqlite store: migrations', () => {
     const oldRows = db.prepare('SELECT rowid, episode_id, step, body FROM transitions ORDER BY rowid').all();
     db.close();
 
-    const store = createSqliteStore(file);
+    const store = createSqliteStore(file, { now: systemClock });
     expect((await store.getInfo()).schemaVersion).toBe(SCHEMA_VERSION);
     for (const id of ids) {
       const steps = written.filter(([e]) => e === id).map(([, step]) => step).sort((a, b) => a - b);
@@ -194,11 +195,11 @@ describe('sqlite store: migrations', () => {
 
   it('refuses a database from a newer EnvHarness, saying so', async () => {
     const file = join(tempDir(), 'future.db');
-    await createSqliteStore(file).close();
+    await createSqliteStore(file, { now: systemClock }).close();
     const db = new BetterSqlite3(file);
     db.pragma(`user_version = ${SCHEMA_VERSION + 5}`);
     db.close();
-    const open = () => createSqliteStore(file);
+    const open = () => createSqliteStore(file, { now: systemClock });
     expect(open).toThrow(expect.objectContaining({ code: 'STORE_FAILED', message: expect.stringContaining('newer than this EnvHarness supports') }));
     expect(open).toThrow(expect.objectContaining({ details: expect.objectContaining({ schemaVersion: SCHEMA_VERSION + 5, supported: SCHEMA_VERSION }) }));
   });
@@ -215,7 +216,7 @@ describe('sqlite store: durability across reopen', () => {
     const run = makeRun('run-1');
     const events = [makeRunEvent('run-1', 0)];
 
-    const writer = createSqliteStore(file);
+    const writer = createSqliteStore(file, { now: systemClock });
     await writer.saveBatch(batch, { review: [tasks[1]!.id] });
     await writer.decideReview({ taskId: tasks[1]!.id, decision: 'approved', reviewer: 'ana', note: 'ok', at: '2026-01-03T00:00:00.000Z' });
     await writer.saveEpisode(episode);
@@ -231,7 +232,7 @@ describe('sqlite store: durability across reopen', () => {
     };
     await writer.close();
 
-    const reader = createSqliteStore(file);
+    const reader = createSqliteStore(file, { now: systemClock });
     expect(await reader.getBatch(batch.manifest.id)).toEqual(batch.manifest);
     expect(await reader.listGenerationLog()).toEqual(batch.log);
     expect(await reader.listTasks()).toEqual(before.tasks);
@@ -249,8 +250,8 @@ describe('sqlite store: durability across reopen', () => {
 
   it('shares one file between two open stores (as two processes would)', async () => {
     const file = join(tempDir(), 'shared.db');
-    const a = createSqliteStore(file);
-    const b = createSqliteStore(file);
+    const a = createSqliteStore(file, { now: systemClock });
+    const b = createSqliteStore(file, { now: systemClock });
     await a.appendTransitions([makeTransition('ep-1', 0)]);
     await b.appendTransitions([makeTransition('ep-1', 1)]);
     expect((await a.listTransitions('ep-1')).map((t) => t.step)).toEqual([0, 1]);
@@ -262,7 +263,7 @@ describe('sqlite store: durability across reopen', () => {
 
 describe('sqlite store: transitions with their episodes', () => {
   it('saves episode records in the same transaction as the transitions', async () => {
-    const store = createSqliteStore(':memory:');
+    const store = createSqliteStore(':memory:', { now: systemClock });
     const one = makeEpisode('ep-1', 'task-1');
     const two = makeEpisode('ep-2', 'task-2');
     await store.appendTransitions([makeTransition('ep-1', 0), makeTransition('ep-1', 1), makeTransition('ep-2', 0)], {
@@ -291,7 +292,7 @@ describe('sqlite store: pages per group commit', () => {
     // The server's pattern: each commit carries one step of each of 8 running episodes (hash-like ids,
     // staggered lengths, new episodes replacing finished ones) and saves their records.
     const file = join(tempDir(), 'pages.db');
-    const store = createSqliteStore(file, { checkpoints: { afterWrites: Infinity } });
+    const store = createSqliteStore(file, { now: systemClock, checkpoints: { afterWrites: Infinity } });
     const slots = Array.from({ length: 8 }, (_, k) => ({ n: k, steps: 0, length: 24 + 5 * k }));
     const idOf = (n: number) => `ep_${digest(['episode', n]).slice(0, 32)}:1`;
     let next = slots.length;
@@ -324,7 +325,7 @@ describe('sqlite store: pages per group commit', () => {
 
 describe('sqlite store: errors', () => {
   it('maps driver failures to STORE_FAILED naming the operation, and writes nothing', async () => {
-    const store = createSqliteStore(':memory:');
+    const store = createSqliteStore(':memory:', { now: systemClock });
     const fractional = { ...makeTask(1), level: 1.5 };
     const error = await rejection(store.saveBatch(makeBatch([makeTask(2), fractional])));
     expect(error.code).toBe('STORE_FAILED');
@@ -337,7 +338,7 @@ describe('sqlite store: errors', () => {
   });
 
   it('refuses values without a canonical JSON form, and writes nothing', async () => {
-    const store = createSqliteStore(':memory:');
+    const store = createSqliteStore(':memory:', { now: systemClock });
     const error = await rejection(store.appendTransitions([makeTransition('ep-1', 0), { ...makeTransition('ep-1', 1), reward: Number.NaN }]));
     expect(error.code).toBe('PARAMS_INVALID');
     expect(await store.listTransitions('ep-1')).toEqual([]);
@@ -345,7 +346,7 @@ describe('sqlite store: errors', () => {
   });
 
   it('refuses an invalid limit with PARAMS_INVALID', async () => {
-    const store = createSqliteStore(':memory:');
+    const store = createSqliteStore(':memory:', { now: systemClock });
     expect((await rejection(store.listTasks({ limit: -1 }))).code).toBe('PARAMS_INVALID');
     expect((await rejection(store.listTaskIndex({ afterSeq: 1.5 }))).code).toBe('PARAMS_INVALID');
     await store.close();
@@ -355,7 +356,7 @@ describe('sqlite store: errors', () => {
 describe('sqlite store: checkpoints', () => {
   it('moves WAL checkpoints to a worker thread once busy; a close still leaves no WAL and every row', async () => {
     const file = join(tempDir(), 'busy.db');
-    const store = createSqliteStore(file);
+    const store = createSqliteStore(file, { now: systemClock });
     expect((await store.getInfo()).checkpoints).toBe('inline');
     const before = statSync(file).size;
     const n = CHECKPOINTER_AFTER_WRITES + 64;
@@ -366,14 +367,14 @@ describe('sqlite store: checkpoints', () => {
     expect(statSync(file).size).toBeGreaterThan(before);
     await store.close();
     expect(existsSync(`${file}-wal`)).toBe(false);
-    const again = createSqliteStore(file);
+    const again = createSqliteStore(file, { now: systemClock });
     expect((await again.listTransitions('ep-busy')).map((t) => t.step)).toEqual(Array.from({ length: n }, (_, i) => i + 1));
     expect(await again.checkIntegrity()).toEqual([]);
     await again.close();
   });
 
   it('keeps checkpoints inline for an in-memory store', async () => {
-    const store = createSqliteStore(':memory:');
+    const store = createSqliteStore(':memory:', { now: systemClock });
     for (let step = 1; step <= CHECKPOINTER_AFTER_WRITES + 1; step++) await store.appendTransitions([makeTransition('ep-mem', step)]);
     expect((await store.getInfo()).checkpoints).toBe('inline');
     await store.close();

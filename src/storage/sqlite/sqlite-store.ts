@@ -73,10 +73,10 @@ export interface SqliteStoreOptions {
   walLimitBytes?: number;
   /**
    * The wall clock (an ISO timestamp, as the harness's `Clock`) for what the store stamps or paces in real
-   * time: the storage fault's `since`, the probe interval and the `store.probe` meta row. `createHarness`
-   * passes its own clock; only a store created without one reads the system clock.
+   * time: the storage fault's `since`, the probe interval and the `store.probe` meta row. Required: the
+   * library reads no clock of its own (`systemClock` for wall time; `createHarness` passes its clock).
    */
-  now?: () => string;
+  now: () => string;
 }
 
 /** What the store runs with, for `doctor` and for snapshot metadata. */
@@ -98,11 +98,11 @@ export interface SqliteStoreInfo {
  * Opens (creating it and its folder if needed) an EnvHarness database and brings its schema up to date.
  * `location` is a file path or `':memory:'`.
  * @example
- * const store = createSqliteStore('.envharness/envharness.db');
+ * const store = createSqliteStore('.envharness/envharness.db', { now: clock }); // clock: () => an ISO timestamp
  * await store.saveBatch(batch);
  * await store.close();
  */
-export function createSqliteStore(location: string, options: SqliteStoreOptions = {}): SqliteStore {
+export function createSqliteStore(location: string, options: SqliteStoreOptions): SqliteStore {
   return new SqliteStore(location, options);
 }
 
@@ -142,7 +142,7 @@ export class SqliteStore implements Store {
   private transitionInserter: TransitionInserter | undefined;
   private readonly now: () => string;
 
-  constructor(location: string, options: SqliteStoreOptions = {}) {
+  constructor(location: string, options: SqliteStoreOptions) {
     const isMemory = location === ':memory:';
     this.location = isMemory ? location : resolve(location);
     this.busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
@@ -157,8 +157,7 @@ export class SqliteStore implements Store {
         details: { pointer: '/walLimitBytes' },
       });
     }
-    // The system clock only for a store created without one (createHarness always passes its clock).
-    this.now = options.now ?? (() => new Date().toISOString());
+    this.now = options.now;
     if (!(this.checkpointAfterWrites >= 1) || !(this.checkpointIntervalMs >= 1 && Number.isFinite(this.checkpointIntervalMs))) {
       throw new EnvHarnessError('CONFIG_INVALID', 'sqlite store: checkpoints.afterWrites and checkpoints.intervalMs must be >= 1', {
         details: { pointer: '/checkpoints' },

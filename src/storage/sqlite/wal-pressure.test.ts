@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { computeTaskId, type JsonValue } from '../../core/index.js';
 import { makeBatch, makeTask } from '../../../test/conformance/store-fixtures.js';
 import { createSqliteStore } from './sqlite-store.js';
+import { systemClock } from '../../cli/clock.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'envharness-wal-pressure-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -36,7 +37,7 @@ function batch(i: number) {
  */
 async function pinnedWrites(name: string, walLimitBytes: number, pinMs: number, writes: number) {
   const file = join(dir, `${name}.db`);
-  const store = createSqliteStore(file, { checkpoints: { afterWrites: 1, intervalMs: 10 }, walLimitBytes });
+  const store = createSqliteStore(file, { now: systemClock, checkpoints: { afterWrites: 1, intervalMs: 10 }, walLimitBytes });
   await store.saveBatch(batch(0));
   // The checkpointer thread starts after the first write; wait for its first report.
   for (let i = 0; i < 500 && (await store.getInfo()).wal === undefined; i++) await new Promise((r) => setTimeout(r, 10));
@@ -79,6 +80,6 @@ describe('WAL backpressure', () => {
   });
 
   it('refuses a limit below 1 MiB, naming the option', () => {
-    expect(() => createSqliteStore(join(dir, 'small.db'), { walLimitBytes: 1000 })).toThrow(/walLimitBytes/);
+    expect(() => createSqliteStore(join(dir, 'small.db'), { now: systemClock, walLimitBytes: 1000 })).toThrow(/walLimitBytes/);
   });
 });

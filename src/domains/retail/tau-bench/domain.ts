@@ -44,7 +44,7 @@ export interface TauBenchDomainOptions {
  * The result is still the `retail` domain: register it in a harness in place of the plain one.
  * @example
  * const retail = createTauBenchDomain(createRetailDomain({ worlds: [loadTauBenchWorld(dir)] }));
- * const harness = await createHarness({ store, domains: [retail] });
+ * const harness = await createHarness({ store, domains: [retail], clock }); // clock: () => an ISO timestamp (README)
  */
 export function createTauBenchDomain(retail: RetailDomain, options: TauBenchDomainOptions = {}): RetailDomain {
   const policy = retail.policy === undefined ? undefined : { text: retail.policy.text, rules: retail.policy.rules.flatMap(splitRule) };

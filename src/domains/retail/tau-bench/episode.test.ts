@@ -13,6 +13,7 @@ import { fixtureTrainTasks, writeTauBenchFixture } from './fixtures.js';
 import { tauBenchGoldState } from './grade.js';
 import { importTauBench, type TauBenchImport } from './import.js';
 import { formatEpisodeState, loadEpisodeState } from './state.js';
+import { systemClock } from '../../../cli/clock.js';
 
 /** A privileged agent that plays `script(task, seed)` and then finishes. */
 function scripted(script: (task: Task, seed: number) => Action[], name = 'scripted'): Agent {
@@ -127,7 +128,7 @@ describe('createTauBenchRunner', () => {
   });
 
   it("rebuilds a recorded episode's final world from the store, in tau-bench's shape", async () => {
-    const store = createSqliteStore(':memory:');
+    const store = createSqliteStore(':memory:', { now: systemClock });
     try {
       await store.saveBatch(imported.sets[0]!.batch);
       const recorder = createStoreRecorder(store);
@@ -180,7 +181,7 @@ describe('pass^k on imported tasks', () => {
   it('gives the same numbers through harness.evaluate on the imported split', async () => {
     // Only the imported split matters here: leave out the retail domain's own shipped regression set.
     const { regressionSet: _shipped, ...retail } = imported.domain;
-    const harness = await createHarness({ store: ':memory:', domains: [retail as RetailDomain] });
+    const harness = await createHarness({ clock: systemClock, store: ':memory:', domains: [retail as RetailDomain] });
     try {
       await harness.store.saveBatch(imported.sets[0]!.batch);
       await harness.initialize({ seed: 0 });

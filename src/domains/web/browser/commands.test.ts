@@ -8,6 +8,7 @@ import { instantiateTask } from '../../../generation/index.js';
 import { WEB_TEMPLATES } from '../templates.js';
 import { findChromium } from './chromium.js';
 import { webCommands } from './commands.js';
+import { systemClock } from '../../../cli/clock.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'envharness-web-open-'));
 const storePath = join(dir, 'web.db');
@@ -19,7 +20,7 @@ function context(out: string[]): CommandContext {
     json: true,
     // No display: the command must not try to open a window.
     env: { PATH: process.env.PATH, ...(process.env.CHROMIUM_PATH ? { CHROMIUM_PATH: process.env.CHROMIUM_PATH } : {}) },
-    openStore: () => openStore(storePath),
+    openStore: () => openStore(storePath, { clock: systemClock }),
     agent: async () => {
       throw new Error('web open runs no agent');
     },
@@ -37,7 +38,7 @@ describe('envharness web open', () => {
   const task = instantiateTask(WEB_TEMPLATES[0]!, { level: 3, seed: 7, index: 0 });
 
   it('writes the first page as HTML with data-bid attributes and, with Chromium, a screenshot', async () => {
-    const store = await openStore(storePath);
+    const store = await openStore(storePath, { clock: systemClock });
     await store.putTasks([{ ...task, split: 'dynamic', status: 'active', batchId: 'test', seq: 1 }]);
     await store.close();
     const out: string[] = [];
