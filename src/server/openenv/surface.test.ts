@@ -100,6 +100,28 @@ describe('OpenEnv surface', () => {
     expect(() => parseReset([1])).toThrow('reset data must be an object');
   });
 
+  it('keeps a session open past the HTTP head deadline (the upgrade was the request)', async () => {
+    const other = await startTestServer({ server: { limits: { headersTimeoutMs: 200 } } });
+    try {
+      const ws = new WebSocket(`${other.url.replace('http://', 'ws://')}/openenv/key/${other.token}/ws`);
+      const frames: string[] = [];
+      ws.on('message', (d) => frames.push(d.toString()));
+      let failure: unknown;
+      ws.on('error', (e) => (failure = e));
+      await new Promise((r) => ws.on('open', r));
+      ws.send(JSON.stringify({ type: 'reset', data: { task_id: other.tasks.short, seed: 1 } }));
+      await new Promise((r) => setTimeout(r, 600));
+      ws.send(JSON.stringify({ type: 'step', data: { type: 'tool', tool: 'list_items', args: {} } }));
+      for (let i = 0; i < 100 && frames.length < 2 && failure === undefined; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(failure).toBeUndefined();
+      expect(frames.map((f) => JSON.parse(f).type)).toEqual(['observation', 'observation']);
+      expect(ws.readyState).toBe(WebSocket.OPEN);
+      ws.close();
+    } finally {
+      await other.close();
+    }
+  }, 120_000);
+
   it('closes open sessions when the server stops', async () => {
     const other = await startTestServer();
     const url = other.url.replace('http://', 'ws://');
