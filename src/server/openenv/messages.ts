@@ -137,6 +137,8 @@ export interface SessionContext {
   template: string;
   budget: Record<string, unknown>;
   group?: GroupView;
+  /** `metadata.task`, built once per episode (the same every step). */
+  task?: OpenEnvMetadata['task'];
 }
 
 function metadata(ctx: SessionContext, step: number, result: StepResult | undefined): OpenEnvMetadata {
@@ -149,7 +151,7 @@ function metadata(ctx: SessionContext, step: number, result: StepResult | undefi
     feedback: result?.feedback ?? [],
     info: result === undefined ? {} : (result.info as unknown as Record<string, unknown>),
     budget: { limit: ctx.budget, used: { steps: step } },
-    task: { id: info.taskId, template: info.template, slice: info.slice, level: info.level, seed: info.seed, attempt: info.attempt },
+    task: (ctx.task ??= { id: info.taskId, template: info.template, slice: info.slice, level: info.level, seed: info.seed, attempt: info.attempt }),
   };
   if (result?.truncation !== undefined) meta.truncation = result.truncation;
   if (ctx.group !== undefined) {

@@ -105,8 +105,9 @@ export class OpenEnvSession {
 
   private current(): ServerEpisode {
     if (this.ep === undefined) throw new EnvHarnessError('EPISODE_NOT_FOUND', 'no episode in this session: send reset first');
-    const ep = this.deps.episodes.authorize(this.ep.id, this.token);
-    if (ep === undefined) throw new EnvHarnessError('EPISODE_NOT_FOUND', `episode ${this.ep.id} was closed (idle for too long, or the server is stopping): send reset`);
+    // The session holds the episode object its token opened: that it is still open is the whole check.
+    const ep = this.ep;
+    if (!this.deps.episodes.holds(ep)) throw new EnvHarnessError('EPISODE_NOT_FOUND', `episode ${ep.id} was closed (idle for too long, or the server is stopping): send reset`);
     return ep;
   }
 }

@@ -239,6 +239,9 @@ export function createOpenEnvSurface(deps: OpenEnvSurfaceDeps, options: OpenEnvO
     const mcp: McpSessions = { ...httpMcp, own: { id: generateId('mcp'), session } };
     let queue: Promise<void> = Promise.resolve();
     let queued = 0;
+    const settled = () => {
+      queued--;
+    };
     let timer: ReturnType<typeof setTimeout> | undefined;
     const touch = () => {
       if (timeoutMs === undefined) return;
@@ -292,10 +295,8 @@ export function createOpenEnvSurface(deps: OpenEnvSurfaceDeps, options: OpenEnvO
         ws.close(1008, 'too many queued messages');
         return;
       }
-      queue = queue
-        .then(() => onMessage(data, isBinary))
-        .catch(() => undefined)
-        .finally(() => queued--);
+      // Nothing in flight (a client that waits for each answer): start now, without a link in the chain.
+      queue = (queued === 1 ? onMessage(data, isBinary) : queue.then(() => onMessage(data, isBinary))).then(settled, settled);
     });
     ws.on('error', () => ws.terminate());
     ws.on('close', () => {
