@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startTestServer, type TestServer } from '../testing/fixture.js';
-import { parseReset, toAction } from './messages.js';
+import { parseReset, stepMessage, stepResult, toAction, type SessionContext } from './messages.js';
 
 let t: TestServer;
 
@@ -121,6 +121,30 @@ describe('OpenEnv surface', () => {
       await other.close();
     }
   }, 120_000);
+
+  it('builds the WebSocket step message text exactly as JSON.stringify of the step result', () => {
+    const info = { episodeId: 'ep_1:1', taskId: 't'.repeat(64), template: 'inventory/restock@1', domain: 'inventory', taskType: 'restock', level: 2, slice: 'inventory/restock', seed: 7, attempt: 1 };
+    const base = { episodeId: 'ep_1', info, template: info.template, budget: { steps: 10, consecutiveErrors: 3 } };
+    const group = { id: 'g', size: 2, members: 2, done: true, stats: { mean: 0.5, variance: 0.25, zeroVariance: false }, skipped: false };
+    const results = [
+      { observation: { kind: 'tool', output: { quantity: 3, note: 'a "quoted" \u2028 line' } }, reward: 0.25, terminated: false, truncated: false, feedback: [{ code: 'OFF_PATH', message: 'm', ref: 'get_stock' }], info: { step: 1, outcome: 0, shaping: 0.25, stateHash: 'h' } },
+      { observation: { kind: 'tool', output: null, error: { code: 'INVALID_ACTION', message: 'bad', pointer: '/args/item' } }, reward: 0, terminated: false, truncated: true, truncation: 'steps', feedback: [], info: { step: 10, outcome: 0, shaping: 0, stateHash: 'h', endReason: 'budget' } },
+      { observation: { kind: 'message', text: 'hello' }, reward: 1, terminated: true, truncated: false, feedback: [], info: { step: 3, outcome: 1, shaping: 0 } },
+      { observation: {}, reward: -0.5, terminated: false, truncated: false, feedback: [], info: { step: 2 } },
+    ];
+    for (const withGroup of [false, true]) {
+      for (const r of results) {
+        const ctx = (): SessionContext => (withGroup ? { ...base, group: group as never } : { ...base });
+        const expected = JSON.stringify({ type: 'observation', data: stepResult(r as never, ctx()) });
+        const c = ctx();
+        expect(stepMessage(r as never, c)).toBe(expected);
+        expect(stepMessage(r as never, c)).toBe(expected); // again, from the per-episode cache
+      }
+    }
+    // call_tool answers keep their own shape.
+    const ctx: SessionContext = { ...base };
+    expect(stepMessage(results[0] as never, ctx, 'get_stock')).toBe(JSON.stringify({ type: 'observation', data: stepResult(results[0] as never, ctx, 'get_stock') }));
+  });
 
   it('closes open sessions when the server stops', async () => {
     const other = await startTestServer();

@@ -224,9 +224,10 @@ export function createOpenEnvSurface(deps: OpenEnvSurfaceDeps, options: OpenEnvO
 
   /** A session on `/ws` (OpenEnv's messages) or on `/mcp` (JSON-RPC only, one session per connection). */
   const connect = (ws: WebSocket, mcpOnly: boolean): void => {
-    const sendJson = (value: unknown) => {
-      if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(value));
+    const sendText = (text: string) => {
+      if (ws.readyState === ws.OPEN) ws.send(text);
     };
+    const sendJson = (value: unknown) => sendText(JSON.stringify(value));
     const error = (code: WsErrorCode, message: string, extra: Record<string, unknown> = {}) => sendJson({ type: 'error', data: { message, code, ...extra } });
     if (live.size >= max) {
       // OpenEnv: the error message, then the close.
@@ -274,7 +275,7 @@ export function createOpenEnvSurface(deps: OpenEnvSurfaceDeps, options: OpenEnvO
             return sendJson({ type: 'observation', data: await session.reset(parseReset(m['data'] ?? {})) });
           case 'step':
             if (!('data' in m)) return error('VALIDATION_ERROR', 'Invalid message', { errors: [{ type: 'missing', loc: ['data'], msg: 'Field required' }] });
-            return sendJson({ type: 'observation', data: await session.step(m['data']) });
+            return sendText(await session.stepMessage(m['data']));
           case 'state':
             return sendJson({ type: 'state', data: session.state() });
           case 'mcp':
