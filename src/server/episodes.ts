@@ -212,6 +212,11 @@ export class EpisodeRegistry {
     return ep !== undefined && ok && !ep.closed ? ep : undefined;
   }
 
+  /** Whether `ep` (an object this registry handed out with its token) is still open here: `authorize` without hashing the token again. */
+  holds(ep: ServerEpisode): boolean {
+    return !ep.closed && this.episodes.get(ep.id) === ep;
+  }
+
   /**
    * `authorize` for routes, across replicas: an episode another replica holds (or held when it died) is
    * taken over and rebuilt from its transitions first; a local copy another replica has taken over since is
@@ -392,15 +397,16 @@ export class EpisodeRegistry {
   /**
    * `step` for an action already parsed from JSON (the OpenEnv WebSocket): no body text to build and parse
    * again, and the applied result alongside the reply. The key fingerprint is the one `step` gives the
-   * body `{"action": ...}`.
+   * body `{"action": ...}`. Without a key, a successful step's reply has an empty body: the caller answers
+   * from the result, and the JSON text nobody reads is not built.
    */
   async stepAction(ep: ServerEpisode, action: unknown, key?: string): Promise<{ reply: Reply; result?: StepResult }> {
     const value = { action };
     const fingerprint = key === undefined ? '' : valueFingerprint(value, undefined);
-    return this.applyBody(ep, { value }, true, key, fingerprint, undefined);
+    return this.applyBody(ep, { value }, true, key, fingerprint, undefined, key !== undefined);
   }
 
-  private async applyBody(ep: ServerEpisode, body: { value: unknown } | { error: unknown }, scan: boolean, key: string | undefined, fingerprint: string, instance: string | undefined): Promise<{ reply: Reply; result?: StepResult }> {
+  private async applyBody(ep: ServerEpisode, body: { value: unknown } | { error: unknown }, scan: boolean, key: string | undefined, fingerprint: string, instance: string | undefined, withText = true): Promise<{ reply: Reply; result?: StepResult }> {
     ep.lastUsed = this.now();
     if (key !== undefined) {
       const keyProblem = checkKey(key);
@@ -424,7 +430,7 @@ export class EpisodeRegistry {
     let result: StepResult | undefined;
     try {
       const applied = applyStep(ep, envelope, '');
-      const text = JSON.stringify(applied);
+      const text = withText ? JSON.stringify(applied) : '';
       if (key !== undefined) this.attachKey(ep, key, fingerprint, applied, text);
       if (this.durability === 'relaxed' && !applied.terminated && !applied.truncated) this.commitLater(ep);
       else await this.commit([ep.episode!], [ep]);

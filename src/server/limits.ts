@@ -61,6 +61,8 @@ export function enforceConnectionLimits(server: Server, limits: ConnectionLimits
     }
     arm(socket, limits.headersTimeoutMs, 'REQUEST_TIMEOUT', 'the request head');
   });
+  // An upgrade (the OpenEnv WebSocket) was the socket's last HTTP request: no next head is due on it.
+  server.on('upgrade', (req: IncomingMessage) => forget(req.socket));
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const socket = req.socket;
     if (req.complete) disarm(socket);

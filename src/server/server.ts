@@ -14,6 +14,7 @@ import { problem } from './errors.js';
 import { enforceConnectionLimits } from './limits.js';
 import { GroupRegistry } from './groups.js';
 import { createOpenEnvSurface, type OpenEnvOptions, type OpenEnvSurface } from './openenv/index.js';
+import { createOrsSurface, type OrsOptions, type OrsSurface } from './ors/index.js';
 import { mountTrainerRoutes } from './trainer-routes.js';
 import { CurriculumSync } from './curriculum-sync.js';
 import { isReplicaStore } from './replicas.js';
@@ -69,6 +70,8 @@ export interface ServerOptions {
   version?: string;
   /** OpenEnv's protocol under a path prefix (default `/openenv`, docs/trainers.md); false turns it off. */
   openenv?: OpenEnvOptions | false;
+  /** The Open Reward Standard's HTTP API under a path prefix (default `/ors`, docs/trainers.md); false turns it off. */
+  ors?: OrsOptions | false;
   /** When a step is answered: after its commit (`committed`, the default) or once applied (`relaxed`, docs/http.md). */
   durability?: Durability;
 }
@@ -156,6 +159,9 @@ export function createServer(options: ServerOptions): EnvHarnessServer {
   const openenv: OpenEnvSurface | undefined = options.openenv === false
     ? undefined
     : createOpenEnvSurface({ episodes, groups, hosts, adminTokenHash, bodyLimit, version, now }, options.openenv ?? {});
+  const ors: OrsSurface | undefined = options.ors === false
+    ? undefined
+    : createOrsSurface({ harness: options.harness, episodes, groups, hosts, adminTokenHash, bodyLimit, now }, options.ors ?? {});
 
   let server: Server | undefined;
   let reaper: ReturnType<typeof setInterval> | undefined;
@@ -188,7 +194,7 @@ export function createServer(options: ServerOptions): EnvHarnessServer {
       const fast = createFastPath({ episodes, hosts, adminTokenHash, bodyLimit });
       const rest = getRequestListener(app.fetch);
       const s = createHttpServer((req, res) => {
-        if (!fast(req, res) && !(openenv?.handle(req, res) ?? false)) void rest(req, res);
+        if (!fast(req, res) && !(openenv?.handle(req, res) ?? false) && !(ors?.handle(req, res) ?? false)) void rest(req, res);
       });
       s.on('upgrade', (req, socket, head) => {
         if (!(openenv?.upgrade(req, socket, head) ?? false)) socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
@@ -231,12 +237,14 @@ export function createServer(options: ServerOptions): EnvHarnessServer {
         s.closeIdleConnections();
         for (const socket of sockets) if (!socket.destroyed) socket.end();
         await sessions;
+        await ors?.close();
         await episodes.closeAll();
         const timer = setTimeout(() => s.closeAllConnections(), 2000);
         await closed;
         clearTimeout(timer);
       } else {
         await openenv?.close();
+        await ors?.close();
         await episodes.closeAll();
       }
     },

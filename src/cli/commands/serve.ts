@@ -33,6 +33,9 @@ interface ServeOptions {
   openenv: boolean;
   openenvMaxSessions?: number;
   openenvSessionTimeout?: number;
+  /** false with --no-ors. */
+  ors: boolean;
+  orsPrefix?: string;
   /** Unset: DEFAULT_REFILL_LOW_WATER on a postgres:// store, off on SQLite. */
   refillLowWater?: number;
   refillBatchSize?: number;
@@ -62,6 +65,8 @@ export function registerServeCommands(program: Command, ctx: CliContext): void {
     .option('--durability <mode>', 'committed (a step is answered once its transition is committed) or relaxed (answered once applied, committed within 10 ms: shorter answers, but a process crash may lose the last acknowledged steps; docs/http.md)', 'committed')
     .option('--no-openenv', 'do not serve the OpenEnv protocol at /openenv (docs/trainers.md)')
     .option('--openenv-max-sessions <n>', 'OpenEnv max_concurrent_envs: open /openenv/ws sessions (default 4096)', parseIntOption('--openenv-max-sessions', 1))
+    .option('--no-ors', 'do not serve the Open Reward Standard HTTP API at /ors (docs/trainers.md)')
+    .option('--ors-prefix <path>', 'path prefix of the Open Reward Standard API (default /ors)')
     .option('--openenv-session-timeout <seconds>', 'OpenEnv session_timeout: close a /openenv/ws session idle this long', parseIntOption('--openenv-session-timeout', 1))
     .option('--refill-low-water <n>', `postgres:// stores: queue a refill job for \`envharness worker\` when a draw leaves a (slice, level) of the dynamic pool below n tasks (default ${DEFAULT_REFILL_LOW_WATER}; 0: never)`, parseIntOption('--refill-low-water', 0))
     .option('--refill-batch-size <n>', 'postgres:// stores: candidates per refill job (default 64)', parseIntOption('--refill-batch-size', 1))
@@ -140,6 +145,7 @@ export function registerServeCommands(program: Command, ctx: CliContext): void {
                 ...(opts.openenvSessionTimeout !== undefined ? { sessionTimeoutS: opts.openenvSessionTimeout } : {}),
               }
             : false,
+          ors: opts.ors ? (opts.orsPrefix !== undefined ? { prefix: opts.orsPrefix } : {}) : false,
         });
       } catch (error) {
         await mcp?.close();

@@ -137,6 +137,10 @@ export interface SessionContext {
   template: string;
   budget: Record<string, unknown>;
   group?: GroupView;
+  /** `metadata.task`, built once per episode (the same every step). */
+  task?: OpenEnvMetadata['task'];
+  /** The JSON text of the metadata parts that stay the same for the episode (`stepMessage`). */
+  text?: { head: string; limit: string; task: string };
 }
 
 function metadata(ctx: SessionContext, step: number, result: StepResult | undefined): OpenEnvMetadata {
@@ -149,7 +153,7 @@ function metadata(ctx: SessionContext, step: number, result: StepResult | undefi
     feedback: result?.feedback ?? [],
     info: result === undefined ? {} : (result.info as unknown as Record<string, unknown>),
     budget: { limit: ctx.budget, used: { steps: step } },
-    task: { id: info.taskId, template: info.template, slice: info.slice, level: info.level, seed: info.seed, attempt: info.attempt },
+    task: (ctx.task ??= { id: info.taskId, template: info.template, slice: info.slice, level: info.level, seed: info.seed, attempt: info.attempt }),
   };
   if (result?.truncation !== undefined) meta.truncation = result.truncation;
   if (ctx.group !== undefined) {
@@ -177,6 +181,27 @@ export function stepResult(result: StepResult, ctx: SessionContext, callTool?: s
   const { error, ...observation } = result.observation;
   const outcome = { data: result.observation.output ?? null, is_error: error !== undefined, ...(error !== undefined ? { error } : {}) };
   return { observation: { ...observation, tool_name: callTool, result: outcome, metadata: meta }, reward: result.reward, done: result.terminated || result.truncated };
+}
+
+/**
+ * The WebSocket `observation` message of a step as JSON text, the same text as
+ * `JSON.stringify({ type: 'observation', data: stepResult(result, ctx, callTool) })`: the observation and the
+ * step's parts are serialised, the parts that stay the same for the episode (its id, budget, task) once.
+ */
+export function stepMessage(result: StepResult, ctx: SessionContext, callTool?: string): string {
+  const observation = result.observation;
+  if (callTool !== undefined || 'metadata' in observation) return JSON.stringify({ type: 'observation', data: stepResult(result, ctx, callTool) });
+  const fixed = (ctx.text ??= {
+    head: `{"episode_id":${JSON.stringify(ctx.episodeId)},"step":`,
+    limit: JSON.stringify(ctx.budget),
+    task: JSON.stringify(metadata(ctx, 0, undefined).task),
+  });
+  const step = result.info.step;
+  let meta = `${fixed.head}${step},"terminated":${result.terminated ?? false},"truncated":${result.truncated ?? false},"feedback":${JSON.stringify(result.feedback ?? [])},"info":${JSON.stringify(result.info)},"budget":{"limit":${fixed.limit},"used":{"steps":${step}}},"task":${fixed.task}`;
+  if (result.truncation !== undefined) meta += `,"truncation":${JSON.stringify(result.truncation)}`;
+  if (ctx.group !== undefined) meta += `,"group":${JSON.stringify(metadata(ctx, step, result).group)}`;
+  const obs = JSON.stringify(observation);
+  return `{"type":"observation","data":{"observation":${obs.length > 2 ? `${obs.slice(0, -1)},` : '{'}"metadata":${meta}}},"reward":${JSON.stringify(result.reward)},"done":${result.terminated || result.truncated}}}`;
 }
 
 /** `list_tools` (OpenEnv's MCP action) answered without a step: the current task's tools, with MCP's `inputSchema`. */

@@ -6,7 +6,7 @@ import { HttpProblem, type Problem } from '../errors.js';
 import type { EpisodeRegistry, ServerEpisode } from '../episodes.js';
 import { JoinGroupBodySchema, type GroupRegistry } from '../groups.js';
 import { CreateEpisodeBodySchema } from '../schemas.js';
-import { resetResult, stepResult, toAction, toolsResult, type OpenEnvResult, type ResetRequest, type SessionContext } from './messages.js';
+import { resetResult, stepMessage, stepResult, toAction, toolsResult, type OpenEnvResult, type ResetRequest, type SessionContext } from './messages.js';
 
 /** The registries a session works on. */
 export interface SessionDeps {
@@ -60,16 +60,29 @@ export class OpenEnvSession {
 
   /** Applies one action (committed before it answers); `key` is an idempotency key (OpenEnv's `request_id`). */
   async step(data: unknown, key?: string): Promise<OpenEnvResult> {
+    const applied = await this.apply(data, key);
+    return 'listed' in applied ? applied.listed : this.stepped(applied.result, applied.callTool);
+  }
+
+  /** `step` answered as the WebSocket's `observation` message text (built without the intermediate objects). */
+  async stepMessage(data: unknown): Promise<string> {
+    const applied = await this.apply(data, undefined);
+    if ('listed' in applied) return JSON.stringify({ type: 'observation', data: applied.listed });
+    this.advance(applied.result);
+    return stepMessage(applied.result, this.ctx!, applied.callTool);
+  }
+
+  private async apply(data: unknown, key: string | undefined): Promise<{ listed: OpenEnvResult } | { result: StepResult; callTool: string | undefined }> {
     const ep = this.current();
     const action = toAction(data);
-    if (action.kind === 'list_tools') return toolsResult(this.tools, this.ctx, this.steps);
+    if (action.kind === 'list_tools') return { listed: toolsResult(this.tools, this.ctx, this.steps) };
     const { reply, result } = await this.deps.episodes.stepAction(ep, action.action, key);
     if (result === undefined) {
       // A replayed request_id answers with the first reply's bytes.
       if (reply.status !== 200) throw new HttpProblem(JSON.parse(reply.body) as Problem);
-      return this.stepped(JSON.parse(reply.body) as StepResult, action.callTool);
+      return { result: JSON.parse(reply.body) as StepResult, callTool: action.callTool };
     }
-    return this.stepped(result, action.callTool);
+    return { result, callTool: action.callTool };
   }
 
   /** The current task's tools (empty before the first reset). */
@@ -78,11 +91,15 @@ export class OpenEnvSession {
   }
 
   private stepped(result: StepResult, callTool: string | undefined): OpenEnvResult {
+    this.advance(result);
+    return stepResult(result, this.ctx!, callTool);
+  }
+
+  private advance(result: StepResult): void {
     this.steps = result.info.step;
     const group = this.ctx!.group;
     // The last member's end completes the group: its statistics are in the answer's metadata.
     if (group !== undefined && (result.terminated || result.truncated)) this.ctx!.group = this.deps.groups.view(group.id) ?? group;
-    return stepResult(result, this.ctx!, callTool);
   }
 
   /** OpenEnv's `State`: `episode_id` and `step_count`, plus the EnvHarness episode's status and task. */
@@ -105,8 +122,9 @@ export class OpenEnvSession {
 
   private current(): ServerEpisode {
     if (this.ep === undefined) throw new EnvHarnessError('EPISODE_NOT_FOUND', 'no episode in this session: send reset first');
-    const ep = this.deps.episodes.authorize(this.ep.id, this.token);
-    if (ep === undefined) throw new EnvHarnessError('EPISODE_NOT_FOUND', `episode ${this.ep.id} was closed (idle for too long, or the server is stopping): send reset`);
+    // The session holds the episode object its token opened: that it is still open is the whole check.
+    const ep = this.ep;
+    if (!this.deps.episodes.holds(ep)) throw new EnvHarnessError('EPISODE_NOT_FOUND', `episode ${ep.id} was closed (idle for too long, or the server is stopping): send reset`);
     return ep;
   }
 }

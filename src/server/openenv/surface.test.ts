@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startTestServer, type TestServer } from '../testing/fixture.js';
-import { parseReset, toAction } from './messages.js';
+import { parseReset, stepMessage, stepResult, toAction, type SessionContext } from './messages.js';
 
 let t: TestServer;
 
@@ -98,6 +98,52 @@ describe('OpenEnv surface', () => {
     expect(() => parseReset({ group_id: 'g' })).toThrow('group_id and group_size come together');
     expect(() => parseReset({ seed: -1 })).toThrow('seed must be an integer >= 0');
     expect(() => parseReset([1])).toThrow('reset data must be an object');
+  });
+
+  it('keeps a session open past the HTTP head deadline (the upgrade was the request)', async () => {
+    const other = await startTestServer({ server: { limits: { headersTimeoutMs: 200 } } });
+    try {
+      const ws = new WebSocket(`${other.url.replace('http://', 'ws://')}/openenv/key/${other.token}/ws`);
+      const frames: string[] = [];
+      ws.on('message', (d) => frames.push(d.toString()));
+      let failure: unknown;
+      ws.on('error', (e) => (failure = e));
+      await new Promise((r) => ws.on('open', r));
+      ws.send(JSON.stringify({ type: 'reset', data: { task_id: other.tasks.short, seed: 1 } }));
+      await new Promise((r) => setTimeout(r, 600));
+      ws.send(JSON.stringify({ type: 'step', data: { type: 'tool', tool: 'list_items', args: {} } }));
+      for (let i = 0; i < 100 && frames.length < 2 && failure === undefined; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(failure).toBeUndefined();
+      expect(frames.map((f) => JSON.parse(f).type)).toEqual(['observation', 'observation']);
+      expect(ws.readyState).toBe(WebSocket.OPEN);
+      ws.close();
+    } finally {
+      await other.close();
+    }
+  }, 120_000);
+
+  it('builds the WebSocket step message text exactly as JSON.stringify of the step result', () => {
+    const info = { episodeId: 'ep_1:1', taskId: 't'.repeat(64), template: 'inventory/restock@1', domain: 'inventory', taskType: 'restock', level: 2, slice: 'inventory/restock', seed: 7, attempt: 1 };
+    const base = { episodeId: 'ep_1', info, template: info.template, budget: { steps: 10, consecutiveErrors: 3 } };
+    const group = { id: 'g', size: 2, members: 2, done: true, stats: { mean: 0.5, variance: 0.25, zeroVariance: false }, skipped: false };
+    const results = [
+      { observation: { kind: 'tool', output: { quantity: 3, note: 'a "quoted" \u2028 line' } }, reward: 0.25, terminated: false, truncated: false, feedback: [{ code: 'OFF_PATH', message: 'm', ref: 'get_stock' }], info: { step: 1, outcome: 0, shaping: 0.25, stateHash: 'h' } },
+      { observation: { kind: 'tool', output: null, error: { code: 'INVALID_ACTION', message: 'bad', pointer: '/args/item' } }, reward: 0, terminated: false, truncated: true, truncation: 'steps', feedback: [], info: { step: 10, outcome: 0, shaping: 0, stateHash: 'h', endReason: 'budget' } },
+      { observation: { kind: 'message', text: 'hello' }, reward: 1, terminated: true, truncated: false, feedback: [], info: { step: 3, outcome: 1, shaping: 0 } },
+      { observation: {}, reward: -0.5, terminated: false, truncated: false, feedback: [], info: { step: 2 } },
+    ];
+    for (const withGroup of [false, true]) {
+      for (const r of results) {
+        const ctx = (): SessionContext => (withGroup ? { ...base, group: group as never } : { ...base });
+        const expected = JSON.stringify({ type: 'observation', data: stepResult(r as never, ctx()) });
+        const c = ctx();
+        expect(stepMessage(r as never, c)).toBe(expected);
+        expect(stepMessage(r as never, c)).toBe(expected); // again, from the per-episode cache
+      }
+    }
+    // call_tool answers keep their own shape.
+    const ctx: SessionContext = { ...base };
+    expect(stepMessage(results[0] as never, ctx, 'get_stock')).toBe(JSON.stringify({ type: 'observation', data: stepResult(results[0] as never, ctx, 'get_stock') }));
   });
 
   it('closes open sessions when the server stops', async () => {

@@ -224,9 +224,10 @@ export function createOpenEnvSurface(deps: OpenEnvSurfaceDeps, options: OpenEnvO
 
   /** A session on `/ws` (OpenEnv's messages) or on `/mcp` (JSON-RPC only, one session per connection). */
   const connect = (ws: WebSocket, mcpOnly: boolean): void => {
-    const sendJson = (value: unknown) => {
-      if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(value));
+    const sendText = (text: string) => {
+      if (ws.readyState === ws.OPEN) ws.send(text);
     };
+    const sendJson = (value: unknown) => sendText(JSON.stringify(value));
     const error = (code: WsErrorCode, message: string, extra: Record<string, unknown> = {}) => sendJson({ type: 'error', data: { message, code, ...extra } });
     if (live.size >= max) {
       // OpenEnv: the error message, then the close.
@@ -239,6 +240,9 @@ export function createOpenEnvSurface(deps: OpenEnvSurfaceDeps, options: OpenEnvO
     const mcp: McpSessions = { ...httpMcp, own: { id: generateId('mcp'), session } };
     let queue: Promise<void> = Promise.resolve();
     let queued = 0;
+    const settled = () => {
+      queued--;
+    };
     let timer: ReturnType<typeof setTimeout> | undefined;
     const touch = () => {
       if (timeoutMs === undefined) return;
@@ -271,7 +275,7 @@ export function createOpenEnvSurface(deps: OpenEnvSurfaceDeps, options: OpenEnvO
             return sendJson({ type: 'observation', data: await session.reset(parseReset(m['data'] ?? {})) });
           case 'step':
             if (!('data' in m)) return error('VALIDATION_ERROR', 'Invalid message', { errors: [{ type: 'missing', loc: ['data'], msg: 'Field required' }] });
-            return sendJson({ type: 'observation', data: await session.step(m['data']) });
+            return sendText(await session.stepMessage(m['data']));
           case 'state':
             return sendJson({ type: 'state', data: session.state() });
           case 'mcp':
@@ -292,10 +296,8 @@ export function createOpenEnvSurface(deps: OpenEnvSurfaceDeps, options: OpenEnvO
         ws.close(1008, 'too many queued messages');
         return;
       }
-      queue = queue
-        .then(() => onMessage(data, isBinary))
-        .catch(() => undefined)
-        .finally(() => queued--);
+      // Nothing in flight (a client that waits for each answer): start now, without a link in the chain.
+      queue = (queued === 1 ? onMessage(data, isBinary) : queue.then(() => onMessage(data, isBinary))).then(settled, settled);
     });
     ws.on('error', () => ws.terminate());
     ws.on('close', () => {
