@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { EnvHarnessError, canonicalize, isEnvHarnessError } from '../core/index.js';
 import type { EpisodeRecord, Store, Transition } from '../core/index.js';
@@ -160,6 +163,59 @@ describe('store recorder', () => {
     expect((first as EnvHarnessError).message).toContain('disk full');
     recorder.record(transition('e1', 2));
     expect(isEnvHarnessError(await recorder.flush().catch((e: unknown) => e), 'STORE_FAILED')).toBe(true);
+  });
+
+  it('hands commits to an ordered target as they start, without waiting for the previous one', async () => {
+    const fake = fakeStore();
+    const recorder = createStoreRecorder({ ...fake.store, ordered: true }, { maxBatch: 2, maxDelayMs: 10_000 });
+    const release = fake.holdCommits();
+    for (let step = 1; step <= 6; step++) recorder.record(transition('e1', step));
+    // Handed over during record(), while the first commit is still held.
+    expect(fake.log).toEqual(['append 2', 'append 2', 'append 2']);
+    let durable = false;
+    const flushed = recorder.flush().then(() => (durable = true));
+    await new Promise((r) => setImmediate(r));
+    expect(durable).toBe(false);
+    release();
+    await flushed;
+    expect(fake.transitions.map((t) => t.step)).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+
+  it('with an ordered target, a flush after a failed commit rejects, and nothing more is handed over', async () => {
+    const fake = fakeStore();
+    const recorder = createStoreRecorder({ ...fake.store, ordered: true }, { maxBatch: 1, maxDelayMs: 10_000 });
+    fake.failWith(new Error('disk full'));
+    recorder.record(transition('e1', 1));
+    await expect(recorder.flush()).rejects.toMatchObject({ code: 'STORE_FAILED' });
+    recorder.record(transition('e1', 2));
+    await expect(recorder.flush()).rejects.toMatchObject({ code: 'STORE_FAILED' });
+    expect(fake.log).toEqual(['append 1']);
+  });
+
+  it('records through a SQLite writer thread; the stored episodes replay exactly', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'envharness-recorder-'));
+    const store = createSqliteStore(join(dir, 'writer.db'));
+    try {
+      const recorder = createStoreRecorder(store.openTransitionWriter(), { maxBatch: 3 });
+      const tasks = [1, 2, 3, 4].map((level) => instantiate(restockTemplate, level, 9));
+      const ids: string[] = [];
+      for (const [i, task] of tasks.entries()) {
+        const episode = createEpisode(inventory, task, { recorder });
+        episode.reset({ seed: i });
+        for (const action of [{ type: 'tool', tool: 'list_items', args: {} }, ...task.spec.solution]) if (episode.status === 'running') episode.step(action);
+        ids.push(episode.id!);
+      }
+      await recorder.flush();
+      for (const [i, id] of ids.entries()) {
+        const stored = await store.listTransitions(id);
+        expect(stored.length).toBeGreaterThan(0);
+        expect(await store.getEpisode(id)).toMatchObject({ steps: stored.length, status: 'terminated' });
+        expect(verifyReplay(inventory, tasks[i]!, i, stored)).toEqual([]);
+      }
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('passes a duplicate step through as STORE_CONFLICT', async () => {

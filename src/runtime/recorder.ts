@@ -78,6 +78,14 @@ export interface StoreRecorderOptions {
   maxDelayMs?: number;
 }
 
+/**
+ * Where a store recorder commits: a `Store`, or a writer that commits elsewhere (a SQLite store's writer
+ * thread, `SqliteStore.openTransitionWriter()`). An `ordered` target takes each call's data during the call and
+ * commits calls in call order, never one after a failed one: the recorder then hands a commit over as soon as
+ * it starts instead of after the previous commit settled, so the stepping thread never waits for one.
+ */
+export type RecordingTarget = Pick<Store, 'appendTransitions'> & { readonly ordered?: boolean };
+
 /** A recorder that group-commits to a `Store`. */
 export interface StoreRecorder extends Recorder {
   /** Transitions and episode records buffered and not yet handed to the store. */
@@ -104,10 +112,7 @@ export interface StoreRecorder extends Recorder {
  * // ... steps ...
  * await episode.flush(); // durable
  */
-export function createStoreRecorder(
-  store: Pick<Store, 'appendTransitions'>,
-  options: StoreRecorderOptions = {},
-): StoreRecorder {
+export function createStoreRecorder(store: RecordingTarget, options: StoreRecorderOptions = {}): StoreRecorder {
   const maxBatch = options.maxBatch ?? DEFAULT_RECORDER_MAX_BATCH;
   const maxDelayMs = options.maxDelayMs ?? DEFAULT_RECORDER_MAX_DELAY_MS;
   if (!(Number.isInteger(maxBatch) && maxBatch >= 1)) {
@@ -159,7 +164,13 @@ export function createStoreRecorder(
     const records = [...episodes.values()];
     buffer = [];
     episodes = new Map();
-    const run = chain.then(() => commit(transitions, records));
+    // An ordered target keeps the order itself: hand over now, while the steps go on.
+    const run =
+      store.ordered === true
+        ? Promise.all([commit(transitions, records), chain]).then(() => {
+            if (failure !== undefined) throw failure;
+          })
+        : chain.then(() => commit(transitions, records));
     // The chain itself never rejects, so one failed commit does not leave an unhandled rejection behind.
     chain = run.catch(() => undefined);
     return run;

@@ -3,7 +3,8 @@
  * transitions and is SIGKILLed at a seeded point; after reopening, every acknowledged write is present
  * and whole, at most the one write in flight is also present (whole), the file passes integrity_check,
  * and no episode's step counter disagrees with its transitions. RUNS=200 for the long variant. Children of
- * even seeds checkpoint from a worker thread (continuously), so kills also land in the middle of a checkpoint.
+ * even seeds checkpoint from a worker thread (continuously), so kills also land in the middle of a checkpoint;
+ * children of seeds divisible by 3 append transitions through the writer thread (`openTransitionWriter`).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -38,8 +38,9 @@ import {
 } from '../../core/index.js';
 import { CHECKPOINT_INTERVAL_MS, CHECKPOINTER_AFTER_WRITES, FALLBACK_AUTOCHECKPOINT_PAGES, TRUNCATE_AFTER_FRAMES, startCheckpointer, type Checkpointer, type CheckpointReport } from './checkpointer.js';
 import { migrate, SCHEMA_VERSION, userVersion } from './schema.js';
-import { TransitionInserter } from './transitions.js';
+import { TRANSITION_SQL, TransitionInserter } from './transitions.js';
 import { DEFAULT_WAL_LIMIT_BYTES, WalPressure } from './wal-pressure.js';
+import { WriterThread, type WriterCall, type WriterReply } from './transition-writer.js';
 import { readGenerationLog, writeGenerationLog } from './generation-log.js';
 import { limitClause as sharedLimitClause, questionMark, reviewFromRow, storedTaskFromRow, taskBody, taskQuery as sharedTaskQuery, whereOf as sharedWhereOf, type ReviewRow, type TaskRow } from '../rows.js';
 
@@ -95,6 +96,17 @@ export interface SqliteStoreInfo {
 }
 
 /**
+ * `appendTransitions` through the store's writer thread (`SqliteStore.openTransitionWriter`): the texts are
+ * made and handed over during the call, and its promise settles once the thread's transaction has committed
+ * (or failed). Calls commit in the order they are made. After a call fails, every later call of the same
+ * writer fails too and writes nothing (as a recorder needs: nothing recorded after a lost commit).
+ */
+export interface TransitionWriter extends Pick<Store, 'appendTransitions'> {
+  /** Calls are taken in call order and committed in that order (a recorder may hand over without waiting). */
+  readonly ordered: true;
+}
+
+/**
  * Opens (creating it and its folder if needed) an EnvHarness database and brings its schema up to date.
  * `location` is a file path or `':memory:'`.
  * @example
@@ -140,6 +152,9 @@ export class SqliteStore implements Store {
   private nextProbe = 0;
   /** Multi-row transition INSERTs, prepared on first use. */
   private transitionInserter: TransitionInserter | undefined;
+  /** The thread behind `openTransitionWriter`, started by its first call. */
+  private writerThread: WriterThread | undefined;
+  private writerStreams = 0;
   private readonly now: () => string;
 
   constructor(location: string, options: SqliteStoreOptions) {
@@ -199,6 +214,10 @@ export class SqliteStore implements Store {
 
   async close(): Promise<void> {
     if (!this.db.open) return;
+    const writer = this.writerThread;
+    this.writerThread = undefined;
+    // Calls already handed to the writer thread commit first.
+    await writer?.close();
     const checkpointer = this.checkpointer;
     this.checkpointer = undefined;
     // The worker's connection goes first, so that this last close checkpoints and removes the WAL.
@@ -367,13 +386,128 @@ export class SqliteStore implements Store {
   async appendTransitions(transitions: readonly Transition[], options: { episodes?: readonly EpisodeRecord[] } = {}): Promise<void> {
     const episodes = options.episodes ?? [];
     if (this.wal?.due()) await this.wal.admit();
-    this.guard('appendTransitions', () => {
-      if (transitions.length === 0 && episodes.length === 0) return;
-      const created = new Map<string, number>();
-      this.write(() => this.writeTransitions(transitions, episodes, created));
-      // Committed now: the keys this call created can be reused without a lookup.
-      for (const [id, key] of created) this.rememberEpisodeKey(id, key);
+    this.guard('appendTransitions', () => this.appendNow(transitions, episodes));
+  }
+
+  /** appendTransitions on this connection, now (inside guard). */
+  private appendNow(transitions: readonly Transition[], episodes: readonly EpisodeRecord[]): void {
+    if (transitions.length === 0 && episodes.length === 0) return;
+    const created = new Map<string, number>();
+    this.write(() => this.writeTransitions(transitions, episodes, created));
+    // Committed now: the keys this call created can be reused without a lookup.
+    for (const [id, key] of created) this.rememberEpisodeKey(id, key);
+  }
+
+  /** The error of a writer-thread call that did not commit. */
+  private replyError(error: NonNullable<WriterReply['error']>, transitions: readonly Transition[]): EnvHarnessError {
+    if (error.kind === 'conflict') {
+      const { episodeId, step } = transitions[error.index]!;
+      const message = `episode ${episodeId} already has step ${step}; none of the ${transitions.length} transitions of this call were written`;
+      return conflict('appendTransitions', message, { conflict: 'duplicate_step', episodeId, step });
+    }
+    if (error.kind === 'earlier') {
+      return new EnvHarnessError('STORE_FAILED', `sqlite store ${this.location}: appendTransitions refused: an earlier call of this writer failed (${error.message}); nothing after it is written`, {
+        details: { operation: 'appendTransitions' },
+      });
+    }
+    if (isIoFailure(error.code)) this.setFault('write', error.code, error.message);
+    return new EnvHarnessError('STORE_FAILED', `sqlite store ${this.location}: appendTransitions failed: ${error.message}`, {
+      details: { operation: 'appendTransitions', sqliteCode: error.code },
     });
+  }
+
+  /** What a writer call that could not reach the thread (or whose thread died) rejects with. */
+  private writerFailure(error: unknown): EnvHarnessError {
+    return new EnvHarnessError('STORE_FAILED', `sqlite store ${this.location}: appendTransitions failed: the writer thread: ${messageOf(error)}`, {
+      cause: error,
+      details: { operation: 'appendTransitions' },
+    });
+  }
+
+  /** What every call after a writer's failed one rejects with. */
+  private earlierFailure(first: EnvHarnessError): EnvHarnessError {
+    return new EnvHarnessError('STORE_FAILED', `sqlite store ${this.location}: appendTransitions refused: an earlier call of this writer failed (${first.message}); nothing after it is written`, {
+      cause: first,
+      details: { operation: 'appendTransitions' },
+    });
+  }
+
+  /**
+   * A writer whose `appendTransitions` commits on a worker thread with its own connection, so that the
+   * caller's thread pays only serialising the call and handing it over (docs/storage.md, "Writer thread").
+   * The same rows, checks and errors as `appendTransitions` (STORE_CONFLICT for a duplicate step, STORE_FAILED
+   * with the storage fault rules); a promise that resolved means committed, as there. One writer per
+   * recorder: a failed call makes every later call of that writer fail. `close()` commits what was handed
+   * over first. A `:memory:` store has no second connection: its writer commits during the call.
+   * @example
+   * const recorder = createStoreRecorder(store.openTransitionWriter());
+   */
+  openTransitionWriter(): TransitionWriter {
+    const stream = this.writerStreams++;
+    let failed: EnvHarnessError | undefined;
+    /** The calls waiting for WAL backpressure, so that later ones queue behind them. */
+    let gate: Promise<unknown> | undefined;
+    const sticky = (error: unknown): EnvHarnessError => {
+      const wrapped = error instanceof EnvHarnessError ? error : this.writerFailure(error);
+      failed ??= wrapped;
+      return wrapped;
+    };
+    const appendTransitions = (transitions: readonly Transition[], options: { episodes?: readonly EpisodeRecord[] } = {}): Promise<void> => {
+      const episodes = options.episodes ?? [];
+      if (failed !== undefined) return Promise.reject(this.earlierFailure(failed));
+      if (transitions.length === 0 && episodes.length === 0) return Promise.resolve();
+      if (this.isMemory) {
+        try {
+          this.guard('appendTransitions', () => this.appendNow(transitions, episodes));
+          return Promise.resolve();
+        } catch (error) {
+          return Promise.reject(sticky(error));
+        }
+      }
+      let call: Parameters<WriterThread['post']>;
+      try {
+        call = this.guard('appendTransitions', () => {
+          this.refuseWhileFaulted();
+          return [stream, serialiseCall(transitions, episodes)] as Parameters<WriterThread['post']>;
+        });
+      } catch (error) {
+        return Promise.reject(sticky(error));
+      }
+      const send = (): Promise<void> => {
+        let thread = this.writerThread;
+        if (thread === undefined || thread.failure !== undefined) {
+          if (!this.db.open) return Promise.reject(sticky(new EnvHarnessError('STORE_FAILED', `sqlite store ${this.location}: appendTransitions called after close()`, { details: { operation: 'appendTransitions' } })));
+          thread = this.writerThread = new WriterThread(this.location, { synchronous: this.synchronous, busyTimeoutMs: this.busyTimeoutMs });
+        }
+        let reply: Promise<WriterReply>;
+        try {
+          reply = thread.post(...call);
+        } catch (error) {
+          return Promise.reject(sticky(error));
+        }
+        return reply.then(
+          (answer) => {
+            if (answer.error === undefined) {
+              this.countWrite();
+              return;
+            }
+            throw sticky(this.replyError(answer.error, transitions));
+          },
+          (error) => {
+            throw sticky(error);
+          },
+        );
+      };
+      if (gate === undefined && this.wal?.due() !== true) return send();
+      const run = (gate ?? Promise.resolve()).then(() => (this.wal?.due() ? this.wal.admit() : undefined)).then(send);
+      const mine = run.catch(() => undefined);
+      gate = mine;
+      void mine.then(() => {
+        if (gate === mine) gate = undefined;
+      });
+      return run;
+    };
+    return { ordered: true, appendTransitions };
   }
 
   async listTransitions(episodeId: string): Promise<Transition[]> {
@@ -781,16 +915,10 @@ export class SqliteStore implements Store {
     // The usual save (a running episode's progress) changes no indexed column: updating only the others
     // rewrites just the row's page, where the upsert below would also rewrite its run and task index entries.
     if (!likelyNew) {
-      const progressed = this.sql(
-        'UPDATE episodes SET status = ?, steps = ?, created_at = ?, updated_at = ?, body = ? WHERE id = ? AND task_id = ? AND run_id IS ?',
-      ).run(episode.status, episode.steps, episode.createdAt, episode.updatedAt, body, episode.id, episode.taskId, episode.runId ?? null);
+      const progressed = this.sql(TRANSITION_SQL.episodeProgress).run(episode.status, episode.steps, episode.createdAt, episode.updatedAt, body, episode.id, episode.taskId, episode.runId ?? null);
       if (progressed.changes > 0) return;
     }
-    this.sql(
-      'INSERT INTO episodes (id, task_id, run_id, status, steps, created_at, updated_at, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ' +
-        'ON CONFLICT (id) DO UPDATE SET task_id = excluded.task_id, run_id = excluded.run_id, status = excluded.status, ' +
-        'steps = excluded.steps, created_at = excluded.created_at, updated_at = excluded.updated_at, body = excluded.body',
-    ).run(
+    this.sql(TRANSITION_SQL.episodeUpsert).run(
       episode.id,
       episode.taskId,
       episode.runId ?? null,
@@ -833,10 +961,10 @@ export class SqliteStore implements Store {
     const known = this.episodeKeys.get(episodeId) ?? created.get(episodeId);
     if (known !== undefined) return known;
     // An id not remembered is usually a new episode: insert first, and look the key up only if it existed.
-    const inserted = this.sql('INSERT INTO episode_keys (id) VALUES (?) ON CONFLICT (id) DO NOTHING').run(episodeId);
+    const inserted = this.sql(TRANSITION_SQL.newEpisodeKey).run(episodeId);
     if (inserted.changes === 0) {
       // Not created by this transaction (that would be in `created`), so committed already.
-      const stored = this.pluck('SELECT seq FROM episode_keys WHERE id = ?').get(episodeId) as number;
+      const stored = this.pluck(TRANSITION_SQL.episodeKey).get(episodeId) as number;
       this.rememberEpisodeKey(episodeId, stored);
       return stored;
     }
@@ -935,8 +1063,13 @@ export class SqliteStore implements Store {
       if (code !== undefined && isIoFailure(code)) this.setFault('write', code, messageOf(error));
       throw error;
     }
-    if (this.writes < this.checkpointAfterWrites && ++this.writes >= this.checkpointAfterWrites && !this.isMemory) this.moveCheckpoints();
+    this.countWrite();
     return result;
+  }
+
+  /** One more committed write transaction: the checkpointer starts after `checkpointAfterWrites` of them. */
+  private countWrite(): void {
+    if (this.writes < this.checkpointAfterWrites && ++this.writes >= this.checkpointAfterWrites && !this.isMemory && this.db.open) this.moveCheckpoints();
   }
 
   /** Busy from now on: checkpoints run on a worker thread; this connection keeps a far-off automatic one as a fallback. */
@@ -1021,6 +1154,48 @@ export class SqliteStore implements Store {
 }
 
 // ---- rows and their mapping ----
+
+/** Reused by `serialiseCall`: the UTF-8 of a call is written here first, then copied out at its exact size. */
+let scratch = new Uint8Array(1 << 16);
+const utf8 = new TextEncoder();
+
+/**
+ * A writer-thread call as bytes and key columns: the canonical JSON the store writes, made on this thread,
+ * as UTF-8 in one buffer that is transferred, not copied: the transitions' bodies, then the records'
+ * (`ends[i]` is where body i ends). Each transition's episode is `keys[key[i]]`, its step `steps[i]`.
+ */
+function serialiseCall(transitions: readonly Transition[], episodes: readonly EpisodeRecord[]): WriterCall {
+  const n = transitions.length;
+  const keys: string[] = [];
+  const key = new Uint32Array(n);
+  const steps = new Float64Array(n);
+  const ends = new Uint32Array(n + episodes.length);
+  let at = 0;
+  const put = (text: string, i: number): void => {
+    // UTF-8 takes at most 3 bytes per UTF-16 unit.
+    if (scratch.length - at < text.length * 3) {
+      const bigger = new Uint8Array(Math.max(scratch.length * 2, at + text.length * 3));
+      bigger.set(scratch.subarray(0, at));
+      scratch = bigger;
+    }
+    at += utf8.encodeInto(text, scratch.subarray(at)).written;
+    ends[i] = at;
+  };
+  let last: string | undefined;
+  for (let i = 0; i < n; i++) {
+    const t = transitions[i]!;
+    // Calls hold runs of one episode's steps: a new key only where the episode changes.
+    if (t.episodeId !== last) {
+      last = t.episodeId;
+      keys.push(last);
+    }
+    key[i] = keys.length - 1;
+    steps[i] = t.step;
+    put(canonicalize(t), i);
+  }
+  for (let j = 0; j < episodes.length; j++) put(canonicalize(episodes[j]!), n + j);
+  return { keys, key, steps, bytes: scratch.slice(0, at), ends };
+}
 
 type IndexRow = [string, number, string, string, string, number, Split, TaskStatus];
 

@@ -5,6 +5,30 @@ import type { Database, Statement } from 'better-sqlite3';
 export const TRANSITION_CHUNK = 64;
 
 /**
+ * The statements of a transition write, shared by the store's own connection and the writer thread's
+ * (transition-writer.ts), so both write exactly the same rows.
+ */
+export const TRANSITION_SQL = {
+  /** The INSERT of `size` transition rows, 3 parameters each (episode key, step, body). */
+  insertPrefix: 'INSERT INTO transitions (episode_seq, step, body) VALUES ',
+  insertRow: '(?, ?, ?)',
+  newEpisodeKey: 'INSERT INTO episode_keys (id) VALUES (?) ON CONFLICT (id) DO NOTHING',
+  episodeKey: 'SELECT seq FROM episode_keys WHERE id = ?',
+  /** The progress save of an episode whose indexed columns are unchanged (parameters: status, steps, created, updated, body, id, task, run). */
+  episodeProgress: 'UPDATE episodes SET status = ?, steps = ?, created_at = ?, updated_at = ?, body = ? WHERE id = ? AND task_id = ? AND run_id IS ?',
+  /** Any other save (parameters: id, task, run, status, steps, created, updated, body). */
+  episodeUpsert:
+    'INSERT INTO episodes (id, task_id, run_id, status, steps, created_at, updated_at, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ' +
+    'ON CONFLICT (id) DO UPDATE SET task_id = excluded.task_id, run_id = excluded.run_id, status = excluded.status, ' +
+    'steps = excluded.steps, created_at = excluded.created_at, updated_at = excluded.updated_at, body = excluded.body',
+} as const;
+
+/** The INSERT statement of `size` transition rows. */
+export function transitionInsertSql(size: number): string {
+  return TRANSITION_SQL.insertPrefix + Array(size).fill(TRANSITION_SQL.insertRow).join(', ');
+}
+
+/**
  * Writes row `index`'s three parameters (the episode's integer key, the step, the canonical JSON body) at
  * `params[at..at+2]`.
  */
@@ -61,7 +85,7 @@ export class TransitionInserter {
   private statement(size: number): Statement {
     let statement = this.bySize.get(size);
     if (statement === undefined) {
-      statement = this.db.prepare('INSERT INTO transitions (episode_seq, step, body) VALUES ' + Array(size).fill('(?, ?, ?)').join(', '));
+      statement = this.db.prepare(transitionInsertSql(size));
       this.bySize.set(size, statement);
     }
     return statement;

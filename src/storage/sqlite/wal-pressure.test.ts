@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { computeTaskId, type JsonValue } from '../../core/index.js';
-import { makeBatch, makeTask } from '../../../test/conformance/store-fixtures.js';
+import { computeTaskId, type JsonValue, type Transition } from '../../core/index.js';
+import { makeBatch, makeTask, makeTransition } from '../../../test/conformance/store-fixtures.js';
 import { createSqliteStore } from './sqlite-store.js';
 import { systemClock } from '../../cli/clock.js';
 
@@ -30,12 +30,20 @@ function batch(i: number) {
   return makeBatch(tasks, { seed: i, split: 'dynamic' });
 }
 
+/** 20 transitions of one episode, each with about 4 KiB of output: about 100 KiB of WAL frames a call. */
+function paddedSteps(i: number): Transition[] {
+  return Array.from({ length: 20 }, (_, k) => {
+    const t = makeTransition('padded', i * 20 + k);
+    return { ...t, observation: { kind: 'tool', output: { padding: 'x'.repeat(4000) } } };
+  });
+}
+
 /**
- * Saves batches as fast as it can while a reader holds one read transaction for `pinMs` (nothing can be
+ * Saves batches (or appends transitions through the writer thread) as fast as it can while a reader holds one read transaction for `pinMs` (nothing can be
  * checkpointed past its snapshot) or until all `writes` are saved, whichever comes first. Returns the largest
  * `-wal` file seen, how many batches were saved while the reader held, and whether the rest went through.
  */
-async function pinnedWrites(name: string, walLimitBytes: number, pinMs: number, writes: number) {
+async function pinnedWrites(name: string, walLimitBytes: number, pinMs: number, writes: number, through: 'store' | 'writer' = 'store') {
   const file = join(dir, `${name}.db`);
   const store = createSqliteStore(file, { now: systemClock, checkpoints: { afterWrites: 1, intervalMs: 10 }, walLimitBytes });
   await store.saveBatch(batch(0));
@@ -48,9 +56,11 @@ async function pinnedWrites(name: string, walLimitBytes: number, pinMs: number, 
   let max = 0;
   let saved = 0;
   let released = false;
+  const transitions = store.openTransitionWriter();
   const writer = (async () => {
     for (let i = 1; i <= writes; i++) {
-      await store.saveBatch(batch(i));
+      if (through === 'store') await store.saveBatch(batch(i));
+      else await transitions.appendTransitions(paddedSteps(i));
       if (!released) saved = i;
       max = Math.max(max, walBytes(file));
     }
@@ -62,7 +72,7 @@ async function pinnedWrites(name: string, walLimitBytes: number, pinMs: number, 
   reader.close();
   await writer;
   max = Math.max(max, walBytes(file));
-  const total = await store.countTasks();
+  const total = through === 'store' ? await store.countTasks() : (await store.listTransitions('padded')).length;
   await store.close();
   return { max, savedWhilePinned: saved, total };
 }
@@ -77,6 +87,15 @@ describe('WAL backpressure', () => {
     // Parked, not failed: every batch is stored once the reader is gone.
     expect(bounded.savedWhilePinned).toBeLessThan(120);
     expect(bounded.total).toBe(121 * 20);
+  });
+
+  it('holds back appends through the writer thread the same way', { timeout: 60_000 }, async () => {
+    const bounded = await pinnedWrites('writer-bounded', LIMIT, 1500, 120, 'writer');
+    const unbounded = await pinnedWrites('writer-unbounded', Infinity, 60_000, 120, 'writer');
+    expect(unbounded.max).toBeGreaterThan(LIMIT);
+    expect(bounded.max).toBeLessThanOrEqual(LIMIT);
+    expect(bounded.savedWhilePinned).toBeLessThan(120);
+    expect(bounded.total).toBe(120 * 20);
   });
 
   it('refuses a limit below 1 MiB, naming the option', () => {

@@ -1,0 +1,138 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { isEnvHarnessError, type Transition } from '../../core/index.js';
+import { makeEpisode, makeTransition } from '../../../test/conformance/store-fixtures.js';
+import { createSqliteStore } from './index.js';
+
+const dirs: string[] = [];
+function tempFile(name = 'writer.db'): string {
+  const dir = mkdtempSync(join(tmpdir(), 'envharness-writer-'));
+  dirs.push(dir);
+  return join(dir, name);
+}
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+function steps(episodeId: string, from: number, count: number): Transition[] {
+  return Array.from({ length: count }, (_, i) => makeTransition(episodeId, from + i));
+}
+
+/** Every transition row as stored: episode id, step and the body's bytes. */
+function rows(file: string): Array<{ id: string; step: number; body: string }> {
+  const db = new BetterSqlite3(file, { readonly: true });
+  try {
+    return db.prepare('SELECT k.id, t.step, t.body FROM transitions t JOIN episode_keys k ON k.seq = t.episode_seq ORDER BY k.id, t.step').all() as Array<{ id: string; step: number; body: string }>;
+  } finally {
+    db.close();
+  }
+}
+
+async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    () => {
+      throw new Error('expected a rejection');
+    },
+    (error: unknown) => error,
+  );
+}
+
+describe('sqlite store: transition writer thread', () => {
+  it('commits the same rows and records as appendTransitions, and a resolved call is readable', async () => {
+    const [direct, threaded] = [tempFile('direct.db'), tempFile('threaded.db')];
+    const a = createSqliteStore(direct);
+    const b = createSqliteStore(threaded);
+    const writer = b.openTransitionWriter();
+    expect(writer.ordered).toBe(true);
+    const calls = [
+      { transitions: steps('e1', 0, 3), episodes: [makeEpisode('e1', 't1', { steps: 3 })] },
+      { transitions: [...steps('e2', 0, 2), ...steps('e1', 3, 2)], episodes: [makeEpisode('e2', 't1', { steps: 2, runId: 'r1' }), makeEpisode('e1', 't1', { steps: 5, status: 'terminated' })] },
+      { transitions: steps('e3', 0, 130), episodes: [] },
+    ];
+    for (const call of calls) await a.appendTransitions(call.transitions, { episodes: call.episodes });
+    for (const call of calls) await writer.appendTransitions(call.transitions, { episodes: call.episodes });
+    expect(await b.listTransitions('e1')).toEqual(await a.listTransitions('e1'));
+    expect(await b.getEpisode('e1')).toEqual(await a.getEpisode('e1'));
+    expect(await b.listEpisodes()).toEqual(await a.listEpisodes());
+    await a.close();
+    await b.close();
+    expect(rows(threaded)).toEqual(rows(direct));
+    expect(rows(threaded)).toHaveLength(137);
+  });
+
+  it('refuses a duplicate step with STORE_CONFLICT, writes nothing of that call, and refuses every later call of the writer', async () => {
+    const store = createSqliteStore(tempFile());
+    try {
+      const writer = store.openTransitionWriter();
+      await writer.appendTransitions(steps('e1', 0, 2));
+      const error = await rejectionOf(writer.appendTransitions([makeTransition('e2', 0), makeTransition('e1', 1)], { episodes: [makeEpisode('e2', 't')] }));
+      expect(isEnvHarnessError(error) && error.code).toBe('STORE_CONFLICT');
+      expect(isEnvHarnessError(error) && error.details).toMatchObject({ conflict: 'duplicate_step', episodeId: 'e1', step: 1 });
+      expect(await store.listTransitions('e2')).toEqual([]);
+      expect(await store.getEpisode('e2')).toBeUndefined();
+      // Nothing after a failed call: the next one is refused and not committed.
+      const later = await rejectionOf(writer.appendTransitions(steps('e3', 0, 1)));
+      expect(isEnvHarnessError(later) && later.code).toBe('STORE_FAILED');
+      expect(await store.listTransitions('e3')).toEqual([]);
+      // Another writer of the same store is unaffected.
+      await store.openTransitionWriter().appendTransitions(steps('e3', 0, 1));
+      expect(await store.listTransitions('e3')).toHaveLength(1);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('rejects with STORE_FAILED when its commit fails (the database is locked past the busy timeout)', async () => {
+    const file = tempFile();
+    const store = createSqliteStore(file, { busyTimeoutMs: 0 });
+    const other = new BetterSqlite3(file);
+    try {
+      const writer = store.openTransitionWriter();
+      other.prepare('BEGIN IMMEDIATE').run();
+      const error = await rejectionOf(writer.appendTransitions(steps('e1', 0, 1)));
+      expect(isEnvHarnessError(error) && error.code).toBe('STORE_FAILED');
+      expect(isEnvHarnessError(error) && error.details).toMatchObject({ operation: 'appendTransitions', sqliteCode: 'SQLITE_BUSY' });
+      other.prepare('ROLLBACK').run();
+      expect(await store.listTransitions('e1')).toEqual([]);
+    } finally {
+      other.close();
+      await store.close();
+    }
+  });
+
+  it('commits every call handed over before close(), without being awaited', async () => {
+    const file = tempFile();
+    const store = createSqliteStore(file);
+    const writer = store.openTransitionWriter();
+    const pending = Array.from({ length: 40 }, (_, i) => writer.appendTransitions(steps(`e${i}`, 0, 4), { episodes: [makeEpisode(`e${i}`, 't', { steps: 4 })] }));
+    await store.close();
+    await Promise.all(pending);
+    const reopened = createSqliteStore(file);
+    try {
+      expect(await reopened.listEpisodes()).toHaveLength(40);
+      expect(await reopened.listTransitions('e39')).toHaveLength(4);
+      const after = await rejectionOf(writer.appendTransitions(steps('late', 0, 1)));
+      expect(isEnvHarnessError(after) && after.code).toBe('STORE_FAILED');
+    } finally {
+      await reopened.close();
+    }
+  });
+
+  it('on a :memory: store commits during the call, with the same conflict rules', async () => {
+    const store = createSqliteStore(':memory:');
+    try {
+      const writer = store.openTransitionWriter();
+      const first = writer.appendTransitions(steps('e1', 0, 2));
+      expect(await store.listTransitions('e1')).toHaveLength(2);
+      await first;
+      const error = await rejectionOf(writer.appendTransitions(steps('e1', 1, 1)));
+      expect(isEnvHarnessError(error) && error.code).toBe('STORE_CONFLICT');
+      expect(isEnvHarnessError(await rejectionOf(writer.appendTransitions(steps('e2', 0, 1))))).toBe(true);
+    } finally {
+      await store.close();
+    }
+  });
+});

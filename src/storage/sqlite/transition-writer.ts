@@ -1,0 +1,242 @@
+/**
+ * Transition commits on a writer thread. The calling thread serialises a call's transitions and records
+ * (canonical JSON, as the store writes them) and hands the texts over; a worker thread with its own
+ * connection runs the same INSERTs in one `BEGIN IMMEDIATE` transaction and answers once it has committed.
+ * A stepping thread then pays serialisation and the hand-off (the UTF-8 buffer is transferred, not copied); SQLite's statements and commit run beside it.
+ */
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import { TRANSITION_CHUNK, TRANSITION_SQL } from './transitions.js';
+
+/** Calls handed over and not yet committed past which a caller waits (blocking) for the thread to catch up. */
+export const WRITER_MAX_IN_FLIGHT = 64;
+/** How long a caller blocked on a full queue waits for the thread before giving up with STORE_FAILED. */
+export const WRITER_STALL_MS = 30_000;
+
+// CommonJS, evaluated in the worker: one transaction per call, in arrival order; `done[0]` counts answered calls.
+const SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.driver);
+const SQL = workerData.sql;
+const CHUNK = workerData.chunk;
+const done = new Int32Array(workerData.done);
+let db;
+let openError;
+try {
+  db = new Database(workerData.location, { timeout: workerData.busyTimeoutMs });
+  db.pragma('synchronous = ' + workerData.synchronous);
+  db.pragma('foreign_keys = ON');
+  db.pragma('trusted_schema = OFF');
+} catch (error) {
+  openError = error;
+}
+const statements = new Map();
+const sql = (text) => { let s = statements.get(text); if (s === undefined) { s = db.prepare(text); statements.set(text, s); } return s; };
+const insertOf = (size) => sql(SQL.insertPrefix + Array(size).fill(SQL.insertRow).join(', '));
+// Episode id -> key, for keys known committed (a key never changes once committed).
+let keys = new Map();
+// Streams (one per writer handle) whose earlier call failed: later calls of theirs are refused, never committed after it.
+const failed = new Map();
+const isUnique = (e) => e && (e.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || e.code === 'SQLITE_CONSTRAINT_UNIQUE');
+class Conflict extends Error { constructor(index) { super('duplicate step'); this.index = index; } }
+function keyOf(id, created) {
+  const known = keys.get(id) ?? created.get(id);
+  if (known !== undefined) return known;
+  const inserted = sql(SQL.newEpisodeKey).run(id);
+  if (inserted.changes === 0) {
+    const stored = sql(SQL.episodeKey).pluck().get(id);
+    keys.set(id, stored);
+    return stored;
+  }
+  const key = Number(inserted.lastInsertRowid);
+  created.set(id, key);
+  return key;
+}
+function write(m, created) {
+  const n = m.key.length;
+  const bytes = Buffer.from(m.bytes.buffer, m.bytes.byteOffset, m.bytes.byteLength);
+  const texts = new Array(m.ends.length);
+  for (let i = 0, from = 0; i < m.ends.length; i++) { texts[i] = bytes.utf8Slice(from, m.ends[i]); from = m.ends[i]; }
+  const params = [];
+  for (let start = 0; start < n; start += CHUNK) {
+    const size = Math.min(CHUNK, n - start);
+    params.length = 0;
+    for (let i = start; i < start + size; i++) params.push(keyOf(m.keys[m.key[i]], created), m.steps[i], texts[i]);
+    try {
+      insertOf(size).run(params);
+    } catch (error) {
+      if (!isUnique(error)) throw error;
+      const one = insertOf(1);
+      for (let i = start; i < start + size; i++) {
+        try { one.run(keyOf(m.keys[m.key[i]], created), m.steps[i], texts[i]); } catch (inner) { if (isUnique(inner)) throw new Conflict(i); throw inner; }
+      }
+      throw error;
+    }
+  }
+  // The records' columns come from their own canonical JSON (what the store's connection binds from the record).
+  for (let i = n; i < texts.length; i++) {
+    const body = texts[i];
+    const e = JSON.parse(body);
+    const run = e.runId === undefined ? null : e.runId;
+    if (!created.has(e.id) && sql(SQL.episodeProgress).run(e.status, e.steps, e.createdAt, e.updatedAt, body, e.id, e.taskId, run).changes > 0) continue;
+    sql(SQL.episodeUpsert).run(e.id, e.taskId, run, e.status, e.steps, e.createdAt, e.updatedAt, body);
+  }
+}
+function commit(m) {
+  if (openError !== undefined) return { seq: m.seq, error: { kind: 'failed', code: String(openError.code || 'SQLITE_CANTOPEN'), message: 'cannot open: ' + String(openError.message || openError) } };
+  const earlier = failed.get(m.stream);
+  if (earlier !== undefined) return { seq: m.seq, error: { kind: 'earlier', message: earlier } };
+  const created = new Map();
+  try {
+    db.transaction(() => write(m, created)).immediate();
+  } catch (error) {
+    const reply = error instanceof Conflict
+      ? { kind: 'conflict', index: error.index }
+      : { kind: 'failed', code: String((error && error.code) || 'SQLITE_ERROR'), message: String((error && error.message) || error) };
+    failed.set(m.stream, reply.kind === 'conflict' ? 'a duplicate step' : reply.message);
+    return { seq: m.seq, error: reply };
+  }
+  if (keys.size >= 65536) keys = new Map();
+  for (const [id, key] of created) keys.set(id, key);
+  return { seq: m.seq };
+}
+parentPort.on('message', (m) => {
+  if (m.kind === 'close') {
+    try { if (db !== undefined) db.close(); } catch {}
+    parentPort.close();
+    return;
+  }
+  if (m.kind === 'forget') { failed.delete(m.stream); return; }
+  const reply = commit(m);
+  Atomics.add(done, 0, 1);
+  Atomics.notify(done, 0);
+  parentPort.postMessage(reply);
+});
+`;
+
+/** One call as the thread receives it: UTF-8 texts in one transferred buffer, and typed key columns. */
+export interface WriterCall {
+  /** The episode ids of the call; transition i belongs to `keys[key[i]]`. */
+  keys: string[];
+  key: Uint32Array;
+  steps: Float64Array;
+  /** The transitions' canonical JSON, then the episode records', as UTF-8 one after another; text i ends at `ends[i]`. */
+  bytes: Uint8Array;
+  ends: Uint32Array;
+}
+
+/** The thread's answer: committed, or why not. */
+export type WriterReply =
+  | { seq: number; error?: undefined }
+  | { seq: number; error: { kind: 'conflict'; index: number } | { kind: 'failed'; code: string; message: string } | { kind: 'earlier'; message: string } };
+
+/** The driver the worker loads: next to this module, or (for a bundled copy of it) from the working directory. */
+function driverPath(): string {
+  try {
+    return createRequire(import.meta.url).resolve('better-sqlite3');
+  } catch {
+    return createRequire(`${process.cwd()}/`).resolve('better-sqlite3');
+  }
+}
+
+/**
+ * The writer thread of one store: calls are committed in the order they are posted, one transaction each,
+ * and `post` resolves with the thread's reply. Rejects (with the error `onDeath` gave) if the thread dies.
+ */
+export class WriterThread {
+  private readonly worker: Worker;
+  private readonly done: Int32Array;
+  private posted = 0;
+  private seq = 0;
+  private readonly waiting = new Map<number, { resolve: (reply: WriterReply) => void; reject: (error: unknown) => void; reply: Promise<WriterReply> }>();
+  private dead: unknown;
+  private closing: Promise<void> | undefined;
+  private readonly exited: Promise<void>;
+
+  constructor(location: string, options: { synchronous: 'NORMAL' | 'FULL'; busyTimeoutMs: number }) {
+    const done = new SharedArrayBuffer(4);
+    this.done = new Int32Array(done);
+    this.worker = new Worker(SOURCE, {
+      eval: true,
+      workerData: { driver: driverPath(), location, synchronous: options.synchronous, busyTimeoutMs: options.busyTimeoutMs, sql: TRANSITION_SQL, chunk: TRANSITION_CHUNK, done },
+    });
+    // Only pending calls keep the process alive (ref'd while any is waiting).
+    this.worker.unref();
+    this.exited = new Promise<void>((resolve) => this.worker.once('exit', () => resolve()));
+    this.worker.on('message', (reply: WriterReply) => {
+      const waiter = this.waiting.get(reply.seq);
+      if (waiter === undefined) return;
+      this.waiting.delete(reply.seq);
+      if (this.waiting.size === 0) this.worker.unref();
+      waiter.resolve(reply);
+    });
+    const die = (error: unknown) => {
+      this.dead ??= error;
+      for (const waiter of this.waiting.values()) waiter.reject(this.dead);
+      this.waiting.clear();
+    };
+    this.worker.once('error', die);
+    this.worker.once('exit', (code) => {
+      if (this.closing === undefined) die(new Error(`the writer thread exited (code ${code})`));
+    });
+  }
+
+  /** Why the thread is unusable (died, or closed), or undefined while it takes calls. */
+  get failure(): unknown {
+    return this.dead ?? (this.closing === undefined ? undefined : new Error('the writer thread is closed'));
+  }
+
+  /**
+   * Hands a call to the thread (synchronously: the texts are copied now) and resolves with its reply.
+   * With WRITER_MAX_IN_FLIGHT calls unanswered, first blocks until the thread has answered one.
+   */
+  post(stream: number, call: WriterCall): Promise<WriterReply> {
+    const failure = this.failure;
+    if (failure !== undefined) return Promise.reject(failure);
+    this.waitForRoom();
+    const seq = this.seq++;
+    const message = { stream, seq, ...call };
+    let settle: { resolve: (reply: WriterReply) => void; reject: (error: unknown) => void } | undefined;
+    const reply = new Promise<WriterReply>((resolve, reject) => (settle = { resolve, reject }));
+    this.waiting.set(seq, { ...settle!, reply });
+    if (this.waiting.size === 1) this.worker.ref();
+    // The bytes move to the thread (transferred, not copied).
+    this.worker.postMessage(message, [call.bytes.buffer as ArrayBuffer]);
+    this.posted++;
+    return reply;
+  }
+
+  /** Lets the thread commit calls of `stream` again after one failed (a new recorder over the same handle). */
+  forget(stream: number): void {
+    if (this.failure === undefined) this.worker.postMessage({ kind: 'forget', stream });
+  }
+
+  /** Answers every call posted so far, then closes the thread's connection and ends it. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await Promise.allSettled([...this.waiting.values()].map((w) => w.reply));
+      if (this.dead === undefined) {
+        this.worker.ref();
+        // Messages are handled in order: every call posted before this one is answered first.
+        this.worker.postMessage({ kind: 'close' });
+      }
+      await this.exited;
+    })();
+    return this.closing;
+  }
+
+  /** A bounded queue: the calling thread waits (Atomics.wait, event loop blocked) while the thread is far behind. */
+  private waitForRoom(): void {
+    let answered = Atomics.load(this.done, 0);
+    if (this.posted - answered < WRITER_MAX_IN_FLIGHT) return;
+    // Counted in waits, not read from a clock: each wait is at most 100 ms, and progress starts the count again.
+    let waits = 0;
+    while (this.posted - answered >= WRITER_MAX_IN_FLIGHT) {
+      if (waits * 100 >= WRITER_STALL_MS) throw new Error(`the writer thread answered none of ${this.posted - answered} calls in ${WRITER_STALL_MS} ms`);
+      Atomics.wait(this.done, 0, answered, 100);
+      const now = Atomics.load(this.done, 0);
+      waits = now === answered ? waits + 1 : 0;
+      answered = now;
+    }
+  }
+}
