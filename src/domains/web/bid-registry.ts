@@ -1,7 +1,8 @@
 /**
  * The bid registry of a browsing session: node key → stable bid, append-only. A page sees the first
  * `next` entries of a log it shares with its successors, so a render that meets new keys appends in O(new
- * keys) instead of copying the map; only a page stepped twice (two sessions branching from it) copies.
+ * keys) instead of copying the map. Sessions branching from one page (episodes of a task) share the log
+ * for as long as they assign the same keys in the same order; only one that assigns differently copies.
  */
 
 /** The shared, append-only log: `keys[n]` holds bid `n` (bids are numbered from 1 in assignment order). */
@@ -23,6 +24,14 @@ export class BidMap implements ReadonlyMap<string, string> {
   /** A registry with `root` as bid 1. */
   static root(key: string): BidMap {
     return new BidMap({ ids: new Map([[key, 1]]), keys: ['', key], strings: ['', '1'] }, 2);
+  }
+
+  /**
+   * The log this registry reads: the same object for every page of a session and for sessions that
+   * branched from one page and have assigned alike since. Equal `(scope, next)` means equal bids.
+   */
+  get scope(): object {
+    return this.log;
   }
 
   get size(): number {
@@ -56,6 +65,9 @@ export class BidMap implements ReadonlyMap<string, string> {
       bid: (key) => {
         const n = log.ids.get(key);
         if (n !== undefined && n < next) return log.strings[n]!;
+        // A session replaying what the log's tip did (another episode of the same task on the same path)
+        // gives this key the very bid the log already holds next: it shares the log instead of copying.
+        if (n === next) return log.strings[next++]!;
         if (!owned) {
           log = copyLog(log, next);
           owned = true;

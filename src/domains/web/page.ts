@@ -6,7 +6,7 @@
 import { arrange, has, labelFor, type PageConfig } from './perturbation.js';
 import { button, EMPTY_VIEW, form, input, link, menu, modal, text, toast, type Effect, type HandleContext, type RenderContext, type Site, type Spec, type View } from './site.js';
 import { BidMap } from './bid-registry.js';
-import type { WebStore } from './store.js';
+import { hashStore, type WebStore } from './store.js';
 import { nodeAt, ROOT_BID, TreeIndex, updateAt, type BidIndex, type WebNode } from './tree.js';
 
 /** The action set (BrowserGym's high-level actions). */
@@ -457,13 +457,60 @@ function loginMain(view: View): { title: string; main: Spec[] } {
   };
 }
 
-/** Renders the page for its url and view: site content plus navigation and layers, bids from the registry. */
+/**
+ * Renders the page for its url and view: site content plus navigation and layers, bids from the registry.
+ * A render is a pure function of what `renderKey` names, so sessions that share a bid log (episodes of one
+ * task) reuse each other's renders of the same page state: the very tree, its index and its observation text.
+ */
 function rerender(page: PageState): PageState {
+  const scope = page.bids.scope;
+  let cache = renders.get(scope);
+  if (cache === undefined) renders.set(scope, (cache = new Map()));
+  const key = renderKey(page);
+  const hit = cache.get(key);
+  if (hit !== undefined) {
+    cache.delete(key);
+    cache.set(key, hit);
+    return { ...page, title: hit.title, tree: hit.tree, index: hit.index, bids: hit.bids, nextBid: hit.bids.next };
+  }
+  const next = render(page);
+  if (cache.size >= RENDERS_KEPT) cache.delete(cache.keys().next().value!);
+  cache.set(key, { title: next.title, tree: next.tree, index: next.index, bids: next.bids });
+  return next;
+}
+
+/**
+ * Everything a render reads: the url, the view, the store's content, the scroll, the dismissed layers and
+ * the registry's length (with the log, the bids it gives). Site and config are fixed per bid log.
+ */
+function renderKey(page: PageState): string {
+  return `${page.url}\n${JSON.stringify(page.view)}\n${hashStore(page.store)}\n${page.scroll}\n${page.dismissed.join(',')}\n${page.bids.next}`;
+}
+
+/** Renders kept per bid log (most recently used last). */
+const RENDERS_KEPT = 256;
+const renders = new WeakMap<object, Map<string, { title: string; tree: WebNode; index: BidIndex; bids: BidMap }>>();
+
+function render(page: PageState): PageState {
   const ctx = renderContext(page);
   const isLogin = ctx.path === '/login';
-  const { title, main } = isLogin ? loginMain(page.view) : page.site.render(ctx);
-  const fullTitle = `${title} · ${page.site.title}`;
   const cfg = page.config;
+  // The main content is a function of the url, view, store and (infinite lists) scroll: a render that
+  // changes none of them (a dialog dismissed, a scroll, the navigation menu) hands the same spec again.
+  const last = (page.tree as Memoised)[MAIN];
+  let title: string;
+  let mainSpec: Spec;
+  let reusedMain: WebNode | undefined;
+  if (last !== undefined && last.node === page.tree.children[1] && last.url === page.url && last.view === page.view && last.store === page.store && (last.scroll === page.scroll || !has(cfg, 'infinite-list'))) {
+    title = last.title;
+    mainSpec = last.spec;
+    reusedMain = last.node;
+  } else {
+    const content = isLogin ? loginMain(page.view) : page.site.render(ctx);
+    title = content.title;
+    mainSpec = { key: 'main', component: 'section', role: 'main', name: '', children: content.main };
+  }
+  const fullTitle = `${title} · ${page.site.title}`;
   // A/B variant B hides the top navigation behind a menu button.
   const menuOpen = has(cfg, 'ab-variant') && page.view.menu === 'nav.menu';
   const banner = stableSpec(cfg, `banner|${page.site.name}|${isLogin}|${menuOpen}`, () => {
@@ -512,14 +559,14 @@ function rerender(page: PageState): PageState {
     component: 'page',
     role: 'RootWebArea',
     name: fullTitle,
-    children: [banner, { key: 'main', component: 'section', role: 'main', name: '', children: main }, ...layers],
+    children: [banner, mainSpec, ...layers],
   };
   const assigner = page.bids.assigner();
   // Structural sharing: a node whose spec matches the previous render's node of the same key (fields and
   // children) is that very node, so unchanged subtrees keep their identity and memoised observation text.
   const build = (spec: Spec, old: WebNode | undefined): WebNode => {
     // The very spec object the old node was built from: the same node, nothing to compare.
-    if (old !== undefined && (old as { [FROM]?: Spec })[FROM] === spec) return old;
+    if (old !== undefined && ((old as { [FROM]?: Spec })[FROM] === spec || (spec === mainSpec && old === reusedMain))) return old;
     // A node of the previous render with this key already holds the registry's bid for it.
     const bid = old !== undefined ? old.bid : assigner.bid(spec.key);
     const specs = spec.children;
@@ -552,6 +599,7 @@ function rerender(page: PageState): PageState {
     return node;
   };
   const tree = build(root, page.tree.key === root.key ? page.tree : undefined);
+  (tree as Memoised)[MAIN] = { url: page.url, view: page.view, store: page.store, scroll: page.scroll, title, spec: mainSpec, node: tree.children[1]! };
   const bids = assigner.done();
   if (tree === page.tree) return { ...page, title: fullTitle, bids, nextBid: bids.next };
   return { ...page, title: fullTitle, tree, index: new TreeIndex(tree), bids, nextBid: bids.next };
@@ -600,5 +648,25 @@ function stableSpec(config: PageConfig, key: string, make: () => Spec): Spec {
 }
 
 const stableSpecs = new WeakMap<PageConfig, Map<string, Spec>>();
+
+/**
+ * What a rendered tree's main content was rendered from, kept on the tree's root under a symbol (no
+ * digest sees it). A copy of the root (an input filled) carries it along, so it counts only while the
+ * root's main child is still the node it names.
+ */
+interface MainMemo {
+  readonly url: string;
+  readonly view: View;
+  readonly store: WebStore;
+  readonly scroll: number;
+  readonly title: string;
+  readonly spec: Spec;
+  /** The main node built from `spec`: handed back as it is while the memo holds. */
+  readonly node: WebNode;
+}
+const MAIN = Symbol('main memo');
+interface Memoised {
+  [MAIN]?: MainMemo;
+}
 const STABLE = new WeakSet<Spec>();
 const FROM = Symbol('built from');
