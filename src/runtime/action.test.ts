@@ -1,6 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { actionSchema, validateAction } from './index.js';
+import { parseArgs } from './action.js';
+import { retailTools } from '../domains/retail/index.js';
 import { resolvesIn } from '../core/index.js';
 
 const valid = [
@@ -60,6 +62,26 @@ describe('validateAction', () => {
         if (ours !== zods) throw new Error(`disagree on ${JSON.stringify(input)}: validateAction ${ours}, zod ${zods}`);
       }),
       { numRuns: 3000, seed: 7 },
+    );
+  });
+});
+
+describe('parseArgs', () => {
+  it("gives safeParse's data, or exactly its first issue, for every retail tool on arbitrary and near-valid arguments", () => {
+    const leaf = fc.oneof(fc.string({ maxLength: 12 }), fc.integer(), fc.boolean(), fc.constant(null), fc.constantFrom('#W1234567', '1234567890', 'credit_card_1', 'yusuf_rossi_9620'));
+    const args = fc.oneof(
+      fc.jsonValue({ maxDepth: 3 }),
+      fc.dictionary(fc.constantFrom('order_id', 'user_id', 'item_ids', 'new_item_ids', 'payment_method_id', 'reason', 'email', 'zip', 'first_name', 'last_name', 'product_id', 'expression', 'summary', 'thought', 'address1', 'address2', 'city', 'state', 'country'), fc.oneof(leaf, fc.array(leaf, { maxLength: 3 }))),
+    );
+    fc.assert(
+      fc.property(fc.constantFrom(...retailTools), args, (tool, value) => {
+        const reference = tool.args.safeParse(value);
+        const fast = parseArgs(tool.args, value);
+        expect(fast.success).toBe(reference.success);
+        if (reference.success && fast.success) expect(fast.data).toEqual(reference.data);
+        if (!reference.success && !fast.success) expect(fast.issue).toEqual(reference.error.issues[0]);
+      }),
+      { numRuns: 3_000 },
     );
   });
 });

@@ -193,3 +193,28 @@ export function describe(value: unknown): string {
   if (typeof value === 'object') return 'an object';
   return `a ${typeof value}`;
 }
+
+/** A tool call's parsed arguments, or the first issue of a failing parse. */
+export type ArgsParse<A> = { success: true; data: A } | { success: false; issue: z.core.$ZodIssue | undefined };
+
+/**
+ * `schema.safeParse(value)` when only the first issue of a failure is read: that issue is finalised
+ * exactly as `safeParse(value).error.issues[0]` (same message, path and code), the others are not, and
+ * no error object (an `Error`, with its stack) is built. Most of a failing parse's cost is that work,
+ * and a random or careless agent's calls fail often. Schemas without zod 4's internals use `safeParse`.
+ */
+export function parseArgs<A>(schema: z.ZodType<A>, value: unknown): ArgsParse<A> {
+  const internals = (schema as { _zod?: { run?: unknown } })._zod;
+  if (typeof internals?.run === 'function') {
+    // What zod's safeParse does, up to building the error: the same context, the same run.
+    const ctx = { async: false };
+    const result = (internals.run as (payload: { value: unknown; issues: z.core.$ZodRawIssue[] }, ctx: object) => unknown)({ value, issues: [] }, ctx);
+    if (!(result instanceof Promise)) {
+      const payload = result as { value: A; issues: z.core.$ZodRawIssue[] };
+      if (payload.issues.length === 0) return { success: true, data: payload.value };
+      return { success: false, issue: z.core.util.finalizeIssue(payload.issues[0]!, ctx as z.core.ParseContext<z.core.$ZodIssue>, z.core.config()) };
+    }
+  }
+  const parsed = schema.safeParse(value);
+  return parsed.success ? { success: true, data: parsed.data } : { success: false, issue: parsed.error.issues[0] };
+}

@@ -20,7 +20,7 @@ import type {
   Transition,
   UserTurn,
 } from '../core/index.js';
-import { describe as describeValue, validateAction } from './action.js';
+import { describe as describeValue, parseArgs, validateAction } from './action.js';
 import { DEFAULT_BUDGET_WARNING_RATIO, DEFAULT_FAULT_RETRIES, DEFAULT_NO_PROGRESS_STEPS } from './defaults.js';
 import { DEFAULT_RETRY_AFTER_MS, FAULT_ERROR_CODES, faultMessage, isBlockingFault, partialOutput } from './faults.js';
 import { closestPointer, fastRng, parsePointer } from '../core/index.js';
@@ -325,9 +325,9 @@ class EpisodeRun<S> implements Episode {
       const message = `${exists ? `tool "${action.tool}" is not available in this task` : `unknown tool "${action.tool}"`}; available: ${[...prepared.tools.keys()].join(', ')}`;
       return refusal('INVALID_ACTION', message, feedback, { code: 'INVALID_ACTION', message, pointer: '/tool' });
     }
-    const parsed = tool.args.safeParse(action.args);
+    const parsed = parseArgs(tool.args, action.args);
     if (!parsed.success) {
-      const first = parsed.error.issues[0];
+      const first = parsed.issue;
       const path = ['args', ...(first?.path ?? [])];
       const pointer = closestPointer(action, path);
       const field = first !== undefined && first.path.length > 0 ? `argument "${first.path.join('.')}"` : 'arguments';

@@ -182,15 +182,25 @@ function randomCall(tool: ToolSpec, words: WordList, rng: Rng): Action {
 }
 
 const WORD = /[A-Za-z0-9][A-Za-z0-9_@.-]*[A-Za-z0-9]|[0-9]+/g;
+
+/** [A-Za-z0-9] */
+function isAlnum(c: number): boolean {
+  return (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
+}
+
+/** The other characters WORD allows inside a word: _ @ . - */
+function isWordPunct(c: number): boolean {
+  return c === 0x5f || c === 0x40 || c === 0x2e || c === 0x2d;
+}
 const NUMBER = /^[0-9]+$/;
 const MAX_WORDS = 500;
 
 /**
- * The first 500 distinct words the agent has seen, in default sort order (as `[...set].sort()` would
+ * @internal The first 500 distinct words the agent has seen, in default sort order (as `[...set].sort()` would
  * order them). New words wait unsorted until the list is read, then are sorted and merged in at once:
  * a step costs O(new words log new words) rather than a sorted insertion per word.
  */
-class WordList {
+export class WordList {
   private readonly seen = new Set<string>();
   private all: string[] = [];
   private digits: string[] = [];
@@ -209,19 +219,51 @@ class WordList {
   }
 
   addText(text: string): void {
-    // exec, not match: stop scanning as soon as the list is full instead of listing every word first.
-    WORD.lastIndex = 0;
-    while (this.seen.size < MAX_WORDS) {
-      const found = WORD.exec(text);
-      if (found === null) break;
-      this.add(found[0]);
+    // A hand-written scan for WORD (no match arrays, no backtracking): stops as soon as the list is full.
+    const n = text.length;
+    let i = 0;
+    while (i < n && this.seen.size < MAX_WORDS) {
+      const c = text.charCodeAt(i);
+      if (!isAlnum(c)) {
+        i++;
+        continue;
+      }
+      // WORD's first branch: the longest run of word characters from here, cut back to its last letter or digit.
+      let end = i;
+      let j = i + 1;
+      while (j < n) {
+        const d = text.charCodeAt(j);
+        if (isAlnum(d)) end = j;
+        else if (!isWordPunct(d)) break;
+        j++;
+      }
+      if (end > i) {
+        this.add(text.slice(i, end + 1));
+        i = end + 1;
+      } else if (c <= 0x39) {
+        // The second branch, [0-9]+: a lone digit (a following digit would have matched the first).
+        this.add(text[i]!);
+        i++;
+      } else i++;
     }
   }
 
   /** The words of `JSON.stringify(output)`, as `addText` would add them. */
   addOutput(output: JsonValue): void {
     if (output === null || typeof output !== 'object' || !Object.isFrozen(output)) {
-      this.addText(JSON.stringify(output));
+      const text = JSON.stringify(output);
+      if (text.length < MEMO_TEXT_MIN) {
+        this.addText(text);
+        return;
+      }
+      // A long output built afresh by each call (a listing) is often the same text: scan it once.
+      let distinct = textWords.get(text);
+      if (distinct === undefined) {
+        distinct = distinctWords(text);
+        if (textWords.size >= MEMO_TEXTS_MAX) textWords.delete(textWords.keys().next().value!);
+        textWords.set(text, distinct);
+      }
+      this.addAll(distinct);
       return;
     }
     // A frozen output is a record shared by every episode on its world (a read tool's answer): its
@@ -229,9 +271,14 @@ class WordList {
     // of its text would: repeats of a word change nothing.
     let distinct = outputWords.get(output);
     if (distinct === undefined) {
-      distinct = [...new Set(JSON.stringify(output).match(WORD) ?? [])];
+      distinct = distinctWords(JSON.stringify(output));
       outputWords.set(output, distinct);
     }
+    this.addAll(distinct);
+  }
+
+  /** Adds distinct words in order of first appearance: what scanning their text adds (repeats change nothing). */
+  private addAll(distinct: readonly string[]): void {
     for (let i = 0; i < distinct.length && this.seen.size < MAX_WORDS; i++) this.add(distinct[i]!);
   }
 
@@ -243,7 +290,7 @@ class WordList {
 
   private flush(): void {
     if (this.pending.length === 0) return;
-    const fresh = this.pending.sort();
+    const fresh = sortWords(this.pending);
     this.pending = [];
     this.all = mergeSorted(this.all, fresh);
     const numbers = fresh.filter((w) => NUMBER.test(w));
@@ -253,6 +300,35 @@ class WordList {
 
 /** Distinct words of frozen tool outputs (see `WordList.addOutput`), dropped with the output. */
 const outputWords = new WeakMap<object, readonly string[]>();
+
+/** Distinct words of long unfrozen outputs by their JSON text (the oldest dropped first): a pure function's memo. */
+const textWords = new Map<string, readonly string[]>();
+const MEMO_TEXT_MIN = 256;
+const MEMO_TEXTS_MAX = 64;
+
+/** The distinct words of a text in order of first appearance (WORD's matches). */
+function distinctWords(text: string): readonly string[] {
+  return [...new Set(text.match(WORD) ?? [])];
+}
+
+/**
+ * Sorts distinct words in place in default sort order (UTF-16 code units, what `sort()` gives strings):
+ * by insertion when there are few (a step adds a handful; cheaper than the built-in sort's calls), else
+ * with the built-in sort.
+ */
+function sortWords(words: string[]): string[] {
+  if (words.length > 32) return words.sort();
+  for (let i = 1; i < words.length; i++) {
+    const w = words[i]!;
+    let j = i - 1;
+    while (j >= 0 && words[j]! > w) {
+      words[j + 1] = words[j]!;
+      j--;
+    }
+    words[j + 1] = w;
+  }
+  return words;
+}
 
 /** Two sorted lists of distinct words, merged (no word is in both). */
 function mergeSorted(a: readonly string[], b: readonly string[]): string[] {

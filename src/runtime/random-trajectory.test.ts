@@ -4,7 +4,8 @@ import type { Action, Domain, JsonValue, Observation, Rng, StepResult, Task, Too
 import { retail, retailTemplates } from '../domains/retail/index.js';
 import { instantiateTask } from '../generation/index.js';
 import { createEpisode } from './episode.js';
-import { createNonTrivialGate, playRandomTrajectory } from './gates.js';
+import { createNonTrivialGate, playRandomTrajectory, WordList } from './gates.js';
+import fc from 'fast-check';
 import { createRuntimeCache } from './runtime-cache.js';
 import { clearanceTemplate, createInventoryDomain, instantiate, makeInventoryTask, restockTemplate } from './testing/index.js';
 
@@ -95,5 +96,50 @@ describe('the non-triviality gate\'s random trajectory', () => {
     expectSameTrajectory(inventory, answer, cache);
     expect(referenceTrajectory(inventory, answer, cache).last?.info.outcome).toBe(1);
     expect(createNonTrivialGate(inventory, { cache })(answer)).toMatchObject({ ok: false, reason: 'a seeded random trajectory succeeds' });
+  });
+});
+
+describe('the random trajectory\'s word list', () => {
+  const WORD = /[A-Za-z0-9][A-Za-z0-9_@.-]*[A-Za-z0-9]|[0-9]+/g;
+  const reference = (texts: readonly string[]): string[] => {
+    const words = new Set<string>();
+    for (const text of texts) collectWords(text, words);
+    return [...words].sort();
+  };
+  const piece = fc.oneof(
+    fc.string({ unit: fc.constantFrom('a', 'Z', '0', '7', '_', '@', '.', '-', ' ', '#', 'é', '"', ':') , maxLength: 24 }),
+    fc.constantFrom('#W1234567', 'a.b.', '-1-', '9', 'x', 'a_', '1_2', '.5.', 'mail@x.org.', 'é1é', '42'),
+  );
+  const text = fc.array(piece, { maxLength: 12 }).map((parts) => parts.join(' '));
+
+  it('adds the words of the first (regex) algorithm from any text, up to the first 500', () => {
+    fc.assert(
+      fc.property(fc.array(text, { maxLength: 6 }), (texts) => {
+        const list = new WordList();
+        for (const t of texts) list.addText(t);
+        expect(list.sorted).toEqual(reference(texts));
+        expect(list.numbers).toEqual(reference(texts).filter((w) => /^[0-9]+$/.test(w)));
+      }),
+      { numRuns: 2_000 },
+    );
+    const many = Array.from({ length: 700 }, (_, i) => `w${(i * 7919) % 1000}`).join(' ');
+    const list = new WordList();
+    list.addText(many);
+    expect(list.sorted).toEqual(reference([many]));
+    expect(list.sorted).toHaveLength(500);
+    expect([...many.matchAll(WORD)].length).toBe(700);
+  });
+
+  it('adds the words of JSON.stringify(output) for outputs long and short, fresh and repeated', () => {
+    const output = fc.tuple(fc.jsonValue({ maxDepth: 3 }), fc.boolean()).map(([v, long]) => ({ list: v, names: ['alpha-1', 'beta_2', 'gamma.3', '#W0000001'], pad: long ? 'lorem ipsum 12 '.repeat(25) : '' }));
+    fc.assert(
+      fc.property(fc.array(fc.oneof(output, text), { maxLength: 5 }), (items) => {
+        const list = new WordList();
+        // Each output twice: the second time its words come from the memo.
+        for (const item of [...items, ...items]) typeof item === 'string' ? list.addText(item) : list.addOutput(item as JsonValue);
+        expect(list.sorted).toEqual(reference([...items, ...items].map((i) => (typeof i === 'string' ? i : JSON.stringify(i)))));
+      }),
+      { numRuns: 500 },
+    );
   });
 });
