@@ -99,4 +99,11 @@ export interface Batch {
   manifest: BatchManifest;
   tasks: Task[];
   log: GenerationLogEntry[];
+  /**
+   * The stored body of each task (`canonicalize` of the task without split/status/batch), in `tasks`
+   * order, when the generator already wrote it with the task's id: stores then write it as it is. Set by
+   * `generateBatch` as a non-enumerable property (JSON, spreads and deep equality do not see it); a batch
+   * whose tasks are changed afterwards must not carry it.
+   */
+  taskBodies?: readonly string[];
 }

@@ -4,7 +4,7 @@ import { fc, test } from '@fast-check/vitest';
 import { describe, expect } from 'vitest';
 import { createRng } from './rng.js';
 import { reference, validJson, wellFormed } from './testing/rfc8785.js';
-import { computeTaskId, fastRng, fastTaskId, rngFor } from './hashing.js';
+import { computeTaskId, fastRng, fastTaskId, rngFor, taskIdAndBody } from './hashing.js';
 
 const sha = (text: string): string => hash('sha256', text, 'hex');
 
@@ -24,4 +24,17 @@ describe('generation hashing against the RFC 8785 reference', () => {
     },
   );
 
+  test.prop([validJson, validJson, fc.integer({ min: 0, max: 9 }), wellFormed, fc.integer(), fc.nat()])(
+    "a task's id and stored body from one writing equal the reference's id and canonical body",
+    (params, spec, level, name, seed, index) => {
+      const origin = { seed, index, templateDigest: name };
+      const task = { template: `t/${name}@1`, domain: name, taskType: name, level, params: params as never, spec: spec as never, origin };
+      const id = sha(reference({ domain: name, level, params, spec, taskType: name, template: `t/${name}@1` }));
+      expect(taskIdAndBody(task)).toEqual({ id, body: reference({ id, template: task.template, domain: name, taskType: name, level, params, spec, origin }) });
+      // Params and spec sharing an object: the remembered copy is spliced like the rest.
+      const shared = { ...task, spec: { goal: params, again: params } as never };
+      const sharedId = sha(reference({ domain: name, level, params, spec: shared.spec, taskType: name, template: `t/${name}@1` }));
+      expect(taskIdAndBody(shared).body).toBe(reference({ ...shared, id: sharedId }));
+    },
+  );
 });

@@ -4,7 +4,8 @@
  * canonical JSON (tested against an RFC 8785 reference).
  */
 import { hash } from 'node:crypto';
-import { canonicalize, canonicalSha256, sha256OfCanonicalBytes } from './canonical-json.js';
+import { canonicalize, canonicalSha256, sha256AndTextOfCanonicalBytes, sha256OfCanonicalBytes } from './canonical-json.js';
+import type { CanonicalBytes } from './canonical-json.js';
 import { Rng } from './rng.js';
 import type { Task } from './template.js';
 
@@ -56,36 +57,51 @@ function rngOfHex(hex: string): Rng {
 export function computeTaskId(task: Pick<Task, 'template' | 'domain' | 'taskType' | 'level' | 'params' | 'spec'>): string {
   const fast =
     task.params !== undefined && task.spec !== undefined
-      ? sha256OfCanonicalBytes((out) => {
-          // Keys in RFC 8785 order: domain, level, params, spec, taskType, template.
-          out.ascii('{"domain":');
-          out.value(task.domain);
-          out.ascii(',"level":');
-          out.value(task.level);
-          out.ascii(',"params":');
-          out.value(task.params);
-          out.ascii(',"spec":');
-          out.value(task.spec);
-          out.ascii(',"taskType":');
-          out.value(task.taskType);
-          out.ascii(',"template":');
-          out.value(task.template);
-          out.ascii('}');
-        }, true) // a retail task's user goal is both params.goal and spec.user: written once
+      ? sha256OfCanonicalBytes((out) => writeIdContent(out, task), true) // a retail task's user goal is both params.goal and spec.user: written once
       : undefined;
-  return (
-    fast ??
-    sha256Hex(
-      canonicalize({
-        template: task.template,
-        domain: task.domain,
-        taskType: task.taskType,
-        level: task.level,
-        params: task.params,
-        spec: task.spec,
-      }),
-    )
-  );
+  return fast ?? sha256Hex(canonicalize(idContent(task)));
+}
+
+/**
+ * A task's id and its stored body (the canonical JSON of `{ id, template, domain, taskType, level, params,
+ * spec, origin }`, what the stores keep) from one canonical writing: the body is the id's hashed text with
+ * `id` and `origin` spliced in at their sorted places. Equal to `computeTaskId` and `canonicalize` of the
+ * body (tested).
+ */
+export function taskIdAndBody(task: Pick<Task, 'template' | 'domain' | 'taskType' | 'level' | 'params' | 'spec' | 'origin'>): { id: string; body: string } {
+  const written = task.params !== undefined && task.spec !== undefined ? sha256AndTextOfCanonicalBytes((out) => writeIdContent(out, task), true) : undefined;
+  if (written === undefined) {
+    const id = sha256Hex(canonicalize(idContent(task)));
+    const { template, domain, taskType, level, params, spec, origin } = task;
+    return { id, body: canonicalize({ id, template, domain, taskType, level, params, spec, origin }) };
+  }
+  const { hex: id, text } = written;
+  // `,"level":` and `,"params":` first occur where they are keys: a quote inside a JSON string is escaped.
+  const atLevel = text.indexOf(',"level":');
+  const atParams = text.indexOf(',"params":', atLevel);
+  const body = `${text.slice(0, atLevel)},"id":"${id}"${text.slice(atLevel, atParams)},"origin":${canonicalize(task.origin)}${text.slice(atParams)}`;
+  return { id, body };
+}
+
+function idContent(task: Pick<Task, 'template' | 'domain' | 'taskType' | 'level' | 'params' | 'spec'>): Pick<Task, 'template' | 'domain' | 'taskType' | 'level' | 'params' | 'spec'> {
+  return { template: task.template, domain: task.domain, taskType: task.taskType, level: task.level, params: task.params, spec: task.spec };
+}
+
+function writeIdContent(out: CanonicalBytes, task: Pick<Task, 'template' | 'domain' | 'taskType' | 'level' | 'params' | 'spec'>): void {
+  // Keys in RFC 8785 order: domain, level, params, spec, taskType, template.
+  out.ascii('{"domain":');
+  out.value(task.domain);
+  out.ascii(',"level":');
+  out.value(task.level);
+  out.ascii(',"params":');
+  out.value(task.params);
+  out.ascii(',"spec":');
+  out.value(task.spec);
+  out.ascii(',"taskType":');
+  out.value(task.taskType);
+  out.ascii(',"template":');
+  out.value(task.template);
+  out.ascii('}');
 }
 
 /** `computeTaskId` under the name the generation hot path has always used. */

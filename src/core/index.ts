@@ -14,7 +14,7 @@ export * from './run.js';
 export * from './store.js';
 export * from './defaults.js';
 export * from './define.js';
-export { computeTaskId, fastDigest, fastRng, fastTaskId, rngFor } from './hashing.js';
+export { computeTaskId, fastDigest, fastRng, fastTaskId, rngFor, taskIdAndBody } from './hashing.js';
 export * from './json-pointer.js';
 export * from './problem.js';
 export * from './agent.js';

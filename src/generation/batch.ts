@@ -121,6 +121,7 @@ export async function generateBatch(request: BatchRequest, deps: GenerateBatchDe
   for (let start = 0; start < count; start += chunkSize) ranges.push([start, Math.min(count, start + chunkSize)]);
 
   const tasks: Task[] = [];
+  const bodies: string[] = [];
   const log: GenerationLogEntry[] = [];
   let workers: CandidateWorkers | undefined;
   try {
@@ -140,7 +141,7 @@ export async function generateBatch(request: BatchRequest, deps: GenerateBatchDe
       const [start, end] = ranges[k]!;
       const chunk = inWorkers ? await pending[k]! : instantiateCandidates(plan, start, end);
       const stored = await lookupStored(deps.existingIds, chunk);
-      gateChunk(chunk, stored, runner, tasks, log);
+      gateChunk(chunk, stored, runner, tasks, bodies, log);
       deps.onProgress?.(end, count);
     }
   } finally {
@@ -150,7 +151,10 @@ export async function generateBatch(request: BatchRequest, deps: GenerateBatchDe
   const manifest = buildManifest(request, templates, weights, threshold, reviewShare, tasks, runner.results());
   for (const entry of log) entry.batchId = manifest.id;
   const review = reviewShare > 0 ? tasks.map((t) => t.id).filter((id) => isSelectedForReview(id, reviewShare)) : [];
-  return { manifest, tasks, log, review };
+  const batch: GeneratedBatch = { manifest, tasks, log, review };
+  // The bodies written with the ids: the store keeps them as they are instead of serialising every task again.
+  if (bodies.length === tasks.length) Object.defineProperty(batch, 'taskBodies', { value: bodies, enumerable: false, writable: true, configurable: true });
+  return batch;
 }
 
 /** Whether a task id falls in the review share: its first 32 bits, read as a fraction, are below the share. */
@@ -265,6 +269,7 @@ function gateChunk(
   stored: ReadonlySet<string> | undefined,
   runner: ReturnType<typeof createGateRunner>,
   tasks: Task[],
+  bodies: string[],
   log: GenerationLogEntry[],
 ): void {
   const { results, signatures, verdicts } = chunk;
@@ -288,7 +293,10 @@ function gateChunk(
       level: result.level,
       accepted: outcome.accepted,
     };
-    if (outcome.accepted) tasks.push(result.task!);
+    if (outcome.accepted) {
+      tasks.push(result.task!);
+      if (result.body !== undefined) bodies.push(result.body);
+    }
     else {
       entry.gate = outcome.gate;
       entry.reason = outcome.reason;

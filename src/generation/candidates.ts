@@ -3,7 +3,7 @@ import { isEnvHarnessError, MINHASH_PERMUTATIONS } from '../core/index.js';
 import type { RegisteredTemplate, Task } from '../core/index.js';
 import type { TaskVerdicts } from './gates.js';
 import { rngFor } from '../core/index.js';
-import { instantiateTask } from './instantiate.js';
+import { instantiateTaskWithBody } from './instantiate.js';
 import { minhashTask } from './minhash.js';
 
 /** What every candidate of a batch is drawn from. */
@@ -35,6 +35,11 @@ export interface CandidateResult {
   template: string;
   level: number;
   task?: Task;
+  /**
+   * The task's stored body (`taskBody(task)`), written with its id. From a worker thread only the body
+   * travels (one string instead of a tree of objects to clone) and the task is parsed back from it.
+   */
+  body?: string;
   error?: { message: string; pointer?: string };
 }
 
@@ -45,6 +50,8 @@ export interface CandidateChunk {
   signatures?: Uint32Array;
   /** Per result, the per-task gate verdicts a worker computed (absent: the main thread computes them). */
   verdicts?: Array<TaskVerdicts | undefined>;
+  /** From a worker: the verdicts of every task whose `verdicts` entry is absent (each gate it ran passed). */
+  passed?: TaskVerdicts;
 }
 
 /**
@@ -68,8 +75,8 @@ export function instantiateCandidates(plan: CandidatePlan, start: number, end: n
     const pick = pickCandidate(plan, index);
     const template = plan.templates[pick.template]!;
     try {
-      const task = instantiateTask(template, { level: pick.level, seed: plan.seed, index });
-      results[index - start] = { index, template: template.id, level: pick.level, task };
+      const { task, body } = instantiateTaskWithBody(template, { level: pick.level, seed: plan.seed, index });
+      results[index - start] = { index, template: template.id, level: pick.level, task, body };
       if (signatures !== undefined) signatures.set(minhashTask(task), (index - start) * MINHASH_PERMUTATIONS);
     } catch (error) {
       const pointer = isEnvHarnessError(error) ? error.details?.pointer : undefined;
@@ -83,4 +90,42 @@ export function instantiateCandidates(plan: CandidatePlan, start: number, end: n
     }
   }
   return signatures === undefined ? { start, results } : { start, results, signatures };
+}
+
+/**
+ * A worker's chunk, made cheap to send between threads: each task travels as its body (a string) and the
+ * all-passed verdicts as one shared object. `unpackChunk` restores what `instantiateCandidates` returned.
+ */
+export function packChunk(chunk: CandidateChunk): CandidateChunk {
+  const verdicts = chunk.verdicts;
+  let passed: TaskVerdicts | undefined;
+  for (let i = 0; i < chunk.results.length; i++) {
+    const result = chunk.results[i]!;
+    if (result.task === undefined) continue;
+    delete result.task;
+    const verdict = verdicts?.[i];
+    if (verdict !== undefined && allPassed(verdict)) {
+      passed ??= verdict;
+      verdicts![i] = undefined;
+    }
+  }
+  if (passed !== undefined) chunk.passed = passed;
+  return chunk;
+}
+
+/** The chunk `packChunk` was given: tasks parsed from their bodies (deep-equal), every verdict in place. */
+export function unpackChunk(chunk: CandidateChunk): CandidateChunk {
+  const { results, verdicts, passed } = chunk;
+  for (let i = 0; i < results.length; i++) {
+    const result = results[i]!;
+    if (result.task !== undefined || result.body === undefined) continue;
+    result.task = JSON.parse(result.body) as Task;
+    if (passed !== undefined && verdicts![i] === undefined) verdicts![i] = passed;
+  }
+  delete chunk.passed;
+  return chunk;
+}
+
+function allPassed(verdicts: TaskVerdicts): boolean {
+  return verdicts.schema?.ok !== false && verdicts.oracle?.ok !== false && verdicts.nonTrivial?.ok !== false;
 }

@@ -1,7 +1,7 @@
 /** template + level + seed + index -> Task: the pure heart of generation. */
 import { EnvHarnessError, issuePointer } from '../core/index.js';
 import type { BuildContext, JsonValue, RegisteredTemplate, Task, TaskSpec } from '../core/index.js';
-import { fastTaskId, rngFor } from '../core/index.js';
+import { fastTaskId, rngFor, taskIdAndBody } from '../core/index.js';
 
 /** Where a task sits in a generation run: its level, the run's seed and the candidate index. */
 export interface InstantiateOptions {
@@ -17,6 +17,24 @@ export interface InstantiateOptions {
  * const task = instantiateTask(registry.get('math/add@1'), { level: 2, seed: 42, index: 0 });
  */
 export function instantiateTask<P>(template: RegisteredTemplate<P>, options: InstantiateOptions): Task {
+  const task = buildTask(template, options);
+  task.id = fastTaskId(task);
+  return task;
+}
+
+/**
+ * `instantiateTask`, plus the task's stored body (`taskBody(task)`), written with its id: what a batch
+ * hands to the store.
+ */
+export function instantiateTaskWithBody<P>(template: RegisteredTemplate<P>, options: InstantiateOptions): { task: Task; body: string } {
+  const task = buildTask(template, options);
+  const { id, body } = taskIdAndBody(task);
+  task.id = id;
+  return { task, body };
+}
+
+/** The task without its id. */
+function buildTask<P>(template: RegisteredTemplate<P>, options: InstantiateOptions): Task {
   const { level, seed, index } = options;
   const levelSpec = template.levels[level - 1];
   if (!Number.isInteger(level) || levelSpec === undefined) {
@@ -62,6 +80,5 @@ export function instantiateTask<P>(template: RegisteredTemplate<P>, options: Ins
     spec,
     origin: { seed, index, templateDigest: template.sourceDigest },
   };
-  task.id = fastTaskId(task);
   return task;
 }

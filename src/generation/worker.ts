@@ -3,7 +3,7 @@ import { isAbsolute } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { EnvHarnessError, toEnvHarnessError } from '../core/index.js';
 import type { RegisteredTemplate } from '../core/index.js';
-import { createCandidatePlan, instantiateCandidates } from './candidates.js';
+import { createCandidatePlan, instantiateCandidates, packChunk } from './candidates.js';
 import type { CandidateChunk, CandidatePlan } from './candidates.js';
 import { compileDeclarativeTemplate } from './declarative.js';
 import { checkTaskGates } from './gates.js';
@@ -57,7 +57,7 @@ export default async function run(job: WorkerJob): Promise<WorkerReply> {
       const byId = new Map(plan.templates.map((t) => [t.id, t]));
       chunk.verdicts = chunk.results.map((r) => (r.task === undefined ? undefined : checkTaskGates(r.task, gates, hooks, byId.get(r.task.template))));
     }
-    return { ok: true, chunk };
+    return { ok: true, chunk: packChunk(chunk) };
   } catch (error) {
     plans.delete(job.setupKey);
     const e = toEnvHarnessError(error);

@@ -2,6 +2,7 @@
 import { Piscina } from 'piscina';
 import { EnvHarnessError } from '../core/index.js';
 import type { ErrorCode, RegisteredTemplate } from '../core/index.js';
+import { unpackChunk } from './candidates.js';
 import type { CandidateChunk, CandidatePlan } from './candidates.js';
 import type { TaskGates } from './gates.js';
 import type { DeclarativeDefinition } from './declarative.js';
@@ -114,7 +115,7 @@ export function startCandidateWorkers(
           details: reply.error.details as Record<string, unknown> | undefined,
         });
       }
-      return reply.chunk;
+      return unpackChunk(reply.chunk);
     },
     close: () => (shared === undefined ? pool.close() : Promise.resolve()),
   };

@@ -2,7 +2,7 @@
  * What both SQL stores share about rows: the stored task body, row-to-record mappers, and the builders of
  * WHERE/LIMIT clauses from store filters, for either placeholder style (`?` for SQLite, `$n` for PostgreSQL).
  */
-import { canonicalize, EnvHarnessError, type ReviewItem, type ReviewStatus, type Split, type StoredTask, type Task, type TaskFilter, type TaskStatus } from '../core/index.js';
+import { canonicalize, EnvHarnessError, type Batch, type ReviewItem, type ReviewStatus, type Split, type StoredTask, type Task, type TaskFilter, type TaskStatus } from '../core/index.js';
 
 export interface TaskRow {
   seq: number;
@@ -25,6 +25,17 @@ export interface ReviewRow {
 export function taskBody(task: Task | StoredTask): string {
   const { id, template, domain, taskType, level, params, spec, origin } = task;
   return canonicalize({ id, template, domain, taskType, level, params, spec, origin });
+}
+
+/**
+ * The stored body of a batch's k-th task: the body its generator wrote with the id (`Batch.taskBodies`)
+ * when the batch carries one naming that task, else `taskBody` of the task.
+ */
+export function batchTaskBody(batch: Batch, k: number): string {
+  const task = batch.tasks[k]!;
+  const body = batch.taskBodies?.[k];
+  // The id sits at a fixed place after the domain: a body of another task (a reordered batch) is not used.
+  return body !== undefined && batch.taskBodies!.length === batch.tasks.length && body.startsWith(`"id":"${task.id}"`, body.indexOf(',"id":"') + 1) ? body : taskBody(task);
 }
 
 export function storedTaskFromRow(row: TaskRow): StoredTask {

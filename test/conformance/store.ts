@@ -122,6 +122,23 @@ export function describeStore(name: string, factory: () => Promise<Store>): void
         expect(await store.countTasks()).toBe(1);
       });
 
+      it("writes the bodies a generated batch carries as they are, and not those naming other tasks", async () => {
+        const body = (t: Task, params: JsonValue = t.params) =>
+          canonicalize({ id: t.id, template: t.template, domain: t.domain, taskType: t.taskType, level: t.level, params, spec: t.spec, origin: t.origin });
+        const [a, b, c, d] = [makeTask(1), makeTask(2), makeTask(3), makeTask(4)];
+        // A marked body (its params changed) shows the store kept the given string instead of serialising the task.
+        const carried = makeBatch([a, b]);
+        carried.taskBodies = [body(a, { marked: true }), body(b)];
+        await store.saveBatch(carried);
+        expect((await store.getTask(a.id))?.params).toEqual({ marked: true });
+        expect(await store.getTask(b.id)).toMatchObject(b);
+        // Bodies out of order name other tasks: each task is serialised instead.
+        const swapped = makeBatch([c, d], { seed: 8 });
+        swapped.taskBodies = [body(d), body(c)];
+        await store.saveBatch(swapped);
+        expect(await store.listTasks({ batchId: swapped.manifest.id })).toEqual(stored([c, d], 'dynamic', swapped.manifest.id));
+      });
+
       it('refuses review ids that are not tasks of the batch, and writes nothing', async () => {
         const batch = makeBatch([makeTask(1)]);
         const error = await rejection(store.saveBatch(batch, { review: [makeTask(2).id] }));

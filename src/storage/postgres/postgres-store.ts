@@ -38,6 +38,7 @@ import {
   messageOf,
   reviewFromRow,
   storedTaskFromRow,
+  batchTaskBody,
   taskBody,
   taskQuery,
   whereOf,
@@ -573,14 +574,15 @@ async function writeBatch(client: PoolClient, batch: Batch, review: ReadonlySet<
     throw conflict('saveBatch', `batch ${manifest.id} is already stored with a different manifest`, { conflict: 'batch_exists', batchId: manifest.id });
   }
   const cols: [string[], string[], string[], string[], number[], string[], string[]] = [[], [], [], [], [], [], []];
-  for (const task of batch.tasks) {
+  for (let k = 0; k < batch.tasks.length; k++) {
+    const task = batch.tasks[k]!;
     cols[0].push(task.id);
     cols[1].push(task.template);
     cols[2].push(task.domain);
     cols[3].push(task.taskType);
     cols[4].push(task.level);
     cols[5].push(review.has(task.id) ? 'pending_review' : 'active');
-    cols[6].push(taskBody(task));
+    cols[6].push(batchTaskBody(batch, k));
   }
   if (batch.tasks.length > 0) {
     const tasks = await client.query<{ id: string }>(

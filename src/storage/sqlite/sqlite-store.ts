@@ -42,7 +42,7 @@ import { TRANSITION_SQL, TransitionInserter } from './transitions.js';
 import { DEFAULT_WAL_LIMIT_BYTES, WalPressure } from './wal-pressure.js';
 import { WriterThread, type WriterCall, type WriterReply } from './transition-writer.js';
 import { readGenerationLog, writeGenerationLog } from './generation-log.js';
-import { limitClause as sharedLimitClause, questionMark, reviewFromRow, storedTaskFromRow, taskBody, taskQuery as sharedTaskQuery, whereOf as sharedWhereOf, type ReviewRow, type TaskRow } from '../rows.js';
+import { batchTaskBody, limitClause as sharedLimitClause, questionMark, reviewFromRow, storedTaskFromRow, taskBody, taskQuery as sharedTaskQuery, whereOf as sharedWhereOf, type ReviewRow, type TaskRow } from '../rows.js';
 
 /** Milliseconds a write waits for another connection's lock before it fails with STORE_FAILED. */
 const DEFAULT_BUSY_TIMEOUT_MS = DEFAULT_SQLITE_BUSY_TIMEOUT_MS;
@@ -803,7 +803,7 @@ export class SqliteStore implements Store {
       const status: TaskStatus = review.has(task.id) ? 'pending_review' : 'active';
       try {
         taskSeqs[k] = Number(
-          insertTask.run(task.id, task.template, task.domain, task.taskType, task.level, manifest.split, status, manifest.id, taskBody(task))
+          insertTask.run(task.id, task.template, task.domain, task.taskType, task.level, manifest.split, status, manifest.id, batchTaskBody(batch, k))
             .lastInsertRowid,
         );
       } catch (error) {
