@@ -194,7 +194,7 @@ describe('store recorder', () => {
 
   it('records through a SQLite writer thread; the stored episodes replay exactly', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'envharness-recorder-'));
-    const store = createSqliteStore(join(dir, 'writer.db'));
+    const store = createSqliteStore(join(dir, 'writer.db'), { now: systemClock });
     try {
       const recorder = createStoreRecorder(store.openTransitionWriter(), { maxBatch: 3 });
       const tasks = [1, 2, 3, 4].map((level) => instantiate(restockTemplate, level, 9));

@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { isEnvHarnessError, type Transition } from '../../core/index.js';
 import { makeEpisode, makeTransition } from '../../../test/conformance/store-fixtures.js';
 import { createSqliteStore } from './index.js';
+import { systemClock } from '../../cli/clock.js';
 
 const dirs: string[] = [];
 function tempFile(name = 'writer.db'): string {
@@ -43,8 +44,8 @@ async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
 describe('sqlite store: transition writer thread', () => {
   it('commits the same rows and records as appendTransitions, and a resolved call is readable', async () => {
     const [direct, threaded] = [tempFile('direct.db'), tempFile('threaded.db')];
-    const a = createSqliteStore(direct);
-    const b = createSqliteStore(threaded);
+    const a = createSqliteStore(direct, { now: systemClock });
+    const b = createSqliteStore(threaded, { now: systemClock });
     const writer = b.openTransitionWriter();
     expect(writer.ordered).toBe(true);
     const calls = [
@@ -64,7 +65,7 @@ describe('sqlite store: transition writer thread', () => {
   });
 
   it('refuses a duplicate step with STORE_CONFLICT, writes nothing of that call, and refuses every later call of the writer', async () => {
-    const store = createSqliteStore(tempFile());
+    const store = createSqliteStore(tempFile(), { now: systemClock });
     try {
       const writer = store.openTransitionWriter();
       await writer.appendTransitions(steps('e1', 0, 2));
@@ -87,7 +88,7 @@ describe('sqlite store: transition writer thread', () => {
 
   it('rejects with STORE_FAILED when its commit fails (the database is locked past the busy timeout)', async () => {
     const file = tempFile();
-    const store = createSqliteStore(file, { busyTimeoutMs: 0 });
+    const store = createSqliteStore(file, { now: systemClock, busyTimeoutMs: 0 });
     const other = new BetterSqlite3(file);
     try {
       const writer = store.openTransitionWriter();
@@ -105,12 +106,12 @@ describe('sqlite store: transition writer thread', () => {
 
   it('commits every call handed over before close(), without being awaited', async () => {
     const file = tempFile();
-    const store = createSqliteStore(file);
+    const store = createSqliteStore(file, { now: systemClock });
     const writer = store.openTransitionWriter();
     const pending = Array.from({ length: 40 }, (_, i) => writer.appendTransitions(steps(`e${i}`, 0, 4), { episodes: [makeEpisode(`e${i}`, 't', { steps: 4 })] }));
     await store.close();
     await Promise.all(pending);
-    const reopened = createSqliteStore(file);
+    const reopened = createSqliteStore(file, { now: systemClock });
     try {
       expect(await reopened.listEpisodes()).toHaveLength(40);
       expect(await reopened.listTransitions('e39')).toHaveLength(4);
@@ -122,7 +123,7 @@ describe('sqlite store: transition writer thread', () => {
   });
 
   it('on a :memory: store commits during the call, with the same conflict rules', async () => {
-    const store = createSqliteStore(':memory:');
+    const store = createSqliteStore(':memory:', { now: systemClock });
     try {
       const writer = store.openTransitionWriter();
       const first = writer.appendTransitions(steps('e1', 0, 2));
