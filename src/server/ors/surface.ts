@@ -49,8 +49,11 @@ export interface OrsSurface {
 const MAX_SESSIONS = 65_536;
 /** ORS splits have a type; EnvHarness splits map onto them. */
 const SPLIT_TYPES: Record<string, 'train' | 'validation' | 'test'> = { dynamic: 'train', regression: 'validation', heldout: 'test' };
-/** Keys of `task_spec`: a task of the pool (`task_id`), or a draw by the curriculum (the others); `seed` for both. */
-const TASK_SPEC_KEYS = ['task_id', 'task_type', 'level', 'split', 'seed'];
+/**
+ * Keys of `task_spec`: a task of the pool (`task_id`; a task object as `/tasks` lists it, whose other keys
+ * describe it and are not read), or a draw by the curriculum (`task_type`, `level`, `split`); `seed` for both.
+ */
+const TASK_SPEC_KEYS = ['task_id', 'template', 'task_type', 'level', 'split', 'seed'];
 /** The actions that are not domain tools, offered to ORS agents as tools (ORS: actions are tools). */
 const ACTION_TOOLS: ToolSpec[] = [
   { name: 'message', description: 'Send a message to the user (EnvHarness message action); the answer is the user\'s reply.', effect: 'read', parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'], additionalProperties: false } },
@@ -263,9 +266,9 @@ export function createOrsSurface(deps: OrsSurfaceDeps, options: OrsOptions = {})
       const seed = int('seed', 0);
       if (seed !== undefined) request.seed = seed;
       if (taskId !== undefined) {
-        if (taskType !== undefined || level !== undefined || split !== undefined) throw new OpenEnvValidationError('task_spec has task_id or a draw (task_type, level, split), not both', ['task_spec', 'task_id']);
         request.create.taskId = taskId;
       } else {
+        if (s['template'] !== undefined) throw new OpenEnvValidationError('task_spec.template describes a listed task: send its task_id too', ['task_spec', 'template']);
         request.create.domain = env;
         if (taskType !== undefined) request.create.taskType = taskType;
         if (level !== undefined) request.create.level = level;

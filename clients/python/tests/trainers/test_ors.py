@@ -194,7 +194,8 @@ class OrsEpisodes(unittest.TestCase):
     def test_an_episode_on_a_listed_task_runs_to_a_graded_finish(self) -> None:
         task = get_json("POST", "/inventory/tasks", {"split": "dynamic"})["tasks"]
         restock = next(t for t in task if t["task_type"] == "restock")
-        _, outputs = self.run_restock({"env_name": "inventory", "task_spec": {"task_id": restock["task_id"], "seed": 3}})
+        # The SDK's flow: a task object as /tasks lists it is the task_spec (here with a seed added).
+        _, outputs = self.run_restock({"env_name": "inventory", "task_spec": dict(restock, seed=3)})
         last = outputs[-1]
         self.assertTrue(last["finished"])
         self.assertEqual(last["reward"], 1.0)
@@ -213,6 +214,14 @@ class OrsEpisodes(unittest.TestCase):
         get_json("POST", "/delete", sid=sid)
         status, _, text = request("POST", "/inventory/call", {"name": "get_stock", "input": {}}, sid)
         self.assertEqual(status, 404, text)
+
+    def test_create_by_split_and_index(self) -> None:
+        listed = get_json("POST", "/inventory/task", {"split": "dynamic", "index": 2})["task"]
+        sid = create_session()
+        get_json("POST", "/create", {"env_name": "inventory", "split": "dynamic", "index": 2}, sid)
+        prompt = get_json("GET", "/inventory/prompt", sid=sid)
+        self.assertEqual(prompt[0]["detail"]["task"]["id"], listed["task_id"])
+        get_json("POST", "/delete_session", sid=sid)
 
 
 if __name__ == "__main__":
