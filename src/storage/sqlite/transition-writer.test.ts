@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { isEnvHarnessError, type Transition } from '../../core/index.js';
 import { makeEpisode, makeTransition } from '../../../test/conformance/store-fixtures.js';
 import { createSqliteStore } from './index.js';
+import { WRITER_MAX_IN_FLIGHT } from './transition-writer.js';
 import { systemClock } from '../../cli/clock.js';
 
 const dirs: string[] = [];
@@ -119,6 +120,19 @@ describe('sqlite store: transition writer thread', () => {
       expect(isEnvHarnessError(after) && after.code).toBe('STORE_FAILED');
     } finally {
       await reopened.close();
+    }
+  });
+
+  it('bounds the calls waiting for the thread: past the bound a caller waits, and every call still commits', async () => {
+    const store = createSqliteStore(tempFile(), { now: systemClock });
+    try {
+      const writer = store.openTransitionWriter();
+      // Made in one synchronous burst: more calls than the thread may have waiting.
+      const calls = Array.from({ length: WRITER_MAX_IN_FLIGHT * 3 }, (_, i) => writer.appendTransitions(steps('e1', i * 2, 2)));
+      await Promise.all(calls);
+      expect((await store.listTransitions('e1')).map((t) => t.step)).toEqual(Array.from({ length: WRITER_MAX_IN_FLIGHT * 6 }, (_, i) => i));
+    } finally {
+      await store.close();
     }
   });
 
