@@ -23,7 +23,7 @@ import type {
 import { describe as describeValue, parseArgs, validateAction } from './action.js';
 import { DEFAULT_BUDGET_WARNING_RATIO, DEFAULT_FAULT_RETRIES, DEFAULT_NO_PROGRESS_STEPS } from './defaults.js';
 import { DEFAULT_RETRY_AFTER_MS, FAULT_ERROR_CODES, faultMessage, isBlockingFault, partialOutput } from './faults.js';
-import { closestPointer, fastRng, parsePointer } from '../core/index.js';
+import { closestPointer, fastRng, parsePointer, Rng } from '../core/index.js';
 import { callKey } from './patterns.js';
 import { BudgetMeter, budgetName } from './budget-meter.js';
 import { CallPolicy } from './call-policy.js';
@@ -144,7 +144,7 @@ class EpisodeRun<S> implements Episode {
     this.ordering.reset();
     let text: string;
     try {
-      this.user = this.domain.createUser?.(task, fastRng([task.id, seed, 'user']));
+      this.user = this.domain.createUser?.(task, this.userRng(seed));
       text = this.user === undefined ? task.spec.instructions : this.user.opening();
     } catch (error) {
       this.status = 'idle';
@@ -160,6 +160,16 @@ class EpisodeRun<S> implements Episode {
     if (this.domain.policy !== undefined) observation.policy = this.domain.policy.text;
     observation.budget = this.budget as Budget;
     return observation;
+  }
+
+  /** `fastRng([task.id, seed, 'user'])`, its state remembered on the prepared task for the next reset with that seed. */
+  private userRng(seed: number): Rng {
+    const prepared = this.prepared;
+    const known = prepared.userRng;
+    if (known !== undefined && known.seed === seed) return new Rng(known.state);
+    const rng = fastRng([prepared.task.id, seed, 'user']);
+    prepared.userRng = { seed, state: rng.getState() };
+    return rng;
   }
 
   step(input: unknown): StepResult {

@@ -4,7 +4,7 @@ import {
   EnvHarnessError,
   toEnvHarnessError,
 } from '../core/index.js';
-import type { Budget, Domain, FaultRule, JsonObject, Rng, Task, Tool, ToolContext, ToolSpec } from '../core/index.js';
+import type { Budget, Domain, FaultRule, JsonObject, Rng, RngState, Task, Tool, ToolContext, ToolSpec } from '../core/index.js';
 import { fastDigest, fastRng } from '../core/index.js';
 import { DEFAULT_STATE_CACHE_SIZE, DEFAULT_TASK_CACHE_SIZE } from './defaults.js';
 import { Lru } from './lru.js';
@@ -35,6 +35,11 @@ export interface PreparedTask<S> {
   hasStaleRule: boolean;
   /** Call keys of the reference solution's tool actions (OFF_PATH). */
   solutionKeys: ReadonlySet<string>;
+  /**
+   * @internal The simulated user's generator state for the last seed an episode was reset with:
+   * `fastRng([task.id, seed, 'user'])` costs a sha256, and the gates reset three episodes of a task with seed 0.
+   */
+  userRng?: { seed: number; state: RngState };
 }
 
 /**

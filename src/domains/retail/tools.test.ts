@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import type { JsonObject, ToolOutcome } from '../../core/index.js';
 import { itemOf, makeCatalogue, makeOrder, makeRetailWorld, makeUser } from './fixtures.js';
 import type { RetailOrder, RetailUser } from './schema.js';
-import { createRetailState, forkRetailState, getOrder, getUser, hashRetailState, listChanges, type RetailState } from './state.js';
+import { createRetailState, forkRetailState, getOrder, getProduct, getUser, hashRetailState, listChanges, putRecord, type RetailState } from './state.js';
 import { NO_CONTEXT } from './tau-bench/actions.js';
 import { retailTools } from './tools.js';
 import type { RetailWorld } from './world.js';
@@ -135,9 +135,19 @@ describe('read tools', () => {
   it('list_all_product_types maps names to product ids, sorted by name', () => {
     expect(output(call(state, 'list_all_product_types', {}))).toEqual({ 'Desk Lamp': '1000000001', 'Travel Mug': '1000000002' });
     expect(Object.keys(output<object>(call(state, 'list_all_product_types', {})))).toEqual(['Desk Lamp', 'Travel Mug']);
-    // Memoised per world, but every call returns a fresh object: changing one output never reaches the next.
+    // Memoised per world and shared, frozen like the records other read tools return: a caller cannot
+    // change the listing the next call gets.
     const first = output<Record<string, string>>(call(state, 'list_all_product_types', {}));
-    first['Desk Lamp'] = 'changed';
+    expect(Object.isFrozen(first)).toBe(true);
+    expect(() => {
+      first['Desk Lamp'] = 'changed';
+    }).toThrow(TypeError);
+    expect(output(call(state, 'list_all_product_types', {}))).toEqual({ 'Desk Lamp': '1000000001', 'Travel Mug': '1000000002' });
+    // With a product changed in the state, the listing is built from the state (a fresh object).
+    const changed = forkRetailState(state);
+    const product = getProduct(changed, '1000000001')!;
+    putRecord(changed, 'products', '1000000001', { ...product, name: 'Floor Lamp' });
+    expect(output(call(changed, 'list_all_product_types', {}))).toEqual({ 'Floor Lamp': '1000000001', 'Travel Mug': '1000000002' });
     expect(output(call(state, 'list_all_product_types', {}))).toEqual({ 'Desk Lamp': '1000000001', 'Travel Mug': '1000000002' });
   });
 

@@ -207,11 +207,11 @@ export const listAllProductTypes = defineTool({
   effect: 'read',
   args: z.strictObject({}),
   run: (state: RetailState) => {
-    // No tool writes products: the sorted list of the world's is computed once (a fresh object per call).
-    const types = state.overlay.products.size === 0 ? (state.world.cache.productTypes ??= productTypes(state)) : productTypes(state);
-    const out: Record<string, string> = {};
-    for (const [name, id] of types) out[name] = id;
-    return ok(out);
+    // No tool writes products: the world's listing is built once and shared, frozen, like its records
+    // (adding each name to a fresh object cost more than the rest of the call).
+    if (state.overlay.products.size > 0) return ok(productTypesObject(productTypes(state)));
+    const cache = state.world.cache;
+    return ok((cache.productTypesOutput ??= freeze(productTypesObject((cache.productTypes ??= productTypes(state))))));
   },
 });
 
@@ -508,6 +508,12 @@ export const retailTools: readonly Tool<RetailState, any>[] = [
   think,
   transferToHumanAgents,
 ];
+
+function productTypesObject(types: ReadonlyArray<readonly [string, string]>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, id] of types) out[name] = id;
+  return out;
+}
 
 function productTypes(state: RetailState): Array<readonly [string, string]> {
   const byName = new Map<string, string>();

@@ -33,6 +33,8 @@ export interface WorldCache {
   nameZipIndex?: Map<string, string[]>;
   /** `list_all_product_types` of the base products: [name, product id] sorted by name. */
   productTypes?: ReadonlyArray<readonly [string, string]>;
+  /** The same as `list_all_product_types`' frozen output object, shared by every call on the base products. */
+  productTypesOutput?: Readonly<Record<string, string>>;
   digest?: string;
 }
 
