@@ -1,7 +1,7 @@
 /** Quality gates a candidate task must pass to enter the pool, cheapest first. */
 import { issuePointer } from '../core/index.js';
 import type { GateName, GateProblemCode, GateResult, GateVerdict, JsonValue, Problem, RegisteredTemplate, Split, Task } from '../core/index.js';
-import { MinHashIndex, minhashTask } from './minhash.js';
+import { bandKeysOf, MinHashIndex, minhashTask } from './minhash.js';
 import type { MinHashSignature } from './minhash.js';
 import { isPlainValidTask, taskSchema } from './task-schema.js';
 
@@ -219,10 +219,13 @@ export function createGateRunner(options: GateRunnerOptions): GateRunner {
       if (outcome) return outcome;
     }
     let signature = candidate.signature;
+    // One signature is looked up in up to three indexes and added to one: its band keys are computed once.
+    let keys: number[] | undefined;
     if (enabled.near_duplicate) {
       signature ??= minhashTask(full());
-      const inPool = options.poolIndex?.findSimilar(signature, threshold);
-      const match = inPool ?? accepted.findSimilar(signature, threshold);
+      keys = bandKeysOf(signature, threshold);
+      const inPool = options.poolIndex?.findSimilar(signature, threshold, keys);
+      const match = inPool ?? accepted.findSimilar(signature, threshold, keys);
       let verdict: GateVerdict = { ok: true };
       if (match !== undefined) {
         const where = inPool !== undefined ? `pool task ${match.id}` : `candidate ${acceptedAt.get(match.id)} (task ${match.id})`;
@@ -242,7 +245,8 @@ export function createGateRunner(options: GateRunnerOptions): GateRunner {
         verdict = rejection('LEAKS_REGRESSION', `leaks regression task ${id}: identical content`, { regressionTask: id, similarity: 1 });
       } else {
         signature ??= minhashTask(full());
-        const match = regression.findSimilar(signature, threshold);
+        keys ??= bandKeysOf(signature, threshold);
+        const match = regression.findSimilar(signature, threshold, keys);
         if (match !== undefined) {
           verdict = rejection('LEAKS_REGRESSION', `leaks regression task ${match.id}: estimated Jaccard ${match.similarity.toFixed(3)} >= ${threshold}`, {
             regressionTask: match.id,
@@ -262,7 +266,7 @@ export function createGateRunner(options: GateRunnerOptions): GateRunner {
       if (outcome) return outcome;
     }
     if (enabled.near_duplicate) {
-      accepted.addSignature(id, signature!);
+      accepted.addSignature(id, signature!, keys);
       acceptedAt.set(id, candidate.index);
     }
     return { accepted: true };
