@@ -106,4 +106,21 @@ export interface Batch {
    * whose tasks are changed afterwards must not carry it.
    */
   taskBodies?: readonly string[];
+  /**
+   * The columns and stored body of each task, in `tasks` order, for a batch whose `tasks` are parsed
+   * from their bodies only when first read (`generateBatch` with worker threads): stores write these
+   * instead of reading `tasks`. Non-enumerable, and dropped the moment `tasks` is read (so a batch whose
+   * tasks were changed is stored from the tasks).
+   */
+  taskRows?: readonly BatchTaskRow[];
+}
+
+/** What a store writes for one task of a batch: its columns and its stored body. */
+export interface BatchTaskRow {
+  id: string;
+  template: string;
+  domain: string;
+  taskType: string;
+  level: number;
+  body: string;
 }

@@ -481,30 +481,6 @@ export function sha256OfCanonicalBytes(writeAll: (out: CanonicalBytes) => void, 
   }
 }
 
-const utf8 = new TextDecoder();
-
-/**
- * `sha256OfCanonicalBytes`, plus the text of the bytes hashed: a caller that stores the canonical JSON it
- * hashed (a task's id and its stored body) writes it once. Undefined where that one would be.
- */
-export function sha256AndTextOfCanonicalBytes(writeAll: (out: CanonicalBytes) => void, rememberRepeats = false): { hex: string; text: string } | undefined {
-  if (bytesBusy) return undefined;
-  bytesBusy = true;
-  length = 0;
-  if (rememberRepeats) remembered = new Map();
-  try {
-    writeAll(WRITER);
-    const written = bytes.subarray(0, length);
-    return { hex: hash('sha256', written, 'hex'), text: utf8.decode(written) };
-  } catch (error) {
-    if (error instanceof NotCanonical) return undefined;
-    throw error;
-  } finally {
-    bytesBusy = false;
-    remembered = undefined;
-  }
-}
-
 /** Hex sha256 of the RFC 8785 canonical JSON of a value (UTF-8), without building the string. */
 export function canonicalSha256(value: unknown): string {
   if (!bytesBusy) {

@@ -225,6 +225,15 @@ describe('generateBatch', () => {
     };
     const threaded = await generateBatch(request, { registry, hooks: counted, workers: 2, hookModule: PLANTED_HOOKS });
     expect(mainThreadCalls).toBe(0);
+    // Every gate ran in the workers: the tasks are still bodies, and the store's rows say what the tasks will.
+    const rows = threaded.taskRows!;
+    expect(rows.map((r) => r.body)).toEqual(single.taskBodies);
+    expect(rows.map(({ id, template, domain, taskType, level }) => ({ id, template, domain, taskType, level }))).toEqual(
+      single.tasks.map(({ id, template, domain, taskType, level }) => ({ id, template, domain, taskType, level })),
+    );
+    expect(threaded.tasks).toEqual(single.tasks);
+    // Once read, the tasks may change: the rows are withdrawn so that a store reads the tasks.
+    expect(threaded.taskRows).toBeUndefined();
     expect(single.manifest.gates.find((g) => g.gate === 'oracle')!.rejected).toBeGreaterThan(50);
     expect(single.log.some((e) => e.reason?.startsWith('oracle check failed to run: planted failure'))).toBe(true);
     expect(canonicalize(threaded)).toBe(canonicalize(single));

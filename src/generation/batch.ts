@@ -12,9 +12,9 @@ import {
   SPLITS,
   WORKER_THRESHOLD,
 } from '../core/index.js';
-import type { Batch, BatchManifest, BatchRequest, GenerationLogEntry, LevelSpec, RegisteredTemplate, Task } from '../core/index.js';
+import type { Batch, BatchManifest, BatchRequest, BatchTaskRow, GenerationLogEntry, LevelSpec, RegisteredTemplate, Task } from '../core/index.js';
 import { createCandidatePlan, instantiateCandidates, levelsDeclared } from './candidates.js';
-import type { CandidateChunk, CandidatePlan } from './candidates.js';
+import type { CandidateChunk, CandidatePlan, CandidateResult } from './candidates.js';
 import { createGateRunner } from './gates.js';
 import type { GateCandidate, GateHooks } from './gates.js';
 import { fastDigest } from '../core/index.js';
@@ -120,8 +120,7 @@ export async function generateBatch(request: BatchRequest, deps: GenerateBatchDe
   const ranges: Array<[number, number]> = [];
   for (let start = 0; start < count; start += chunkSize) ranges.push([start, Math.min(count, start + chunkSize)]);
 
-  const tasks: Task[] = [];
-  const bodies: string[] = [];
+  const accepted = new AcceptedTasks(templates);
   const log: GenerationLogEntry[] = [];
   let workers: CandidateWorkers | undefined;
   try {
@@ -141,20 +140,80 @@ export async function generateBatch(request: BatchRequest, deps: GenerateBatchDe
       const [start, end] = ranges[k]!;
       const chunk = inWorkers ? await pending[k]! : instantiateCandidates(plan, start, end);
       const stored = await lookupStored(deps.existingIds, chunk);
-      gateChunk(chunk, stored, runner, tasks, bodies, log);
+      gateChunk(chunk, stored, runner, accepted, log);
       deps.onProgress?.(end, count);
     }
   } finally {
     await workers?.close();
   }
 
-  const manifest = buildManifest(request, templates, weights, threshold, reviewShare, tasks, runner.results());
+  const manifest = buildManifest(request, templates, weights, threshold, reviewShare, accepted, runner.results());
   for (const entry of log) entry.batchId = manifest.id;
-  const review = reviewShare > 0 ? tasks.map((t) => t.id).filter((id) => isSelectedForReview(id, reviewShare)) : [];
-  const batch: GeneratedBatch = { manifest, tasks, log, review };
-  // The bodies written with the ids: the store keeps them as they are instead of serialising every task again.
-  if (bodies.length === tasks.length) Object.defineProperty(batch, 'taskBodies', { value: bodies, enumerable: false, writable: true, configurable: true });
-  return batch;
+  const review = reviewShare > 0 ? accepted.ids.filter((id) => isSelectedForReview(id, reviewShare)) : [];
+  return accepted.batch(manifest, log, review);
+}
+
+/**
+ * The accepted tasks of a batch, in order. A task from a worker thread is kept as its body and parsed
+ * only when the batch's `tasks` are first read: `Harness.generate` (the CLI) stores the batch from its
+ * rows and never reads them, and a parsed task would only be copied around by the collector.
+ */
+class AcceptedTasks {
+  readonly ids: string[] = [];
+  readonly tasks: Array<Task | undefined> = [];
+  readonly rows: BatchTaskRow[] = [];
+  readonly byType: Record<string, number> = {};
+  readonly byLevel: Record<string, number> = {};
+  private readonly templates: Map<string, RegisteredTemplate<any>>;
+
+  constructor(templates: readonly RegisteredTemplate<any>[]) {
+    this.templates = new Map(templates.map((t) => [t.id, t]));
+  }
+
+  add(id: string, task: Task | undefined, body: string | undefined, template: string, level: number): void {
+    const { domain, taskType } = task ?? this.templates.get(template)!;
+    this.ids.push(id);
+    this.tasks.push(task);
+    // A body always comes with the task here (instantiateCandidates writes both).
+    this.rows.push({ id, template, domain, taskType, level, body: body! });
+    this.byType[taskType] = (this.byType[taskType] ?? 0) + 1;
+    this.byLevel[String(level)] = (this.byLevel[String(level)] ?? 0) + 1;
+  }
+
+  batch(manifest: BatchManifest, log: GenerationLogEntry[], review: string[]): GeneratedBatch {
+    const { tasks, rows } = this;
+    const hidden = (value: unknown) => ({ value, enumerable: false, writable: true, configurable: true });
+    if (tasks.every((t) => t !== undefined)) {
+      const batch: GeneratedBatch = { manifest, tasks: tasks as Task[], log, review };
+      // The bodies written with the ids: the store keeps them instead of serialising every task again.
+      Object.defineProperty(batch, 'taskBodies', hidden(rows.map((r) => r.body)));
+      return batch;
+    }
+    const batch = { manifest } as GeneratedBatch;
+    let parsed: Task[] | undefined;
+    const materialise = (): Task[] => {
+      if (parsed === undefined) {
+        parsed = tasks.map((t, k) => t ?? (JSON.parse(rows[k]!.body) as Task));
+        // From now on the caller may change the tasks: the store reads them (and checks the bodies by id).
+        delete batch.taskRows;
+      }
+      return parsed;
+    };
+    Object.defineProperty(batch, 'tasks', {
+      get: materialise,
+      set: (value: Task[]) => {
+        materialise();
+        parsed = value;
+      },
+      enumerable: true,
+      configurable: true,
+    });
+    batch.log = log;
+    batch.review = review;
+    Object.defineProperty(batch, 'taskBodies', hidden(rows.map((r) => r.body)));
+    Object.defineProperty(batch, 'taskRows', hidden(rows));
+    return batch;
+  }
 }
 
 /** Whether a task id falls in the review share: its first 32 bits, read as a fraction, are below the share. */
@@ -169,15 +228,10 @@ function buildManifest(
   weights: readonly number[],
   threshold: number,
   reviewShare: number,
-  tasks: readonly Task[],
+  accepted: AcceptedTasks,
   gates: BatchManifest['gates'],
 ): BatchManifest {
-  const byType: Record<string, number> = {};
-  const byLevel: Record<string, number> = {};
-  for (const task of tasks) {
-    byType[task.taskType] = (byType[task.taskType] ?? 0) + 1;
-    byLevel[String(task.level)] = (byLevel[String(task.level)] ?? 0) + 1;
-  }
+  const { byType, byLevel } = accepted;
   const parameterRanges: Record<string, Record<string, LevelSpec>> = {};
   const distinctLevels = [...new Set(request.levels)].sort((a, b) => a - b);
   for (const template of templates) {
@@ -193,12 +247,12 @@ function buildManifest(
     levels: [...request.levels],
     parameterRanges,
     requested: request.count,
-    accepted: tasks.length,
-    rejected: request.count - tasks.length,
+    accepted: accepted.ids.length,
+    rejected: request.count - accepted.ids.length,
     gates,
     nearDuplicateThreshold: threshold,
     reviewShare,
-    digest: fastDigest(tasks.map((t) => t.id)),
+    digest: fastDigest(accepted.ids),
     labels: { ...(request.labels ?? {}) },
     counts: { byType: sortKeys(byType), byLevel: sortKeys(byLevel, (a, b) => Number(a) - Number(b)) },
   };
@@ -260,43 +314,56 @@ async function lookupStored(existing: GenerateBatchDeps['existingIds'], chunk: C
   if (existing === undefined) return undefined;
   if (typeof existing !== 'function') return existing;
   const ids: string[] = [];
-  for (const result of chunk.results) if (result.task !== undefined) ids.push(result.task.id);
+  for (const result of chunk.results) {
+    const id = idOf(result);
+    if (id !== undefined) ids.push(id);
+  }
   return ids.length === 0 ? undefined : await existing(ids);
+}
+
+/** A candidate's task id, read from its body when the task is not parsed (the id sits right after the domain). */
+function idOf(result: CandidateResult): string | undefined {
+  if (result.task !== undefined) return result.task.id;
+  if (result.body === undefined) return undefined;
+  const at = result.body.indexOf(',"id":"') + 7;
+  return result.body.slice(at, at + 64);
 }
 
 function gateChunk(
   chunk: CandidateChunk,
   stored: ReadonlySet<string> | undefined,
   runner: ReturnType<typeof createGateRunner>,
-  tasks: Task[],
-  bodies: string[],
+  accepted: AcceptedTasks,
   log: GenerationLogEntry[],
 ): void {
-  const { results, signatures, verdicts } = chunk;
+  const { results, signatures, verdicts, passed } = chunk;
   for (let i = 0; i < results.length; i++) {
     const result = results[i]!;
     const candidate: GateCandidate = { index: result.index };
-    if (result.task !== undefined) {
-      candidate.task = result.task;
-      candidate.stored = stored?.has(result.task.id) === true;
+    const id = idOf(result);
+    if (id !== undefined) {
+      if (result.task !== undefined) candidate.task = result.task;
+      else {
+        const body = result.body!;
+        candidate.pending = { id, parse: () => (result.task = JSON.parse(body) as Task) };
+      }
+      candidate.stored = stored?.has(id) === true;
       if (signatures !== undefined) candidate.signature = signatures.subarray(i * MINHASH_PERMUTATIONS, (i + 1) * MINHASH_PERMUTATIONS);
     }
     if (result.error !== undefined) candidate.error = result.error;
-    const precomputed = verdicts?.[i];
+    // A worker sends the verdicts of a task that passed every per-task gate once, as `passed`.
+    const precomputed = verdicts?.[i] ?? (id !== undefined ? passed : undefined);
     if (precomputed !== undefined) candidate.verdicts = precomputed;
     const outcome = runner.check(candidate);
     const entry: GenerationLogEntry = {
       batchId: '',
       index: result.index,
-      taskId: result.task?.id ?? '',
+      taskId: id ?? '',
       template: result.template,
       level: result.level,
       accepted: outcome.accepted,
     };
-    if (outcome.accepted) {
-      tasks.push(result.task!);
-      if (result.body !== undefined) bodies.push(result.body);
-    }
+    if (outcome.accepted) accepted.add(id!, result.task, result.body, result.template, result.level);
     else {
       entry.gate = outcome.gate;
       entry.reason = outcome.reason;

@@ -69,15 +69,38 @@ export function pickCandidate(plan: CandidatePlan, index: number): { template: n
 
 /** Instantiates candidates [start, end); template failures become results with an `error`. */
 export function instantiateCandidates(plan: CandidatePlan, start: number, end: number): CandidateChunk {
+  return instantiateRange(plan, start, end);
+}
+
+/**
+ * What a worker thread does with a range: instantiates each candidate, runs `check` (its per-task
+ * gates) on it right away, and keeps only the task's body, so that task objects die young instead of
+ * living (and being copied by the collector) until the whole chunk is sent. The result is `unpackChunk`'s
+ * input.
+ */
+export function instantiatePackedCandidates(plan: CandidatePlan, start: number, end: number, check?: (task: Task) => TaskVerdicts): CandidateChunk {
+  return instantiateRange(plan, start, end, check ?? null);
+}
+
+// check: undefined keeps the tasks; a function (or null: no gates) keeps bodies only, with verdicts.
+function instantiateRange(plan: CandidatePlan, start: number, end: number, check?: ((task: Task) => TaskVerdicts) | null): CandidateChunk {
   const results: CandidateResult[] = new Array(end - start);
   const signatures = plan.signatures ? new Uint32Array((end - start) * MINHASH_PERMUTATIONS) : undefined;
+  const packed = check !== undefined;
+  const verdicts: Array<TaskVerdicts | undefined> | undefined = typeof check === 'function' ? new Array(end - start) : undefined;
+  let passed: TaskVerdicts | undefined;
   for (let index = start; index < end; index++) {
     const pick = pickCandidate(plan, index);
     const template = plan.templates[pick.template]!;
     try {
       const { task, body } = instantiateTaskWithBody(template, { level: pick.level, seed: plan.seed, index });
-      results[index - start] = { index, template: template.id, level: pick.level, task, body };
+      results[index - start] = packed ? { index, template: template.id, level: pick.level, body } : { index, template: template.id, level: pick.level, task, body };
       if (signatures !== undefined) signatures.set(minhashTask(task), (index - start) * MINHASH_PERMUTATIONS);
+      if (verdicts !== undefined) {
+        const verdict = check!(task);
+        if (allPassed(verdict)) passed ??= verdict;
+        else verdicts[index - start] = verdict;
+      }
     } catch (error) {
       const pointer = isEnvHarnessError(error) ? error.details?.pointer : undefined;
       const message = error instanceof Error ? error.message : String(error);
@@ -89,31 +112,16 @@ export function instantiateCandidates(plan: CandidatePlan, start: number, end: n
       };
     }
   }
-  return signatures === undefined ? { start, results } : { start, results, signatures };
-}
-
-/**
- * A worker's chunk, made cheap to send between threads: each task travels as its body (a string) and the
- * all-passed verdicts as one shared object. `unpackChunk` restores what `instantiateCandidates` returned.
- */
-export function packChunk(chunk: CandidateChunk): CandidateChunk {
-  const verdicts = chunk.verdicts;
-  let passed: TaskVerdicts | undefined;
-  for (let i = 0; i < chunk.results.length; i++) {
-    const result = chunk.results[i]!;
-    if (result.task === undefined) continue;
-    delete result.task;
-    const verdict = verdicts?.[i];
-    if (verdict !== undefined && allPassed(verdict)) {
-      passed ??= verdict;
-      verdicts![i] = undefined;
-    }
-  }
+  const chunk: CandidateChunk = signatures === undefined ? { start, results } : { start, results, signatures };
+  if (verdicts !== undefined) chunk.verdicts = verdicts;
   if (passed !== undefined) chunk.passed = passed;
   return chunk;
 }
 
-/** The chunk `packChunk` was given: tasks parsed from their bodies (deep-equal), every verdict in place. */
+/**
+ * A chunk from `instantiatePackedCandidates` as `instantiateCandidates` gives it: tasks parsed from their
+ * bodies (deep-equal; keys in canonical order) and every verdict in place.
+ */
 export function unpackChunk(chunk: CandidateChunk): CandidateChunk {
   const { results, verdicts, passed } = chunk;
   for (let i = 0; i < results.length; i++) {

@@ -1,7 +1,7 @@
 /** Quality gates a candidate task must pass to enter the pool, cheapest first. */
 import { issuePointer } from '../core/index.js';
 import type { GateName, GateProblemCode, GateResult, GateVerdict, JsonValue, Problem, RegisteredTemplate, Split, Task } from '../core/index.js';
-import { MinHashIndex, minhashTask } from './minhash.js';
+import { bandKeysOf, MinHashIndex, minhashTask } from './minhash.js';
 import type { MinHashSignature } from './minhash.js';
 import { isPlainValidTask, taskSchema } from './task-schema.js';
 
@@ -32,6 +32,11 @@ export interface GateHooks {
 export interface GateCandidate {
   index: number;
   task?: Task;
+  /**
+   * A task not parsed yet (it came from a worker thread as its body): its id, and how to get the task.
+   * The gates parse it only if a check needs more than the id (a verdict or signature not given).
+   */
+  pending?: { id: string; parse: () => Task };
   /** Why the template could not produce this candidate (it is then rejected by the schema gate). */
   error?: { message: string; pointer?: string };
   /** Precomputed MinHash signature of `task` (computed on demand when absent). */
@@ -183,38 +188,44 @@ export function createGateRunner(options: GateRunnerOptions): GateRunner {
   }
 
   function check(candidate: GateCandidate): GateOutcome {
-    const task = candidate.task;
-    if (task === undefined) {
+    let task = candidate.task;
+    const pending = task === undefined ? candidate.pending : undefined;
+    if (task === undefined && pending === undefined) {
       // Always rejected, even with the schema gate off: there is no task to accept.
       const message = candidate.error?.message ?? 'the template produced no task';
       const pointer = candidate.error?.pointer;
       const verdict = rejection('INSTANTIATE_FAILED', `could not instantiate: ${message}`, pointer === undefined ? undefined : { pointer }, pointer);
       return record('schema', verdict)!;
     }
+    const id = task !== undefined ? task.id : pending!.id;
+    const full = (): Task => (task ??= pending!.parse());
     let outcome: GateOutcome | undefined;
     if (enabled.schema) {
-      outcome = record('schema', candidate.verdicts?.schema ?? checkTaskSchema(task, options.template?.(task.template)));
+      outcome = record('schema', candidate.verdicts?.schema ?? checkTaskSchema(full(), options.template?.(full().template)));
       if (outcome) return outcome;
     }
     if (enabled.exact_duplicate) {
-      const firstSeen = seen.get(task.id);
-      if (firstSeen === undefined) seen.set(task.id, candidate.index);
+      const firstSeen = seen.get(id);
+      if (firstSeen === undefined) seen.set(id, candidate.index);
       let verdict: GateVerdict = { ok: true };
       if (firstSeen !== undefined) {
-        verdict = rejection('DUPLICATE_IN_BATCH', `same task id as candidate ${firstSeen} of this batch`, { duplicateOf: task.id, candidate: firstSeen });
+        verdict = rejection('DUPLICATE_IN_BATCH', `same task id as candidate ${firstSeen} of this batch`, { duplicateOf: id, candidate: firstSeen });
       } else if (candidate.stored === true) {
-        verdict = rejection('ALREADY_STORED', 'this task is already in the store', { duplicateOf: task.id });
-      } else if (options.poolIndex?.has(task.id) === true) {
-        verdict = rejection('ALREADY_IN_POOL', 'this task is already in the pool', { duplicateOf: task.id });
+        verdict = rejection('ALREADY_STORED', 'this task is already in the store', { duplicateOf: id });
+      } else if (options.poolIndex?.has(id) === true) {
+        verdict = rejection('ALREADY_IN_POOL', 'this task is already in the pool', { duplicateOf: id });
       }
       outcome = record('exact_duplicate', verdict);
       if (outcome) return outcome;
     }
     let signature = candidate.signature;
+    // One signature is looked up in up to three indexes and added to one: its band keys are computed once.
+    let keys: number[] | undefined;
     if (enabled.near_duplicate) {
-      signature ??= minhashTask(task);
-      const inPool = options.poolIndex?.findSimilar(signature, threshold);
-      const match = inPool ?? accepted.findSimilar(signature, threshold);
+      signature ??= minhashTask(full());
+      keys = bandKeysOf(signature, threshold);
+      const inPool = options.poolIndex?.findSimilar(signature, threshold, keys);
+      const match = inPool ?? accepted.findSimilar(signature, threshold, keys);
       let verdict: GateVerdict = { ok: true };
       if (match !== undefined) {
         const where = inPool !== undefined ? `pool task ${match.id}` : `candidate ${acceptedAt.get(match.id)} (task ${match.id})`;
@@ -230,11 +241,12 @@ export function createGateRunner(options: GateRunnerOptions): GateRunner {
     if (enabled.leakage) {
       const regression = options.regressionIndex!;
       let verdict: GateVerdict = { ok: true };
-      if (regression.has(task.id)) {
-        verdict = rejection('LEAKS_REGRESSION', `leaks regression task ${task.id}: identical content`, { regressionTask: task.id, similarity: 1 });
+      if (regression.has(id)) {
+        verdict = rejection('LEAKS_REGRESSION', `leaks regression task ${id}: identical content`, { regressionTask: id, similarity: 1 });
       } else {
-        signature ??= minhashTask(task);
-        const match = regression.findSimilar(signature, threshold);
+        signature ??= minhashTask(full());
+        keys ??= bandKeysOf(signature, threshold);
+        const match = regression.findSimilar(signature, threshold, keys);
         if (match !== undefined) {
           verdict = rejection('LEAKS_REGRESSION', `leaks regression task ${match.id}: estimated Jaccard ${match.similarity.toFixed(3)} >= ${threshold}`, {
             regressionTask: match.id,
@@ -246,16 +258,16 @@ export function createGateRunner(options: GateRunnerOptions): GateRunner {
       if (outcome) return outcome;
     }
     if (enabled.oracle) {
-      outcome = record('oracle', candidate.verdicts?.oracle ?? runGateHook('oracle', options.hooks!.oracle!, task));
+      outcome = record('oracle', candidate.verdicts?.oracle ?? runGateHook('oracle', options.hooks!.oracle!, full()));
       if (outcome) return outcome;
     }
     if (enabled.non_trivial) {
-      outcome = record('non_trivial', candidate.verdicts?.nonTrivial ?? runGateHook('non_trivial', options.hooks!.nonTrivial!, task));
+      outcome = record('non_trivial', candidate.verdicts?.nonTrivial ?? runGateHook('non_trivial', options.hooks!.nonTrivial!, full()));
       if (outcome) return outcome;
     }
     if (enabled.near_duplicate) {
-      accepted.addSignature(task.id, signature!);
-      acceptedAt.set(task.id, candidate.index);
+      accepted.addSignature(id, signature!, keys);
+      acceptedAt.set(id, candidate.index);
     }
     return { accepted: true };
   }

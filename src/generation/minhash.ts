@@ -197,6 +197,18 @@ function bandKey(signature: MinHashSignature, offset: number, band: number, rows
 }
 
 /**
+ * A signature's LSH band keys for a threshold's banding. A caller that queries (and adds to) several
+ * indexes with one signature computes them once and passes them along; results are the same.
+ */
+export function bandKeysOf(signature: MinHashSignature, threshold: number): number[] {
+  const bands = bandsFor(threshold);
+  const rows = MINHASH_PERMUTATIONS / bands;
+  const keys = new Array<number>(bands);
+  for (let band = 0; band < bands; band++) keys[band] = bandKey(signature, 0, band, rows);
+  return keys;
+}
+
+/**
  * One banding of the index: per band, bucket key -> entry positions in insertion order. Most buckets hold
  * one entry, kept as the bare position (no array per entry and band: far less garbage per added task).
  */
@@ -235,8 +247,8 @@ export class MinHashIndex {
     if (!this.positions.has(task.id)) this.addSignature(task.id, minhashTask(task));
   }
 
-  /** Adds a precomputed signature (ignored when the id is already present). */
-  addSignature(id: string, signature: MinHashSignature): void {
+  /** Adds a precomputed signature (ignored when the id is already present); `keys` from `bandKeysOf`, if at hand. */
+  addSignature(id: string, signature: MinHashSignature, keys?: readonly number[]): void {
     if (this.positions.has(id)) return;
     if (signature.length !== MINHASH_PERMUTATIONS) {
       throw new EnvHarnessError('PARAMS_INVALID', `a MinHash signature has ${MINHASH_PERMUTATIONS} values, got ${signature.length}`);
@@ -253,13 +265,13 @@ export class MinHashIndex {
     this.signatures.set(signature, position * MINHASH_PERMUTATIONS);
     this.ids.push(id);
     this.positions.set(id, position);
-    for (const [bands, table] of this.tables) this.band(table, bands, position);
+    for (const [bands, table] of this.tables) this.band(table, bands, position, keys?.length === bands ? keys : undefined);
   }
 
-  private band(table: BandTable, bands: number, position: number): void {
+  private band(table: BandTable, bands: number, position: number, keys?: readonly number[]): void {
     const rows = MINHASH_PERMUTATIONS / bands;
     for (let band = 0; band < bands; band++) {
-      const key = bandKey(this.signatures, position * MINHASH_PERMUTATIONS, band, rows);
+      const key = keys !== undefined ? keys[band]! : bandKey(this.signatures, position * MINHASH_PERMUTATIONS, band, rows);
       const buckets = table[band]!;
       const bucket = buckets.get(key);
       if (bucket === undefined) buckets.set(key, position);
@@ -289,7 +301,8 @@ export class MinHashIndex {
    * The first entry (in band order, then insertion order: deterministic) whose estimated Jaccard
    * similarity with `signature` is at least `threshold`. Exact: it finds one whenever a linear scan would.
    */
-  findSimilar(signature: MinHashSignature, threshold: number): MinHashMatch | undefined {
+  findSimilar(signature: MinHashSignature, threshold: number, keys?: readonly number[]): MinHashMatch | undefined {
+    if (this.ids.length === 0) return undefined;
     this.query = (this.query + 1) >>> 0;
     if (this.query === 0) {
       this.marks.fill(0);
@@ -298,8 +311,9 @@ export class MinHashIndex {
     const bands = bandsFor(threshold);
     const rows = MINHASH_PERMUTATIONS / bands;
     const table = this.tableFor(bands);
+    const given = keys?.length === bands ? keys : undefined;
     for (let band = 0; band < bands; band++) {
-      const bucket = table[band]!.get(bandKey(signature, 0, band, rows));
+      const bucket = table[band]!.get(given !== undefined ? given[band]! : bandKey(signature, 0, band, rows));
       if (bucket === undefined) continue;
       if (typeof bucket === 'number') {
         const match = this.matchAt(signature, bucket, threshold);

@@ -2,12 +2,12 @@
 import { isAbsolute } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { EnvHarnessError, toEnvHarnessError } from '../core/index.js';
-import type { RegisteredTemplate } from '../core/index.js';
-import { createCandidatePlan, instantiateCandidates, packChunk } from './candidates.js';
+import type { RegisteredTemplate, Task } from '../core/index.js';
+import { createCandidatePlan, instantiatePackedCandidates } from './candidates.js';
 import type { CandidateChunk, CandidatePlan } from './candidates.js';
 import { compileDeclarativeTemplate } from './declarative.js';
 import { checkTaskGates } from './gates.js';
-import type { GateHooks, TaskGates } from './gates.js';
+import type { GateHooks, TaskGates, TaskVerdicts } from './gates.js';
 import type { DeclarativeDefinition } from './declarative.js';
 
 /** One unit of worker work: the batch's setup and a candidate range. */
@@ -50,14 +50,15 @@ export default async function run(job: WorkerJob): Promise<WorkerReply> {
       plans.set(job.setupKey, setup);
     }
     const { plan, hooks } = await setup;
-    const chunk = instantiateCandidates(plan, job.start, job.end);
     const gates = job.gates;
+    let check: ((task: Task) => TaskVerdicts) | undefined;
     if (gates !== undefined && (gates.schema || (hooks !== undefined && (gates.oracle || gates.nonTrivial)))) {
       // Per-task gates depend on the task alone, so computing them here gives the main thread's verdicts.
       const byId = new Map(plan.templates.map((t) => [t.id, t]));
-      chunk.verdicts = chunk.results.map((r) => (r.task === undefined ? undefined : checkTaskGates(r.task, gates, hooks, byId.get(r.task.template))));
+      check = (task) => checkTaskGates(task, gates, hooks, byId.get(task.template));
     }
-    return { ok: true, chunk: packChunk(chunk) };
+    const chunk = instantiatePackedCandidates(plan, job.start, job.end, check);
+    return { ok: true, chunk };
   } catch (error) {
     plans.delete(job.setupKey);
     const e = toEnvHarnessError(error);

@@ -2,7 +2,6 @@
 import { Piscina } from 'piscina';
 import { EnvHarnessError } from '../core/index.js';
 import type { ErrorCode, RegisteredTemplate } from '../core/index.js';
-import { unpackChunk } from './candidates.js';
 import type { CandidateChunk, CandidatePlan } from './candidates.js';
 import type { TaskGates } from './gates.js';
 import type { DeclarativeDefinition } from './declarative.js';
@@ -115,7 +114,8 @@ export function startCandidateWorkers(
           details: reply.error.details as Record<string, unknown> | undefined,
         });
       }
-      return unpackChunk(reply.chunk);
+      // Tasks stay bodies here: the gates parse one only if they need it (generateBatch).
+      return reply.chunk;
     },
     close: () => (shared === undefined ? pool.close() : Promise.resolve()),
   };

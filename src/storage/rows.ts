@@ -2,7 +2,7 @@
  * What both SQL stores share about rows: the stored task body, row-to-record mappers, and the builders of
  * WHERE/LIMIT clauses from store filters, for either placeholder style (`?` for SQLite, `$n` for PostgreSQL).
  */
-import { canonicalize, EnvHarnessError, type Batch, type ReviewItem, type ReviewStatus, type Split, type StoredTask, type Task, type TaskFilter, type TaskStatus } from '../core/index.js';
+import { canonicalize, EnvHarnessError, type Batch, type BatchTaskRow, type ReviewItem, type ReviewStatus, type Split, type StoredTask, type Task, type TaskFilter, type TaskStatus } from '../core/index.js';
 
 export interface TaskRow {
   seq: number;
@@ -36,6 +36,13 @@ export function batchTaskBody(batch: Batch, k: number): string {
   const body = batch.taskBodies?.[k];
   // The id sits at a fixed place after the domain: a body of another task (a reordered batch) is not used.
   return body !== undefined && batch.taskBodies!.length === batch.tasks.length && body.startsWith(`"id":"${task.id}"`, body.indexOf(',"id":"') + 1) ? body : taskBody(task);
+}
+
+/** The rows a store writes for a batch's tasks: `Batch.taskRows` while the tasks were never read, else from the tasks. */
+export function batchTaskRows(batch: Batch): readonly BatchTaskRow[] {
+  const rows = Object.getOwnPropertyDescriptor(batch, 'taskRows')?.value as readonly BatchTaskRow[] | undefined;
+  if (rows !== undefined) return rows;
+  return batch.tasks.map((task, k) => ({ id: task.id, template: task.template, domain: task.domain, taskType: task.taskType, level: task.level, body: batchTaskBody(batch, k) }));
 }
 
 export function storedTaskFromRow(row: TaskRow): StoredTask {

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { builtinDomains, createGateHooks, isBuiltinDomain, templates } from '../../builtins.js';
 import type { RegisteredTemplate, Task } from '../../core/index.js';
-import { createCandidatePlan, instantiateCandidates } from '../../generation/candidates.js';
+import { createCandidatePlan, instantiateCandidates, unpackChunk } from '../../generation/candidates.js';
 import { checkTaskGates } from '../../generation/index.js';
 import run from '../../generation/worker.js';
 import { createDomainGateHooks } from '../../runtime/index.js';
@@ -31,7 +31,8 @@ describe('built-in gate hooks for worker threads', () => {
     };
     const reply = await run(job);
     expect(reply.ok).toBe(true);
-    const chunk = (reply as Extract<typeof reply, { ok: true }>).chunk;
+    // Tasks come back as their bodies, and verdicts that all passed as one shared object: restore both.
+    const chunk = unpackChunk((reply as Extract<typeof reply, { ok: true }>).chunk);
     // The main thread's hooks, as TaskGenerator builds them: one createDomainGateHooks per domain.
     const domains = new Map(builtinDomains().map((d) => [d.name, createDomainGateHooks(d)]));
     const main = { oracle: (t: Task) => domains.get(t.domain)!.oracle(t), nonTrivial: (t: Task) => domains.get(t.domain)!.nonTrivial(t) };

@@ -38,7 +38,7 @@ import {
   messageOf,
   reviewFromRow,
   storedTaskFromRow,
-  batchTaskBody,
+  batchTaskRows,
   taskBody,
   taskQuery,
   whereOf,
@@ -152,7 +152,7 @@ export class PostgresStore implements Store {
   async saveBatch(batch: Batch, options: { review?: readonly string[] } = {}): Promise<void> {
     return this.guard('saveBatch', async () => {
       const review = new Set(options.review ?? []);
-      const accepted = new Set(batch.tasks.map((t) => t.id));
+      const accepted = new Set(batchTaskRows(batch).map((t) => t.id));
       for (const id of review) {
         if (!accepted.has(id)) {
           throw new EnvHarnessError('PARAMS_INVALID', `saveBatch ${batch.manifest.id}: review id ${id} is not one of the batch's tasks`, {
@@ -574,17 +574,17 @@ async function writeBatch(client: PoolClient, batch: Batch, review: ReadonlySet<
     throw conflict('saveBatch', `batch ${manifest.id} is already stored with a different manifest`, { conflict: 'batch_exists', batchId: manifest.id });
   }
   const cols: [string[], string[], string[], string[], number[], string[], string[]] = [[], [], [], [], [], [], []];
-  for (let k = 0; k < batch.tasks.length; k++) {
-    const task = batch.tasks[k]!;
+  const rows = batchTaskRows(batch);
+  for (const task of rows) {
     cols[0].push(task.id);
     cols[1].push(task.template);
     cols[2].push(task.domain);
     cols[3].push(task.taskType);
     cols[4].push(task.level);
     cols[5].push(review.has(task.id) ? 'pending_review' : 'active');
-    cols[6].push(batchTaskBody(batch, k));
+    cols[6].push(task.body);
   }
-  if (batch.tasks.length > 0) {
+  if (rows.length > 0) {
     const tasks = await client.query<{ id: string }>(
       'INSERT INTO tasks (id, template, domain, task_type, level, split, status, batch_id, body) ' +
         'SELECT id, template, domain, task_type, level::int, $8, status, $9, body FROM ROWS FROM ' +
@@ -595,9 +595,9 @@ async function writeBatch(client: PoolClient, batch: Batch, review: ReadonlySet<
       // JSON arrays rather than text[]: see transition-writer.ts (pg escapes array literals in JavaScript).
       [...cols.map((c) => JSON.stringify(c)), manifest.split, manifest.id],
     );
-    if (tasks.rowCount !== batch.tasks.length) {
+    if (tasks.rowCount !== rows.length) {
       const written = new Set(tasks.rows.map((r) => r.id));
-      const taskId = batch.tasks.find((t) => !written.has(t.id))!.id;
+      const taskId = rows.find((t) => !written.has(t.id))!.id;
       throw conflict('saveBatch', `batch ${manifest.id}: task ${taskId} is already stored; nothing of the batch was saved`, {
         conflict: 'task_exists',
         batchId: manifest.id,
@@ -607,7 +607,7 @@ async function writeBatch(client: PoolClient, batch: Batch, review: ReadonlySet<
   }
   if (review.size > 0) {
     await client.query("INSERT INTO reviews (task_id, batch_id, status) SELECT unnest($1::text[]), $2, 'pending'", [
-      batch.tasks.filter((t) => review.has(t.id)).map((t) => t.id),
+      rows.filter((t) => review.has(t.id)).map((t) => t.id),
       manifest.id,
     ]);
   }
@@ -773,7 +773,7 @@ async function applyWrite(client: PoolClient, w: StoreWrite): Promise<void> {
   switch (w.op) {
     case 'saveBatch': {
       const review = new Set(w.review ?? []);
-      const accepted = new Set(w.batch.tasks.map((t) => t.id));
+      const accepted = new Set(batchTaskRows(w.batch).map((t) => t.id));
       for (const id of review) {
         if (!accepted.has(id)) {
           throw new EnvHarnessError('PARAMS_INVALID', `saveBatch ${w.batch.manifest.id}: review id ${id} is not one of the batch's tasks`, {

@@ -2,7 +2,7 @@
 import { EnvHarnessError, type GateName, type GateProblemCode, type GenerationLogEntry, type JsonValue, type TaskFilter } from '../../core/index.js';
 import * as shared from '../rows.js';
 
-export { batchTaskBody, reviewFromRow, storedTaskFromRow, taskBody, type Query, type ReviewRow, type TaskRow } from '../rows.js';
+export { batchTaskRows, reviewFromRow, storedTaskFromRow, taskBody, type Query, type ReviewRow, type TaskRow } from '../rows.js';
 
 /** SELECT over tasks honouring every TaskFilter field, in seq order (`$n` parameters). */
 export const taskQuery = (columns: string, filter: TaskFilter): shared.Query => shared.taskQuery(columns, filter, shared.dollar);

@@ -42,7 +42,7 @@ import { TRANSITION_SQL, TransitionInserter } from './transitions.js';
 import { DEFAULT_WAL_LIMIT_BYTES, WalPressure } from './wal-pressure.js';
 import { WriterThread, type WriterCall, type WriterReply } from './transition-writer.js';
 import { readGenerationLog, writeGenerationLog } from './generation-log.js';
-import { batchTaskBody, limitClause as sharedLimitClause, questionMark, reviewFromRow, storedTaskFromRow, taskBody, taskQuery as sharedTaskQuery, whereOf as sharedWhereOf, type ReviewRow, type TaskRow } from '../rows.js';
+import { batchTaskRows, limitClause as sharedLimitClause, questionMark, reviewFromRow, storedTaskFromRow, taskBody, taskQuery as sharedTaskQuery, whereOf as sharedWhereOf, type ReviewRow, type TaskRow } from '../rows.js';
 
 /** Milliseconds a write waits for another connection's lock before it fails with STORE_FAILED. */
 const DEFAULT_BUSY_TIMEOUT_MS = DEFAULT_SQLITE_BUSY_TIMEOUT_MS;
@@ -798,28 +798,27 @@ export class SqliteStore implements Store {
       'INSERT INTO tasks (id, template, domain, task_type, level, split, status, batch_id, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
     const insertReview = this.sql("INSERT INTO reviews (task_id, batch_id, status) VALUES (?, ?, 'pending')");
-    const taskSeqs: number[] = new Array(batch.tasks.length);
-    batch.tasks.forEach((task, k) => {
-      const status: TaskStatus = review.has(task.id) ? 'pending_review' : 'active';
+    const rows = batchTaskRows(batch);
+    const taskSeqs: number[] = new Array(rows.length);
+    for (let k = 0; k < rows.length; k++) {
+      const row = rows[k]!;
+      const status: TaskStatus = review.has(row.id) ? 'pending_review' : 'active';
       try {
-        taskSeqs[k] = Number(
-          insertTask.run(task.id, task.template, task.domain, task.taskType, task.level, manifest.split, status, manifest.id, batchTaskBody(batch, k))
-            .lastInsertRowid,
-        );
+        taskSeqs[k] = Number(insertTask.run(row.id, row.template, row.domain, row.taskType, row.level, manifest.split, status, manifest.id, row.body).lastInsertRowid);
       } catch (error) {
         if (isUniqueViolation(error)) {
-          throw conflict('saveBatch', `batch ${manifest.id}: task ${task.id} is already stored; nothing of the batch was saved`, {
+          throw conflict('saveBatch', `batch ${manifest.id}: task ${row.id} is already stored; nothing of the batch was saved`, {
             conflict: 'task_exists',
             batchId: manifest.id,
-            taskId: task.id,
+            taskId: row.id,
           });
         }
         throw error;
       }
-      if (status === 'pending_review') insertReview.run(task.id, manifest.id);
-    });
-    writeGenerationLog((source) => this.sql(source), { seq: batchSeq, id: manifest.id }, batch.log, batch.tasks, taskSeqs);
-    this.addTaskRows(batch.tasks.length);
+      if (status === 'pending_review') insertReview.run(row.id, manifest.id);
+    }
+    writeGenerationLog((source) => this.sql(source), { seq: batchSeq, id: manifest.id }, batch.log, rows, taskSeqs);
+    this.addTaskRows(rows.length);
   }
 
   /** Counts inserted task rows in the task watermark (in the inserting transaction; see schema.ts, version 5). */
@@ -1227,7 +1226,8 @@ function limitClause(limit: number | undefined, params: unknown[]): string {
 /** The review ids of a save, each checked to be one of the batch's tasks. */
 function reviewSet(batch: Batch, review: readonly string[] | undefined): Set<string> {
   const ids = new Set(review ?? []);
-  const accepted = new Set(batch.tasks.map((t) => t.id));
+  if (ids.size === 0) return ids;
+  const accepted = new Set(batchTaskRows(batch).map((t) => t.id));
   for (const id of ids) {
     if (!accepted.has(id)) {
       throw new EnvHarnessError('PARAMS_INVALID', `saveBatch ${batch.manifest.id}: review id ${id} is not one of the batch's tasks`, {
