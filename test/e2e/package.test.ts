@@ -96,7 +96,7 @@ describe('the packed package', { timeout: 120_000 }, () => {
   });
 
   it('type-checks an import of the root and a subpath against the shipped .d.ts files', () => {
-    writeFileSync(path.join(scratch, 'use.ts'), "import { createHarness, type Harness } from 'envharness';\nimport { math } from 'envharness/domains/math';\nexport const made: Promise<Harness> = createHarness({ store: ':memory:', domains: [math] });\n");
+    writeFileSync(path.join(scratch, 'use.ts'), "import { createHarness, type Harness } from 'envharness';\nimport { math } from 'envharness/domains/math';\nexport const made: Promise<Harness> = createHarness({ store: ':memory:', domains: [math], clock: () => '2026-01-01T00:00:00.000Z' });\n");
     writeFileSync(path.join(scratch, 'tsconfig.json'), JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2023', strict: true, noEmit: true, skipLibCheck: true, types: [] }, files: ['use.ts'] }));
     const tsc = spawnSync(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], { cwd: scratch, encoding: 'utf8' });
     expect(tsc.stdout + tsc.stderr).toBe('');
