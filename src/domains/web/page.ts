@@ -182,7 +182,7 @@ function elementAction(page: PageState, action: ElementAction): PageStep {
       if (expired !== undefined) return ok(expired);
       const value = String(action.text);
       const view = { ...page.view, values: { ...page.view.values, [node.key]: value } };
-      return ok(tick({ ...page, view, tree: updateAt(page.tree, path, (n) => ({ ...n, value })), focused: node.bid }));
+      return ok(tick({ ...page, view, tree: patchTree(page.tree, path, 'value', value), focused: node.bid }));
     }
     case 'select_option': {
       if (node.role !== 'combobox') return reject(page, 'NOT_SELECT', `element [${node.bid}] ${describe(node)} is not a select`, node.bid);
@@ -191,7 +191,7 @@ function elementAction(page: PageState, action: ElementAction): PageStep {
       const expired = expire(page);
       if (expired !== undefined) return ok(expired);
       const view = { ...page.view, values: { ...page.view.values, [node.key]: value } };
-      return ok(tick({ ...page, view, tree: updateAt(page.tree, path, (n) => ({ ...n, value })), focused: node.bid }));
+      return ok(tick({ ...page, view, tree: patchTree(page.tree, path, 'value', value), focused: node.bid }));
     }
     case 'check':
     case 'uncheck': {
@@ -281,7 +281,32 @@ function activate(page: PageState, node: WebNode, path: readonly number[]): Page
 
 function setChecked(page: PageState, node: WebNode, path: readonly number[], checked: boolean): PageState {
   const view = { ...page.view, checks: { ...page.view.checks, [node.key]: checked } };
-  return { ...page, view, tree: updateAt(page.tree, path, (n) => ({ ...n, checked })), focused: node.bid };
+  return { ...page, view, tree: patchTree(page.tree, path, 'checked', checked), focused: node.bid };
+}
+
+/**
+ * The tree with one field of the node at `path` set (O(depth) path copy). The same old tree and change
+ * give the very same new tree, so episodes of one task typing the same value share it and its
+ * observation text: the last few changes are kept on the old root (under a symbol that counts only on
+ * the root it names, since a spread copy carries it).
+ */
+function patchTree(root: WebNode, path: readonly number[], field: 'value' | 'checked', to: string | boolean): WebNode {
+  let memo = (root as Patched)[PATCHES];
+  if (memo === undefined || memo.root !== root) (root as Patched)[PATCHES] = memo = { root, trees: new Map() };
+  const key = `${field}\u0000${String(to)}\u0000${path.join('.')}`;
+  let tree = memo.trees.get(key);
+  if (tree === undefined) {
+    tree = updateAt(root, path, field === 'value' ? (n) => ({ ...n, value: to as string }) : (n) => ({ ...n, checked: to as boolean }));
+    if (memo.trees.size >= PATCHES_KEPT) memo.trees.delete(memo.trees.keys().next().value!);
+    memo.trees.set(key, tree);
+  }
+  return tree;
+}
+
+const PATCHES_KEPT = 4;
+const PATCHES = Symbol('patched trees');
+interface Patched {
+  [PATCHES]?: { readonly root: WebNode; readonly trees: Map<string, WebNode> };
 }
 
 function escape(page: PageState): PageState {
