@@ -500,14 +500,15 @@ function rerender(page: PageState): PageState {
   if (cache === undefined) renders.set(scope, (cache = new Map()));
   const key = renderKey(page);
   const hit = cache.get(key);
-  if (hit !== undefined) {
+  // Site and config come with the log (a session keeps both); checked all the same, it costs nothing.
+  if (hit !== undefined && hit.site === page.site && hit.config === page.config) {
     cache.delete(key);
     cache.set(key, hit);
     return { ...page, title: hit.title, tree: hit.tree, index: hit.index, bids: hit.bids, nextBid: hit.bids.next };
   }
   const next = render(page);
   if (cache.size >= RENDERS_KEPT) cache.delete(cache.keys().next().value!);
-  cache.set(key, { title: next.title, tree: next.tree, index: next.index, bids: next.bids });
+  cache.set(key, { site: page.site, config: page.config, title: next.title, tree: next.tree, index: next.index, bids: next.bids });
   return next;
 }
 
@@ -521,7 +522,7 @@ function renderKey(page: PageState): string {
 
 /** Renders kept per bid log (most recently used last). */
 const RENDERS_KEPT = 256;
-const renders = new WeakMap<object, Map<string, { title: string; tree: WebNode; index: BidIndex; bids: BidMap }>>();
+const renders = new WeakMap<object, Map<string, { site: Site; config: PageConfig; title: string; tree: WebNode; index: BidIndex; bids: BidMap }>>();
 
 function render(page: PageState): PageState {
   const ctx = renderContext(page);
