@@ -19,7 +19,14 @@ export function webBenchTasks(level: number, seeds = 3): Task[] {
 }
 
 /** Simulated steps/s (pure `step` from built initial pages) and oracle episodes/s (runtime) on tasks. */
-export function measureWebSim(tasks: readonly Task[]): { stepsPerSec: number; episodesPerSec: number; stepsPerEpisode: number; stepsPerCpuSec: number; episodesPerCpuSec: number } {
+export function measureWebSim(tasks: readonly Task[]): {
+  stepsPerSec: number;
+  episodesPerSec: number;
+  stepsPerEpisode: number;
+  stepsPerCpuSec: number;
+  episodesPerCpuSec: number;
+  firstVisitStepsPerCpuSec: number;
+} {
   const plays = tasks.map((task) => ({ page: initialPage(task.spec.initialState), actions: task.spec.solution.map((a) => toWebAction(a)!).filter((a): a is WebAction => a !== undefined) }));
   const total = plays.reduce((n, p) => n + p.actions.length, 0);
   let sink: PageState | undefined;
@@ -53,7 +60,29 @@ export function measureWebSim(tasks: readonly Task[]): { stepsPerSec: number; ep
     // On a shared machine wall-clock rates fall with the load; per CPU-second of this process they do much less.
     stepsPerCpuSec: perCpuSecond(playSteps, Math.max(total, Math.round(steps.opsPerSec * 0.3))),
     episodesPerCpuSec: perCpuSecond(playEpisodes, Math.max(tasks.length, Math.round(episodes.opsPerSec * 0.3))),
+    firstVisitStepsPerCpuSec: firstVisitSteps(tasks),
   };
+}
+
+/**
+ * Steps per CPU-second when no page state repeats: each play starts from its own freshly built initial
+ * page (its own session), so nothing another episode rendered is reused. This is what an agent pays on
+ * states no episode of its task has met; the replays above mostly meet states met before.
+ */
+function firstVisitSteps(tasks: readonly Task[], copies = 10): number {
+  const plays: Array<{ page: PageState; actions: WebAction[] }> = [];
+  for (let c = 0; c < copies; c++) {
+    for (const task of tasks) plays.push({ page: initialPage(task.spec.initialState), actions: task.spec.solution.map((a) => toWebAction(a)).filter((a): a is WebAction => a !== undefined) });
+  }
+  let steps = 0;
+  const before = process.cpuUsage();
+  for (const play of plays) {
+    let page = play.page;
+    for (const action of play.actions) page = step(page, action).page;
+    steps += play.actions.length;
+  }
+  const used = process.cpuUsage(before);
+  return steps / ((used.user + used.system) / 1e6);
 }
 
 /** Operations per CPU-second (user + system) of this process over one run of `n` operations. */
@@ -74,6 +103,7 @@ export async function run(): Promise<BenchSection[]> {
       'steps/episode': m.stepsPerEpisode.toFixed(1),
       'simulated steps/s': fmt(m.stepsPerSec),
       'steps per CPU-s': fmt(m.stepsPerCpuSec),
+      'first-visit steps per CPU-s': fmt(m.firstVisitStepsPerCpuSec),
       'oracle episodes/s (runtime)': fmt(m.episodesPerSec),
       'episodes per CPU-s': fmt(m.episodesPerCpuSec),
     });
@@ -83,7 +113,8 @@ export async function run(): Promise<BenchSection[]> {
       title: 'Web domain: simulated page',
       description:
         'Per level, 24 tasks (8 templates x 3 seeds). Simulated steps/s: the pure `step(page, action)` over the reference actions from built initial pages (no observation text). ' +
-        'Oracle episodes/s: full episodes through the runtime (reset, every reference action with its accessibility-tree observation, feedback and grading). Targets: 100k steps/s, 5,000 episodes/s.',
+        'Oracle episodes/s: full episodes through the runtime (reset, every reference action with its accessibility-tree observation, feedback and grading). Targets: 100k steps/s, 5,000 episodes/s. ' +
+        'Both replay the same tasks, so after the first play of a task they mostly meet page states an earlier episode rendered (kept per bid log and reused). First-visit steps: each play from its own freshly built initial page, so nothing is reused.',
       rows,
       notes: [`load average at start ${load.toFixed(2)}, at end ${loadavg()[0]!.toFixed(2)} on this machine's cores; the per-CPU-second columns divide by this process's user + system CPU time`, 'The Chromium half (same episodes, ratio) is bench/web-chromium.bench.ts, from the web-browser helper.'],
     },

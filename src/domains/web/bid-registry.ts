@@ -10,6 +10,8 @@ interface Log {
   readonly ids: Map<string, number>;
   readonly keys: string[];
   readonly strings: string[];
+  /** Set once a page behind the tip is seen: sessions have branched on this log. */
+  shared?: boolean;
 }
 
 /** A page's view of the registry: the bids assigned so far in its session (a `ReadonlyMap` of key → bid). */
@@ -32,6 +34,17 @@ export class BidMap implements ReadonlyMap<string, string> {
    */
   get scope(): object {
     return this.log;
+  }
+
+  /**
+   * Whether sessions have branched on this log (this page, or one seen before, is behind its tip):
+   * only then may another session meet the same states, so only then are renders worth keeping.
+   */
+  get isShared(): boolean {
+    if (this.log.shared === true) return true;
+    if (this.log.keys.length === this.next) return false;
+    this.log.shared = true;
+    return true;
   }
 
   get size(): number {

@@ -70,9 +70,22 @@ export function observe(page: PageState, error?: WebError, options: ObserveOptio
     }
     for (const child of node.children) walk(child, depth + 1, visible);
   };
-  if (prune) walkPruned(page.tree, 0);
-  else walk(page.tree, 0, true);
-  if (cut > 0) parts.push(`… ${cut} more elements not shown (observation budget of ${options.tokenBudget ?? OBSERVATION_TOKENS} tokens)`);
+  // The tree text depends on the tree, the cut, and the clock and scroll only up to the latest `showAt`
+  // and the deepest `fold` in it: kept on the root for the last such state (tree shared by episodes).
+  const root = page.tree;
+  const bounds = pieceOf(root, 0);
+  const tick = page.tick < bounds.late ? page.tick : bounds.late;
+  const scroll = page.scroll < bounds.fold ? page.scroll : bounds.fold;
+  const held = (root as { [TEXT]?: TreeText })[TEXT];
+  let axtree: string;
+  if (held !== undefined && held.root === root && held.tick === tick && held.scroll === scroll && held.prune === prune && held.budget === budget) axtree = held.axtree;
+  else {
+    if (prune) walkPruned(root, 0);
+    else walk(root, 0, true);
+    if (cut > 0) parts.push(`… ${cut} more elements not shown (observation budget of ${options.tokenBudget ?? OBSERVATION_TOKENS} tokens)`);
+    axtree = parts.join('\n');
+    (root as { [TEXT]?: TreeText })[TEXT] = { root, tick, scroll, prune, budget, axtree };
+  }
   const focusedPath = page.focused === undefined ? undefined : page.index.get(page.focused);
   let focused = '';
   if (focusedPath !== undefined) {
@@ -80,7 +93,7 @@ export function observe(page: PageState, error?: WebError, options: ObserveOptio
     for (const i of focusedPath) n = n.children[i]!;
     focused = `[${n.bid}] ${n.role} '${n.name}'`;
   }
-  return { url: page.url, title: page.title, focused, last_action_error: error?.message ?? '', axtree: parts.join('\n') };
+  return { url: page.url, title: page.title, focused, last_action_error: error?.message ?? '', axtree };
 }
 
 /**
@@ -99,34 +112,52 @@ interface Piece {
   readonly count: number;
   /** The shortest line's size (with its newline). */
   readonly shortest: number;
+  /** The latest `showAt` and the deepest `fold` in the subtree (-1: none). */
+  readonly late: number;
+  readonly fold: number;
 }
 
 const PIECE = Symbol('observation piece');
+
+/** A root's last tree text and the (clock, scroll, cut) it was made for. */
+interface TreeText {
+  readonly root: WebNode;
+  readonly tick: number;
+  readonly scroll: number;
+  readonly prune: boolean;
+  readonly budget: number;
+  readonly axtree: string;
+}
+const TEXT = Symbol('tree text');
 
 function pieceOf(node: WebNode, depth: number): Piece {
   const held = (node as { [PIECE]?: Piece })[PIECE];
   if (held !== undefined && held.node === node && held.depth === depth) return held;
   const line = indent(depth) + nodeLine(node);
-  let piece: Piece;
-  if (node.showAt !== undefined || node.fold !== undefined) piece = { node, depth, line, size: 0, count: 0, shortest: 0 };
-  else if (node.hidden === true) piece = { node, depth, line, text: '', size: 0, count: 0, shortest: 0 };
-  else {
-    let text: string | undefined = line;
-    let size = line.length + 1;
-    let count = 1;
-    let shortest = size;
-    for (const child of node.children) {
-      const sub = pieceOf(child, depth + 1);
-      if (sub.text === undefined) text = undefined;
-      else if (text !== undefined && sub.count > 0) {
-        text += '\n' + sub.text;
-        size += sub.size;
-        count += sub.count;
-        if (sub.shortest < shortest) shortest = sub.shortest;
-      }
+  // Joined once into one flat string: concatenation would leave a deep rope that every join walks again.
+  let texts: string[] | undefined = node.showAt !== undefined || node.fold !== undefined ? undefined : [line];
+  let size = line.length + 1;
+  let count = 1;
+  let shortest = size;
+  let late = node.showAt ?? -1;
+  let fold = node.fold ?? -1;
+  for (const child of node.children) {
+    const sub = pieceOf(child, depth + 1);
+    if (sub.late > late) late = sub.late;
+    if (sub.fold > fold) fold = sub.fold;
+    if (sub.text === undefined) texts = undefined;
+    else if (texts !== undefined && sub.count > 0) {
+      texts.push(sub.text);
+      size += sub.size;
+      count += sub.count;
+      if (sub.shortest < shortest) shortest = sub.shortest;
     }
-    piece = text === undefined ? { node, depth, line, size: 0, count: 0, shortest: 0 } : { node, depth, line, text, size, count, shortest };
   }
+  let piece: Piece;
+  // A hidden node prunes its whole subtree whatever is late or folded below it.
+  if (node.hidden === true) piece = { node, depth, line, text: '', size: 0, count: 0, shortest: 0, late, fold };
+  else if (texts === undefined) piece = { node, depth, line, size: 0, count: 0, shortest: 0, late, fold };
+  else piece = { node, depth, line, text: texts.length === 1 ? line : texts.join('\n'), size, count, shortest, late, fold };
   (node as { [PIECE]?: Piece })[PIECE] = piece;
   return piece;
 }

@@ -121,4 +121,35 @@ describe('the simulated page (shop back office)', () => {
     page = play(page, { type: 'goto', url: '/orders' });
     check();
   });
+
+  it('gives sessions branching from one page the same bids and observations as sessions of their own, sharing renders', () => {
+    const config: PageConfig = { ...plainConfig(), perturbations: ['cookie-banner', 'late-load'], lateTicks: 1 };
+    const fresh = (): PageState => open(config, '/orders');
+    const start = fresh();
+    const cookie = bidOf(start, (n) => n.key === 'layer.cookie.accept');
+    // The same actions, and a session that leaves the path after two steps (its first new key differs).
+    const path: WebAction[] = [{ type: 'click', bid: cookie }, { type: 'goto', url: '/orders/O-1001' }, { type: 'noop' }, { type: 'goto', url: '/products' }, { type: 'goto', url: '/orders/O-1002' }];
+    const astray: WebAction[] = [...path.slice(0, 2), { type: 'goto', url: '/customers' }, ...path.slice(2)];
+    const run = (page: PageState, actions: WebAction[]): PageState[] => actions.map((a) => (page = play(page, a)));
+    const seen = (pages: PageState[]): string[] => pages.map((p) => JSON.stringify(observe(p)) + p.nextBid);
+    const first = run(start, path);
+    const again = run(start, path);
+    const other = run(start, astray);
+    expect(seen(again)).toEqual(seen(first));
+    expect(seen(run(fresh(), path))).toEqual(seen(first));
+    expect(seen(other)).toEqual(seen(run(fresh(), astray)));
+    // Renders are kept once sessions branch (from the second on): a third meets the second's very trees.
+    const third = run(start, path);
+    expect(third.at(-1)!.tree).toBe(again.at(-1)!.tree);
+    expect(again.at(-1)!.tree).not.toBe(first.at(-1)!.tree);
+    expect(seen(third)).toEqual(seen(first));
+    // The same url, view and store with the banner still up and dismissed are two renders, on a shared log too.
+    const order: WebAction = { type: 'goto', url: '/orders/O-1001' };
+    run(start, [order]);
+    expect(seen(run(start, [{ type: 'click', bid: cookie }, order]))).toEqual(seen(run(fresh(), [{ type: 'click', bid: cookie }, order])));
+    expect(seen(run(start, [order]))).toEqual(seen(run(fresh(), [order])));
+    // The session that left the path gave /customers' keys bids of its own, then /products' differ from the first session's.
+    const bidIn = (page: PageState, key: string): string | undefined => findNode(page.tree, (n) => n.key === key)?.bid;
+    expect(bidIn(other.at(-2)!, 'products.h')).not.toBe(bidIn(first.at(-2)!, 'products.h'));
+  });
 });

@@ -182,7 +182,7 @@ function elementAction(page: PageState, action: ElementAction): PageStep {
       if (expired !== undefined) return ok(expired);
       const value = String(action.text);
       const view = { ...page.view, values: { ...page.view.values, [node.key]: value } };
-      return ok(tick({ ...page, view, tree: updateAt(page.tree, path, (n) => ({ ...n, value })), focused: node.bid }));
+      return ok(tick({ ...page, view, tree: patchTree(page, path, 'value', value), focused: node.bid }));
     }
     case 'select_option': {
       if (node.role !== 'combobox') return reject(page, 'NOT_SELECT', `element [${node.bid}] ${describe(node)} is not a select`, node.bid);
@@ -191,7 +191,7 @@ function elementAction(page: PageState, action: ElementAction): PageStep {
       const expired = expire(page);
       if (expired !== undefined) return ok(expired);
       const view = { ...page.view, values: { ...page.view.values, [node.key]: value } };
-      return ok(tick({ ...page, view, tree: updateAt(page.tree, path, (n) => ({ ...n, value })), focused: node.bid }));
+      return ok(tick({ ...page, view, tree: patchTree(page, path, 'value', value), focused: node.bid }));
     }
     case 'check':
     case 'uncheck': {
@@ -281,7 +281,36 @@ function activate(page: PageState, node: WebNode, path: readonly number[]): Page
 
 function setChecked(page: PageState, node: WebNode, path: readonly number[], checked: boolean): PageState {
   const view = { ...page.view, checks: { ...page.view.checks, [node.key]: checked } };
-  return { ...page, view, tree: updateAt(page.tree, path, (n) => ({ ...n, checked })), focused: node.bid };
+  return { ...page, view, tree: patchTree(page, path, 'checked', checked), focused: node.bid };
+}
+
+/**
+ * The tree with one field of the node at `path` set (O(depth) path copy). The same old tree and change
+ * give the very same new tree, so episodes of one task typing the same value share it and its
+ * observation text: the last few changes are kept on the old root (under a symbol that counts only on
+ * the root it names, since a spread copy carries it).
+ */
+function patchTree(page: PageState, path: readonly number[], field: 'value' | 'checked', to: string | boolean): WebNode {
+  const root = page.tree;
+  const patch = field === 'value' ? (n: WebNode): WebNode => ({ ...n, value: to as string }) : (n: WebNode): WebNode => ({ ...n, checked: to as boolean });
+  // As with renders: kept only where sessions have branched.
+  if (!page.bids.isShared) return updateAt(root, path, patch);
+  let memo = (root as Patched)[PATCHES];
+  if (memo === undefined || memo.root !== root) (root as Patched)[PATCHES] = memo = { root, trees: new Map() };
+  const key = `${field}\u0000${String(to)}\u0000${path.join('.')}`;
+  let tree = memo.trees.get(key);
+  if (tree === undefined) {
+    tree = updateAt(root, path, patch);
+    if (memo.trees.size >= PATCHES_KEPT) memo.trees.delete(memo.trees.keys().next().value!);
+    memo.trees.set(key, tree);
+  }
+  return tree;
+}
+
+const PATCHES_KEPT = 4;
+const PATCHES = Symbol('patched trees');
+interface Patched {
+  [PATCHES]?: { readonly root: WebNode; readonly trees: Map<string, WebNode> };
 }
 
 function escape(page: PageState): PageState {
@@ -461,21 +490,25 @@ function loginMain(view: View): { title: string; main: Spec[] } {
  * Renders the page for its url and view: site content plus navigation and layers, bids from the registry.
  * A render is a pure function of what `renderKey` names, so sessions that share a bid log (episodes of one
  * task) reuse each other's renders of the same page state: the very tree, its index and its observation text.
+ * Renders are kept only on logs that sessions have branched on.
  */
 function rerender(page: PageState): PageState {
+  // A session nobody branched from (an agent exploring on its own) never meets another's render: no keys, nothing kept.
+  if (!page.bids.isShared) return render(page);
   const scope = page.bids.scope;
   let cache = renders.get(scope);
   if (cache === undefined) renders.set(scope, (cache = new Map()));
   const key = renderKey(page);
   const hit = cache.get(key);
-  if (hit !== undefined) {
+  // Site and config come with the log (a session keeps both); checked all the same, it costs nothing.
+  if (hit !== undefined && hit.site === page.site && hit.config === page.config) {
     cache.delete(key);
     cache.set(key, hit);
     return { ...page, title: hit.title, tree: hit.tree, index: hit.index, bids: hit.bids, nextBid: hit.bids.next };
   }
   const next = render(page);
   if (cache.size >= RENDERS_KEPT) cache.delete(cache.keys().next().value!);
-  cache.set(key, { title: next.title, tree: next.tree, index: next.index, bids: next.bids });
+  cache.set(key, { site: page.site, config: page.config, title: next.title, tree: next.tree, index: next.index, bids: next.bids });
   return next;
 }
 
@@ -489,7 +522,7 @@ function renderKey(page: PageState): string {
 
 /** Renders kept per bid log (most recently used last). */
 const RENDERS_KEPT = 256;
-const renders = new WeakMap<object, Map<string, { title: string; tree: WebNode; index: BidIndex; bids: BidMap }>>();
+const renders = new WeakMap<object, Map<string, { site: Site; config: PageConfig; title: string; tree: WebNode; index: BidIndex; bids: BidMap }>>();
 
 function render(page: PageState): PageState {
   const ctx = renderContext(page);
