@@ -154,13 +154,12 @@ export async function generateBatch(request: BatchRequest, deps: GenerateBatchDe
 }
 
 /**
- * The accepted tasks of a batch, in order. A task from a worker thread is kept as its body and parsed
- * only when the batch's `tasks` are first read: `Harness.generate` (the CLI) stores the batch from its
- * rows and never reads them, and a parsed task would only be copied around by the collector.
+ * The accepted tasks of a batch, in order, kept as their canonical bodies and parsed only when the batch's
+ * `tasks` are first read: `Harness.generate` (the CLI) stores the batch from its rows and never reads them,
+ * and a parsed task would only be copied around by the collector.
  */
 class AcceptedTasks {
   readonly ids: string[] = [];
-  readonly tasks: Array<Task | undefined> = [];
   readonly rows: BatchTaskRow[] = [];
   readonly byType: Record<string, number> = {};
   readonly byLevel: Record<string, number> = {};
@@ -173,7 +172,6 @@ class AcceptedTasks {
   add(id: string, task: Task | undefined, body: string | undefined, template: string, level: number): void {
     const { domain, taskType } = task ?? this.templates.get(template)!;
     this.ids.push(id);
-    this.tasks.push(task);
     // A body always comes with the task here (instantiateCandidates writes both).
     this.rows.push({ id, template, domain, taskType, level, body: body! });
     this.byType[taskType] = (this.byType[taskType] ?? 0) + 1;
@@ -181,19 +179,16 @@ class AcceptedTasks {
   }
 
   batch(manifest: BatchManifest, log: GenerationLogEntry[], review: string[]): GeneratedBatch {
-    const { tasks, rows } = this;
+    const { rows } = this;
     const hidden = (value: unknown) => ({ value, enumerable: false, writable: true, configurable: true });
-    if (tasks.every((t) => t !== undefined)) {
-      const batch: GeneratedBatch = { manifest, tasks: tasks as Task[], log, review };
-      // The bodies written with the ids: the store keeps them instead of serialising every task again.
-      Object.defineProperty(batch, 'taskBodies', hidden(rows.map((r) => r.body)));
-      return batch;
-    }
     const batch = { manifest } as GeneratedBatch;
     let parsed: Task[] | undefined;
+    // Every task is read back from its canonical body, also one built on this thread: the batch's tasks are
+    // then the same objects, key order included, whatever the worker count (the determinism must-show
+    // compares JSON.stringify of batches made with 1 and 2 threads).
     const materialise = (): Task[] => {
       if (parsed === undefined) {
-        parsed = tasks.map((t, k) => t ?? (JSON.parse(rows[k]!.body) as Task));
+        parsed = rows.map((row) => JSON.parse(row.body) as Task);
         // From now on the caller may change the tasks: the store reads them (and checks the bodies by id).
         delete batch.taskRows;
       }
