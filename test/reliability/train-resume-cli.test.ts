@@ -20,7 +20,9 @@ const bin = join(root, 'bin/envharness.js');
 const dir = mkdtempSync(join(tmpdir(), 'envharness-resume-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const base = join(dir, 'base.db');
-const TRAIN = ['train', '--domain', 'math', '--episodes', '96', '--seed', '4', '--eval-every', '32', '--checkpoint-every', '16', '--no-report', '--json'];
+// Long enough that the 20 ms poll below sees the kill point (16-64 episodes) well before the run ends: math
+// episodes take ~0.2 ms each, so 96 episodes could end between two polls on a quiet machine.
+const TRAIN = ['train', '--domain', 'math', '--episodes', '2400', '--seed', '4', '--eval-every', '800', '--checkpoint-every', '16', '--no-report', '--json'];
 
 interface Run { code: number | null; signal: NodeJS.Signals | null; out: string; err: string }
 
