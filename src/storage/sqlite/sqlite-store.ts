@@ -405,11 +405,7 @@ export class SqliteStore implements Store {
       const message = `episode ${episodeId} already has step ${step}; none of the ${transitions.length} transitions of this call were written`;
       return conflict('appendTransitions', message, { conflict: 'duplicate_step', episodeId, step });
     }
-    if (error.kind === 'earlier') {
-      return new EnvHarnessError('STORE_FAILED', `sqlite store ${this.location}: appendTransitions refused: an earlier call of this writer failed (${error.message}); nothing after it is written`, {
-        details: { operation: 'appendTransitions' },
-      });
-    }
+    if (error.kind === 'earlier') return this.earlierFailure(error.message);
     if (isIoFailure(error.code)) this.setFault('write', error.code, error.message);
     return new EnvHarnessError('STORE_FAILED', `sqlite store ${this.location}: appendTransitions failed: ${error.message}`, {
       details: { operation: 'appendTransitions', sqliteCode: error.code },
@@ -424,10 +420,11 @@ export class SqliteStore implements Store {
     });
   }
 
-  /** What every call after a writer's failed one rejects with. */
-  private earlierFailure(first: EnvHarnessError): EnvHarnessError {
-    return new EnvHarnessError('STORE_FAILED', `sqlite store ${this.location}: appendTransitions refused: an earlier call of this writer failed (${first.message}); nothing after it is written`, {
-      cause: first,
+  /** What every call after a writer's failed one rejects with: the failure itself, or the thread's word for it. */
+  private earlierFailure(first: EnvHarnessError | string): EnvHarnessError {
+    const message = typeof first === 'string' ? first : first.message;
+    return new EnvHarnessError('STORE_FAILED', `sqlite store ${this.location}: appendTransitions refused: an earlier call of this writer failed (${message}); nothing after it is written`, {
+      ...(typeof first === 'string' ? {} : { cause: first }),
       details: { operation: 'appendTransitions' },
     });
   }
