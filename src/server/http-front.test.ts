@@ -198,6 +198,27 @@ describe('the hot routes\' front', () => {
     }
   });
 
+  it('reads a large body that arrives in many pieces, and leaves one over the body limit to node:http (413, closed)', async () => {
+    const ep = await newEpisode();
+    const c = new Conn();
+    try {
+      const body = JSON.stringify({ action: { type: 'message', text: 'x'.repeat(300_000) } });
+      const text = stepRequest(ep, body);
+      for (let i = 0; i < text.length; i += 16_384) c.write(text.slice(i, i + 16_384));
+      const r = await c.read();
+      expect(r.status).toBe(200);
+      expect((JSON.parse(r.body) as { info: { step: number } }).info.step).toBe(1);
+    } finally {
+      c.end();
+    }
+    const big = new Conn();
+    big.write(stepRequest(ep, JSON.stringify({ action: { type: 'message', text: 'x'.repeat(1_100_000) } })));
+    const r = await big.read();
+    expect(r.status).toBe(413);
+    expect(JSON.parse(r.body)).toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
+    await big.untilClosed();
+  });
+
   it('closes a step whose body does not arrive within the body deadline (408)', async () => {
     const ep = await newEpisode();
     const c = new Conn();

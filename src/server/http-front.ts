@@ -105,7 +105,10 @@ export function installFront(server: Server, options: FrontOptions): void {
   };
 
   server.prependListener('connection', (socket: Socket) => {
+    /** Bytes read and not answered yet, joined into one buffer only when a head or a whole body is there. */
     let buffer: Buffer | undefined;
+    let pieces: Buffer[] = [];
+    let size = 0;
     let head: Head | undefined;
     /** The head arrived before its body: the body deadline runs. */
     let waitingBody = false;
@@ -116,17 +119,26 @@ export function installFront(server: Server, options: FrontOptions): void {
     let gone = false;
 
     const onData = (chunk: Buffer) => {
-      buffer = buffer === undefined || buffer.length === 0 ? chunk : Buffer.concat([buffer, chunk]);
+      if (size === 0) buffer = chunk;
+      else pieces.push(chunk);
+      size += chunk.length;
       if (!busy) advance();
+    };
+    const joined = (): Buffer | undefined => {
+      if (pieces.length > 0) {
+        buffer = Buffer.concat([buffer!, ...pieces], size);
+        pieces = [];
+      }
+      return buffer;
     };
     const onEnd = () => {
       peerEnded = true;
-      if (!busy && (buffer === undefined || buffer.length === 0)) finish();
+      if (!busy && size === 0) finish();
       else if (!busy) handOff();
     };
     const onTimeout = () => {
       // node:http's keep-alive timeout: only between requests, after one was answered.
-      if (!busy && served > 0 && (buffer === undefined || buffer.length === 0)) socket.destroy();
+      if (!busy && served > 0 && size === 0) socket.destroy();
     };
     const onError = () => socket.destroy();
     socket.on('data', onData);
@@ -144,11 +156,13 @@ export function installFront(server: Server, options: FrontOptions): void {
     const advance = (): void => {
       while (!busy) {
         if (closed()) return;
-        const buf = buffer;
-        if (buf === undefined || buf.length === 0) {
+        if (size === 0) {
           if (peerEnded) finish();
           return;
         }
+        // A body still arriving: wait for all of it before joining the pieces.
+        if (head !== undefined && size < head.bodyStart + head.length) return peerEnded ? handOff() : undefined;
+        const buf = joined()!;
         if (head === undefined) {
           const n = Math.min(buf.length, PREFIX.length);
           if (buf.compare(PREFIX, 0, n, 0, n) !== 0) return handOff();
@@ -185,7 +199,9 @@ export function installFront(server: Server, options: FrontOptions): void {
       }
       head = undefined;
       busy = false;
-      buffer = buffer!.length === used ? undefined : buffer!.subarray(used);
+      const rest = joined()!;
+      buffer = rest.length === used ? undefined : rest.subarray(used);
+      size = rest.length - used;
       if (closed()) return;
       served++;
       const close = write(reply);
@@ -227,8 +243,10 @@ export function installFront(server: Server, options: FrontOptions): void {
       if (socket.destroyed) return;
       nodeConnection.call(server, socket);
       // node:http's listener now reads the socket (from its handle); the bytes already read come first.
-      if (buffer !== undefined && buffer.length > 0) socket.emit('data', buffer);
+      const rest = size > 0 ? joined() : undefined;
       buffer = undefined;
+      size = 0;
+      if (rest !== undefined) socket.emit('data', rest);
       if (peerEnded) socket.emit('end');
     };
   });

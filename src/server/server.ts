@@ -241,7 +241,11 @@ export function createServer(options: ServerOptions): EnvHarnessServer {
         await sessions;
         await ors?.close();
         await episodes.closeAll();
-        const timer = setTimeout(() => s.closeAllConnections(), 2000);
+        // node:http's connections, and the hot routes' front's (which node:http does not track).
+        const timer = setTimeout(() => {
+          s.closeAllConnections();
+          for (const socket of sockets) socket.destroy();
+        }, 2000);
         await closed;
         clearTimeout(timer);
       } else {
