@@ -59,8 +59,8 @@ class Conn {
   private data = Buffer.alloc(0);
   private waiters: Array<() => void> = [];
   closed = false;
-  constructor() {
-    this.socket = connect(port, '127.0.0.1');
+  constructor(to = port) {
+    this.socket = connect(to, '127.0.0.1');
     this.socket.on('data', (d: Buffer) => {
       this.data = Buffer.concat([this.data, d]);
       for (const w of this.waiters.splice(0)) w();
@@ -238,6 +238,35 @@ describe('the hot routes\' front', () => {
     expect(r.status).toBe(200);
     await c.untilClosed();
   });
+
+  it('after an answer, the next head deadline holds (408, closed), and with the default limits the keep-alive idle time closes first', async () => {
+    const ep = await newEpisode();
+    const c = new Conn();
+    c.write(stepRequest(ep));
+    expect((await c.read()).status).toBe(200);
+    const timedOut = await c.read();
+    expect(timedOut.status).toBe(408);
+    await c.untilClosed();
+
+    // Default limits: a 10 s head deadline, a 5 s keep-alive idle time (node:http's keepAliveTimeout before the front).
+    const other = createServer({ harness, port: 0 });
+    const { url: otherUrl, port: otherPort } = await other.listen();
+    try {
+      const res = await fetch(`${otherUrl}/v1/episodes`, { method: 'POST', headers: { authorization: `Bearer ${other.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ taskId: task.id, seed: 0 }) });
+      const created = (await res.json()) as { episode: { id: string }; token: string };
+      const d = new Conn(otherPort);
+      d.write(stepRequest({ id: created.episode.id, token: created.token }));
+      const r = await d.read();
+      expect(r.headers['keep-alive']).toBe('timeout=5');
+      const answered = performance.now();
+      await d.untilClosed();
+      const idle = performance.now() - answered;
+      expect(idle).toBeGreaterThan(4500);
+      expect(idle).toBeLessThan(8000);
+    } finally {
+      await other.close();
+    }
+  }, 20_000);
 
   it('hands a Connection: close request to node:http, which answers and closes', async () => {
     const ep = await newEpisode();
