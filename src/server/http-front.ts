@@ -77,13 +77,14 @@ export function installFront(server: Server, options: FrontOptions): void {
   };
 
   /** The reply the front gives, or undefined when node:http must answer (a guard refuses, or the route is not the front's). */
-  const decide = async (head: Head, body: Buffer): Promise<Reply | undefined> => {
+  const decide = async (head: Head, body: Buffer, progress: { applying: boolean }): Promise<Reply | undefined> => {
     const h = head.headers;
     const admission = admit(options.hosts, h.get('host'), h.get('origin'), h.get('authorization'));
     if (admission.problem !== undefined || !isJsonContentType(h.get('content-type'))) return undefined;
     if (head.id === undefined) {
       if (!tokenMatches(admission.token, options.adminTokenHash)) return undefined;
       const raw = DECODER.decode(body);
+      progress.applying = true;
       try {
         return await options.episodes.stepMany(parseJsonBody(raw), raw);
       } catch (error) {
@@ -97,6 +98,7 @@ export function installFront(server: Server, options: FrontOptions): void {
       return undefined;
     }
     if (ep === undefined) return undefined;
+    progress.applying = true;
     try {
       return await options.episodes.step(ep, DECODER.decode(body), h.get('idempotency-key'), head.path);
     } catch (error) {
@@ -122,7 +124,23 @@ export function installFront(server: Server, options: FrontOptions): void {
       if (size === 0) buffer = chunk;
       else pieces.push(chunk);
       size += chunk.length;
-      if (!busy) advance();
+      if (!busy) guarded(advance);
+    };
+    /**
+     * A bug in the front must not take the process down. Before a request is applied its connection can go to
+     * node:http; once one was applied (an answer is due), the connection is closed instead, never applied twice.
+     */
+    const guarded = (run: () => void, mayHandOff = true) => {
+      try {
+        run();
+      } catch {
+        try {
+          if (mayHandOff && !gone && !busy) handOff();
+          else socket.destroy();
+        } catch {
+          socket.destroy();
+        }
+      }
     };
     const joined = (): Buffer | undefined => {
       if (pieces.length > 0) {
@@ -185,9 +203,11 @@ export function installFront(server: Server, options: FrontOptions): void {
         waitingBody = false;
         busy = true;
         const current = head;
-        void decide(current, buf.subarray(current.bodyStart, need)).then(
-          (reply) => answered(need, reply),
-          () => answered(need, undefined),
+        // Once the registry has the request, it is answered or the connection closed: never handed on (applied twice).
+        const progress = { applying: false };
+        void decide(current, buf.subarray(current.bodyStart, need), progress).then(
+          (reply) => guarded(() => answered(need, reply), reply === undefined),
+          () => (progress.applying ? socket.destroy() : guarded(() => answered(need, undefined))),
         );
       }
     };
