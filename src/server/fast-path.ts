@@ -1,7 +1,9 @@
 /**
  * The hot routes on plain node:http: `POST /v1/episodes/{id}/step` and `POST /v1/steps`. Same guard
  * (`admit`), same registry and same replies as the hono routes, without building Request/Response
- * objects; every other request goes to the hono app.
+ * objects; every other request goes to the hono app. Most hot requests never get here: the front
+ * (http-front.ts) answers them on the socket; it hands node:http the ones it leaves alone (a refused guard, a
+ * chunked or oversized body, an unusual head), and this handler answers those as it always did.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { admit, isJsonContentType, tokenMatches, type HostPolicy } from './auth.js';

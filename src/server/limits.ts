@@ -15,8 +15,21 @@ export interface ConnectionLimits {
   maxConnections: number;
 }
 
-/** Installs the limits on a node:http server (before it listens). */
-export function enforceConnectionLimits(server: Server, limits: ConnectionLimits): void {
+/**
+ * The deadlines of one socket, for requests answered outside node:http (the hand-written front of the hot
+ * routes, http-front.ts): the same timers the server's 'request' and 'finish' events drive.
+ */
+export interface SocketDeadlines {
+  /** A request head arrived; its body is still due (`complete` false) or has arrived too. */
+  headArrived(socket: Socket, complete: boolean): void;
+  /** The body of the current request arrived. */
+  bodyArrived(socket: Socket): void;
+  /** The answer is written: the next request head is due. */
+  answered(socket: Socket): void;
+}
+
+/** Installs the limits on a node:http server (before it listens); returns the per-socket deadlines for the front. */
+export function enforceConnectionLimits(server: Server, limits: ConnectionLimits): SocketDeadlines {
   let open = 0;
   // One timer per socket, re-armed with refresh() (cheaper than a new Timeout on every request of a
   // kept-alive socket); it reads which deadline it guards when it fires.
@@ -63,18 +76,24 @@ export function enforceConnectionLimits(server: Server, limits: ConnectionLimits
   });
   // An upgrade (the OpenEnv WebSocket) was the socket's last HTTP request: no next head is due on it.
   server.on('upgrade', (req: IncomingMessage) => forget(req.socket));
+  const deadlines: SocketDeadlines = {
+    headArrived(socket, complete) {
+      if (complete) disarm(socket);
+      else arm(socket, limits.bodyTimeoutMs, 'REQUEST_TIMEOUT', 'the request body');
+    },
+    bodyArrived: disarm,
+    answered(socket) {
+      // The next request on a kept-alive socket has its own head deadline.
+      if (!socket.destroyed) arm(socket, limits.headersTimeoutMs, 'REQUEST_TIMEOUT', 'the next request head');
+    },
+  };
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const socket = req.socket;
-    if (req.complete) disarm(socket);
-    else {
-      arm(socket, limits.bodyTimeoutMs, 'REQUEST_TIMEOUT', 'the request body');
-      req.once('end', () => disarm(socket));
-    }
-    // The next request on a kept-alive socket has its own head deadline.
-    res.once('finish', () => {
-      if (!socket.destroyed) arm(socket, limits.headersTimeoutMs, 'REQUEST_TIMEOUT', 'the next request head');
-    });
+    deadlines.headArrived(socket, req.complete);
+    if (!req.complete) req.once('end', () => disarm(socket));
+    res.once('finish', () => deadlines.answered(socket));
   });
+  return deadlines;
 }
 
 /** Writes a complete problem+json response straight to the socket (when no response object exists, or it is stuck) and closes it. */

@@ -10,6 +10,7 @@ import { buildApp, type ExtraRoutes, type ServerEnv } from './app.js';
 import { checkTokenShape, generateToken, hashToken, HostPolicy, isLoopback } from './auth.js';
 import { EpisodeRegistry, type Durability } from './episodes.js';
 import { createFastPath } from './fast-path.js';
+import { installFront } from './http-front.js';
 import { problem } from './errors.js';
 import { enforceConnectionLimits } from './limits.js';
 import { GroupRegistry } from './groups.js';
@@ -200,7 +201,8 @@ export function createServer(options: ServerOptions): EnvHarnessServer {
         if (!(openenv?.upgrade(req, socket, head) ?? false)) socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
       });
       s.headersTimeout = limits.headersTimeoutMs;
-      enforceConnectionLimits(s, limits);
+      const deadlines = enforceConnectionLimits(s, limits);
+      installFront(s, { episodes, hosts, adminTokenHash, bodyLimit, deadlines, keepAliveTimeoutMs: SERVER_DEFAULTS.keepAliveTimeoutMs });
       s.requestTimeout = SERVER_DEFAULTS.requestTimeoutMs;
       s.keepAliveTimeout = SERVER_DEFAULTS.keepAliveTimeoutMs;
       s.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => answerClientError(error, socket));
@@ -239,7 +241,11 @@ export function createServer(options: ServerOptions): EnvHarnessServer {
         await sessions;
         await ors?.close();
         await episodes.closeAll();
-        const timer = setTimeout(() => s.closeAllConnections(), 2000);
+        // node:http's connections, and the hot routes' front's (which node:http does not track).
+        const timer = setTimeout(() => {
+          s.closeAllConnections();
+          for (const socket of sockets) socket.destroy();
+        }, 2000);
         await closed;
         clearTimeout(timer);
       } else {

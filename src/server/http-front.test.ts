@@ -1,0 +1,280 @@
+/**
+ * The hand-written front of the hot routes (http-front.ts) over raw sockets: it answers like node:http (same
+ * status, headers and bytes as the same request sent chunked, which node:http answers), keeps pipelined
+ * requests in order, hands a connection to node:http mid-stream with the bytes it read, and keeps the
+ * per-socket deadlines and the keep-alive idle close.
+ */
+import { connect, type Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHarness, type Harness } from '../harness/harness.js';
+import { createInventoryDomain, makeInventoryTask } from '../runtime/testing/index.js';
+import { systemClock } from '../cli/clock.js';
+import { createServer, type EnvHarnessServer } from './index.js';
+
+let harness: Harness;
+let server: EnvHarnessServer;
+let url: string;
+let port: number;
+const task = { ...makeInventoryTask({ budget: { steps: 10_000 } }), split: 'heldout' as const, status: 'active' as const, batchId: 'front', seq: 1 };
+
+beforeAll(async () => {
+  harness = await createHarness({ clock: systemClock, store: ':memory:', domains: [createInventoryDomain()] });
+  await harness.initialize({ seed: 1 });
+  await harness.store.putTasks([task]);
+  server = createServer({ harness, port: 0, limits: { headersTimeoutMs: 1000, bodyTimeoutMs: 1000 } });
+  ({ url, port } = await server.listen());
+});
+afterAll(async () => {
+  await server.close();
+  await harness.close();
+});
+
+async function newEpisode(): Promise<{ id: string; token: string }> {
+  const res = await fetch(`${url}/v1/episodes`, { method: 'POST', headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ taskId: task.id, seed: 0 }) });
+  expect(res.status).toBe(201);
+  const body = (await res.json()) as { episode: { id: string }; token: string };
+  return { id: body.episode.id, token: body.token };
+}
+
+const ACTION = JSON.stringify({ action: { type: 'tool', tool: 'get_stock', args: { item: 'widget-1' } } });
+
+function stepRequest(ep: { id: string; token: string }, body = ACTION, extra = ''): string {
+  return `POST /v1/episodes/${ep.id}/step HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${ep.token}\r\nContent-Type: application/json\r\n${extra}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+}
+
+/** The same request with a chunked body: the front leaves it to node:http. */
+function chunkedStepRequest(ep: { id: string; token: string }, body = ACTION): string {
+  return `POST /v1/episodes/${ep.id}/step HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${ep.token}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${Buffer.byteLength(body).toString(16)}\r\n${body}\r\n0\r\n\r\n`;
+}
+
+interface Response {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** A raw connection that reads responses (Content-Length framed) in order. */
+class Conn {
+  readonly socket: Socket;
+  private data = Buffer.alloc(0);
+  private waiters: Array<() => void> = [];
+  closed = false;
+  constructor(to = port) {
+    this.socket = connect(to, '127.0.0.1');
+    this.socket.on('data', (d: Buffer) => {
+      this.data = Buffer.concat([this.data, d]);
+      for (const w of this.waiters.splice(0)) w();
+    });
+    this.socket.on('error', () => undefined);
+    this.socket.on('close', () => {
+      this.closed = true;
+      for (const w of this.waiters.splice(0)) w();
+    });
+  }
+  write(text: string): void {
+    this.socket.write(text);
+  }
+  async read(): Promise<Response> {
+    for (;;) {
+      const end = this.data.indexOf('\r\n\r\n');
+      if (end >= 0) {
+        const lines = this.data.toString('latin1', 0, end).split('\r\n');
+        const headers: Record<string, string> = {};
+        for (const line of lines.slice(1)) headers[line.slice(0, line.indexOf(':')).toLowerCase()] = line.slice(line.indexOf(':') + 1).trim();
+        const length = Number(headers['content-length'] ?? 0);
+        if (this.data.length >= end + 4 + length) {
+          const body = this.data.toString('utf8', end + 4, end + 4 + length);
+          this.data = this.data.subarray(end + 4 + length);
+          return { status: Number(lines[0]!.split(' ')[1]), headers, body };
+        }
+      }
+      if (this.closed) throw new Error(`connection closed; unread: ${this.data.toString('latin1')}`);
+      await new Promise<void>((r) => this.waiters.push(r));
+    }
+  }
+  async untilClosed(): Promise<void> {
+    while (!this.closed) await new Promise<void>((r) => this.waiters.push(r));
+  }
+  end(): void {
+    this.socket.destroy();
+  }
+}
+
+const withoutDate = (r: Response) => ({ ...r, headers: Object.fromEntries(Object.entries(r.headers).filter(([k]) => k !== 'date')) });
+
+describe('the hot routes\' front', () => {
+  it('answers a step with the status, headers and bytes node:http gives the same step', async () => {
+    const [a, b] = [await newEpisode(), await newEpisode()];
+    const front = new Conn();
+    const node = new Conn();
+    try {
+      for (const [body, key] of [[ACTION, 'k1'], [ACTION, 'k1'], ['{"action":', undefined], [JSON.stringify({ acton: 1 }), undefined]] as const) {
+        const extra = key === undefined ? '' : `Idempotency-Key: ${key}\r\n`;
+        front.write(stepRequest(a, body, extra));
+        node.write(chunkedStepRequest(b, body).replace('Transfer-Encoding', `${extra}Transfer-Encoding`));
+        const [x, y] = [await front.read(), await node.read()];
+        expect(withoutDate({ ...x, body: x.body.replaceAll(a.id, b.id) })).toEqual(withoutDate(y));
+        expect(x.headers['date']).toMatch(/GMT$/);
+      }
+    } finally {
+      front.end();
+      node.end();
+    }
+  });
+
+  it('answers a batched step as node:http does', async () => {
+    const [a, b] = [await newEpisode(), await newEpisode()];
+    const item = (ep: { id: string; token: string }) => ({ episodeId: ep.id, token: ep.token, action: { type: 'tool', tool: 'get_stock', args: { item: 'widget-1' } }, expectedStep: 1 });
+    const front = new Conn();
+    const node = new Conn();
+    try {
+      const head = `POST /v1/steps HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${server.token}\r\nContent-Type: application/json\r\n`;
+      const fb = JSON.stringify({ steps: [item(a), { ...item(a), expectedStep: 5 }] });
+      const nb = JSON.stringify({ steps: [item(b), { ...item(b), expectedStep: 5 }] });
+      front.write(`${head}Content-Length: ${Buffer.byteLength(fb)}\r\n\r\n${fb}`);
+      node.write(`${head}Transfer-Encoding: chunked\r\n\r\n${Buffer.byteLength(nb).toString(16)}\r\n${nb}\r\n0\r\n\r\n`);
+      const [x, y] = [await front.read(), await node.read()];
+      expect(x.status).toBe(200);
+      expect(withoutDate({ ...x, body: x.body.replaceAll(a.id, b.id) })).toEqual(withoutDate(y));
+    } finally {
+      front.end();
+      node.end();
+    }
+  });
+
+  it('answers pipelined steps in order, and a request for another route on the same connection after them', async () => {
+    const ep = await newEpisode();
+    const c = new Conn();
+    try {
+      const health = `GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${server.token}\r\n\r\n`;
+      c.write(stepRequest(ep) + stepRequest(ep) + health + stepRequest(ep));
+      const steps = [];
+      for (let i = 0; i < 2; i++) steps.push(await c.read());
+      expect(steps.map((r) => r.status)).toEqual([200, 200]);
+      expect(steps.map((r) => (JSON.parse(r.body) as { info: { step: number } }).info.step)).toEqual([1, 2]);
+      const h = await c.read();
+      expect(h.status).toBe(200);
+      expect(JSON.parse(h.body)).toMatchObject({ status: 'ok' });
+      const last = await c.read();
+      expect((JSON.parse(last.body) as { info: { step: number } }).info.step).toBe(3);
+    } finally {
+      c.end();
+    }
+  });
+
+  it('answers a request that arrives a few bytes at a time', async () => {
+    const ep = await newEpisode();
+    const c = new Conn();
+    try {
+      const text = stepRequest(ep);
+      for (let i = 0; i < text.length; i += 7) {
+        c.write(text.slice(i, i + 7));
+        await new Promise((r) => setTimeout(r, 1));
+      }
+      const r = await c.read();
+      expect(r.status).toBe(200);
+      expect(r.headers['connection']).toBe('keep-alive');
+    } finally {
+      c.end();
+    }
+  });
+
+  it('leaves refused requests to node:http: a wrong token is the same 404, and an unread body closes the connection', async () => {
+    const ep = await newEpisode();
+    const c = new Conn();
+    try {
+      c.write(stepRequest({ id: ep.id, token: 'ehe_wrong-token-0123456789' }));
+      const r = await c.read();
+      expect(r.status).toBe(404);
+      expect(JSON.parse(r.body)).toMatchObject({ code: 'EPISODE_NOT_FOUND' });
+      const d = new Conn();
+      d.write(stepRequest(ep).replace('Host: 127.0.0.1', 'Host: evil.example'));
+      const refused = await d.read();
+      expect(refused.status).toBe(403);
+      expect(refused.headers['connection']).toBe('close');
+      await d.untilClosed();
+    } finally {
+      c.end();
+    }
+  });
+
+  it('reads a large body that arrives in many pieces, and leaves one over the body limit to node:http (413, closed)', async () => {
+    const ep = await newEpisode();
+    const c = new Conn();
+    try {
+      const body = JSON.stringify({ action: { type: 'message', text: 'x'.repeat(300_000) } });
+      const text = stepRequest(ep, body);
+      for (let i = 0; i < text.length; i += 16_384) c.write(text.slice(i, i + 16_384));
+      const r = await c.read();
+      expect(r.status).toBe(200);
+      expect((JSON.parse(r.body) as { info: { step: number } }).info.step).toBe(1);
+    } finally {
+      c.end();
+    }
+    const big = new Conn();
+    big.write(stepRequest(ep, JSON.stringify({ action: { type: 'message', text: 'x'.repeat(1_100_000) } })));
+    const r = await big.read();
+    expect(r.status).toBe(413);
+    expect(JSON.parse(r.body)).toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
+    await big.untilClosed();
+  });
+
+  it('closes a step whose body does not arrive within the body deadline (408)', async () => {
+    const ep = await newEpisode();
+    const c = new Conn();
+    const started = performance.now();
+    c.write(stepRequest(ep).slice(0, -5));
+    const r = await c.read();
+    expect(r.status).toBe(408);
+    await c.untilClosed();
+    expect(performance.now() - started).toBeLessThan(2500);
+  });
+
+  it('answers a client that half-closes after its request, then closes', async () => {
+    const ep = await newEpisode();
+    const c = new Conn();
+    c.socket.end(stepRequest(ep));
+    const r = await c.read();
+    expect(r.status).toBe(200);
+    await c.untilClosed();
+  });
+
+  it('after an answer, the next head deadline holds (408, closed), and with the default limits the keep-alive idle time closes first', async () => {
+    const ep = await newEpisode();
+    const c = new Conn();
+    c.write(stepRequest(ep));
+    expect((await c.read()).status).toBe(200);
+    const timedOut = await c.read();
+    expect(timedOut.status).toBe(408);
+    await c.untilClosed();
+
+    // Default limits: a 10 s head deadline, a 5 s keep-alive idle time (node:http's keepAliveTimeout before the front).
+    const other = createServer({ harness, port: 0 });
+    const { url: otherUrl, port: otherPort } = await other.listen();
+    try {
+      const res = await fetch(`${otherUrl}/v1/episodes`, { method: 'POST', headers: { authorization: `Bearer ${other.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ taskId: task.id, seed: 0 }) });
+      const created = (await res.json()) as { episode: { id: string }; token: string };
+      const d = new Conn(otherPort);
+      d.write(stepRequest({ id: created.episode.id, token: created.token }));
+      const r = await d.read();
+      expect(r.headers['keep-alive']).toBe('timeout=5');
+      const answered = performance.now();
+      await d.untilClosed();
+      const idle = performance.now() - answered;
+      expect(idle).toBeGreaterThan(4500);
+      expect(idle).toBeLessThan(8000);
+    } finally {
+      await other.close();
+    }
+  }, 20_000);
+
+  it('hands a Connection: close request to node:http, which answers and closes', async () => {
+    const ep = await newEpisode();
+    const c = new Conn();
+    c.write(stepRequest(ep, ACTION, 'Connection: close\r\n'));
+    const r = await c.read();
+    expect(r.status).toBe(200);
+    expect(r.headers['connection']).toBe('close');
+    await c.untilClosed();
+  });
+});

@@ -1,0 +1,308 @@
+/**
+ * A hand-written HTTP/1.1 front for the two hot routes, `POST /v1/episodes/{id}/step` and `POST /v1/steps`,
+ * on the node:http server's own sockets. node:http builds a request and a response object (two streams) per
+ * request; here a step's request is parsed from the socket's bytes and answered with one write.
+ *
+ * The front answers only what it fully understands and what passes every guard: a plain HTTP/1.1 POST to a
+ * hot route with a Content-Length body within the limit, an allowed Host/Origin, a JSON content type and the
+ * right token (the registry's own problem replies, e.g. 409 busy or 422, are answered here too). Anything
+ * else (another route, a malformed or unusual head, chunked bodies, `Expect`, `Connection: close`, a
+ * refused guard, an oversized body) is handed to node:http with every byte the front read, so it gets
+ * exactly the answer it got before this front existed; from then on node:http owns the connection. The head
+ * and body deadlines are the same per-socket timers (limits.ts), and a kept-alive connection is closed after
+ * the same idle time as node:http's.
+ */
+import { STATUS_CODES, type Server } from 'node:http';
+import type { Socket } from 'node:net';
+import { admit, isJsonContentType, tokenMatches, type HostPolicy } from './auth.js';
+import { parseJsonBody } from './body.js';
+import { problemOf, problemReply, type Reply } from './errors.js';
+import type { EpisodeRegistry } from './episodes.js';
+import type { SocketDeadlines } from './limits.js';
+import { decodeSegment } from './raw-http.js';
+
+export interface FrontOptions {
+  episodes: EpisodeRegistry;
+  hosts: HostPolicy;
+  adminTokenHash: Buffer;
+  bodyLimit: number;
+  deadlines: SocketDeadlines;
+  keepAliveTimeoutMs: number;
+}
+
+/** Bytes of a request head the front reads before it leaves the request to node:http (whose limit is 16 KiB). */
+const MAX_FRONT_HEAD = 8192;
+const PREFIX = Buffer.from('POST /v1/');
+const HEAD_END = Buffer.from('\r\n\r\n');
+const STEP = /^\/v1\/episodes\/([^/?#]+)\/step(?:\?.*)?$/;
+const BATCH = /^\/v1\/steps(?:\?.*)?$/;
+const REQUEST_LINE = /^POST (\/[\x21-\x7e]*) HTTP\/1\.1$/;
+/** A header line node:http would read the same way: a token name, a colon, a value of visible ASCII, spaces and tabs. */
+const HEADER_LINE = /^([!#$%&'*+\-.^_`|~0-9A-Za-z]+):[ \t]*([\x20-\x7e\t]*?)[ \t]*$/;
+/** Headers the front reads; a request that repeats one is left to node:http (which has rules for repeats). */
+const READ = new Set(['host', 'origin', 'authorization', 'content-type', 'content-length', 'idempotency-key', 'connection']);
+/** Headers whose presence makes the request one for node:http. */
+const UNUSUAL = new Set(['transfer-encoding', 'expect', 'upgrade']);
+const DECODER = new TextDecoder();
+
+interface Head {
+  path: string;
+  /** The episode id of a step route; undefined for the batched route. */
+  id: string | undefined;
+  headers: Map<string, string>;
+  bodyStart: number;
+  length: number;
+}
+
+/**
+ * Takes over node:http's connection handling on `server`: every new socket starts in the front. Call before
+ * the server listens; the server's other 'connection' listeners (limits, bookkeeping) still run for every socket.
+ */
+export function installFront(server: Server, options: FrontOptions): void {
+  const nodeConnection = server.listeners('connection').find((l) => l.name === 'connectionListener') as ((this: Server, socket: Socket) => void) | undefined;
+  // Another Node version without its listener under that name: node:http serves everything, as before.
+  if (nodeConnection === undefined) return;
+  server.removeListener('connection', nodeConnection);
+  const keepAlive = `Keep-Alive: timeout=${Math.floor(options.keepAliveTimeoutMs / 1000)}`;
+  let dateSecond = -1;
+  let dateText = '';
+  const date = () => {
+    const now = Date.now();
+    const second = Math.floor(now / 1000);
+    if (second !== dateSecond) {
+      dateSecond = second;
+      dateText = new Date(second * 1000).toUTCString();
+    }
+    return dateText;
+  };
+
+  /** The reply the front gives, or undefined when node:http must answer (a guard refuses, or the route is not the front's). */
+  const decide = async (head: Head, body: Buffer, progress: { applying: boolean }): Promise<Reply | undefined> => {
+    const h = head.headers;
+    const admission = admit(options.hosts, h.get('host'), h.get('origin'), h.get('authorization'));
+    if (admission.problem !== undefined || !isJsonContentType(h.get('content-type'))) return undefined;
+    if (head.id === undefined) {
+      if (!tokenMatches(admission.token, options.adminTokenHash)) return undefined;
+      const raw = DECODER.decode(body);
+      progress.applying = true;
+      try {
+        return await options.episodes.stepMany(parseJsonBody(raw), raw);
+      } catch (error) {
+        return problemReply(problemOf(error, head.path));
+      }
+    }
+    let ep: Awaited<ReturnType<EpisodeRegistry['resolve']>>;
+    try {
+      ep = await options.episodes.resolve(head.id, admission.token);
+    } catch {
+      return undefined;
+    }
+    if (ep === undefined) return undefined;
+    progress.applying = true;
+    try {
+      return await options.episodes.step(ep, DECODER.decode(body), h.get('idempotency-key'), head.path);
+    } catch (error) {
+      return problemReply(problemOf(error, head.path));
+    }
+  };
+
+  server.prependListener('connection', (socket: Socket) => {
+    /** Bytes read and not answered yet, joined into one buffer only when a head or a whole body is there. */
+    let buffer: Buffer | undefined;
+    let pieces: Buffer[] = [];
+    let size = 0;
+    let head: Head | undefined;
+    /** The head arrived before its body: the body deadline runs. */
+    let waitingBody = false;
+    /** A request is being answered; bytes that arrive meanwhile wait in `buffer` (pipelining). */
+    let busy = false;
+    let served = 0;
+    let peerEnded = false;
+    let gone = false;
+
+    const onData = (chunk: Buffer) => {
+      if (size === 0) buffer = chunk;
+      else pieces.push(chunk);
+      size += chunk.length;
+      if (!busy) guarded(advance);
+    };
+    /**
+     * A bug in the front must not take the process down. Before a request is applied its connection can go to
+     * node:http; once one was applied (an answer is due), the connection is closed instead, never applied twice.
+     */
+    const guarded = (run: () => void, mayHandOff = true) => {
+      try {
+        run();
+      } catch {
+        try {
+          if (mayHandOff && !gone && !busy) handOff();
+          else socket.destroy();
+        } catch {
+          socket.destroy();
+        }
+      }
+    };
+    const joined = (): Buffer | undefined => {
+      if (pieces.length > 0) {
+        buffer = Buffer.concat([buffer!, ...pieces], size);
+        pieces = [];
+      }
+      return buffer;
+    };
+    const onEnd = () => {
+      peerEnded = true;
+      if (!busy && size === 0) finish();
+      else if (!busy) handOff();
+    };
+    const onTimeout = () => {
+      // node:http's keep-alive timeout: only between requests, after one was answered.
+      if (!busy && served > 0 && size === 0) socket.destroy();
+    };
+    const onError = () => socket.destroy();
+    socket.on('data', onData);
+    socket.on('end', onEnd);
+    socket.on('error', onError);
+    socket.on('timeout', onTimeout);
+    socket.setTimeout(options.keepAliveTimeoutMs);
+
+    const closed = () => gone || socket.destroyed || socket.writableEnded;
+    const finish = () => {
+      if (!socket.writableEnded) socket.end();
+    };
+
+    /** Parses and answers what is buffered, one request at a time. */
+    const advance = (): void => {
+      while (!busy) {
+        if (closed()) return;
+        if (size === 0) {
+          if (peerEnded) finish();
+          return;
+        }
+        // A body still arriving: wait for all of it before joining the pieces.
+        if (head !== undefined && size < head.bodyStart + head.length) return peerEnded ? handOff() : undefined;
+        const buf = joined()!;
+        if (head === undefined) {
+          const n = Math.min(buf.length, PREFIX.length);
+          if (buf.compare(PREFIX, 0, n, 0, n) !== 0) return handOff();
+          const end = buf.indexOf(HEAD_END);
+          if (end < 0) {
+            if (buf.length > MAX_FRONT_HEAD) return handOff();
+            const line = buf.indexOf('\r\n');
+            if ((line >= 0 && !isHotLine(buf.toString('latin1', 0, line))) || peerEnded) return handOff();
+            return;
+          }
+          const parsed = parseHead(buf.toString('latin1', 0, end), end + 4, options.bodyLimit);
+          if (parsed === undefined) return handOff();
+          head = parsed;
+          waitingBody = buf.length < head.bodyStart + head.length;
+          options.deadlines.headArrived(socket, !waitingBody);
+        }
+        const need = head.bodyStart + head.length;
+        if (buf.length < need) return peerEnded ? handOff() : undefined;
+        if (waitingBody) options.deadlines.bodyArrived(socket);
+        waitingBody = false;
+        busy = true;
+        const current = head;
+        // Once the registry has the request, it is answered or the connection closed: never handed on (applied twice).
+        const progress = { applying: false };
+        void decide(current, buf.subarray(current.bodyStart, need), progress).then(
+          (reply) => guarded(() => answered(need, reply), reply === undefined),
+          () => (progress.applying ? socket.destroy() : guarded(() => answered(need, undefined))),
+        );
+      }
+    };
+
+    const answered = (used: number, reply: Reply | undefined): void => {
+      if (reply === undefined) {
+        busy = false;
+        return handOff();
+      }
+      head = undefined;
+      busy = false;
+      const rest = joined()!;
+      buffer = rest.length === used ? undefined : rest.subarray(used);
+      size = rest.length - used;
+      if (closed()) return;
+      served++;
+      const close = write(reply);
+      if (close) {
+        gone = true;
+        socket.end();
+        return;
+      }
+      options.deadlines.answered(socket);
+      advance();
+    };
+
+    /** Writes a reply as node:http's `send` would (same status line and headers); true when the connection closes after it. */
+    const write = (reply: Reply): boolean => {
+      let text = `HTTP/1.1 ${reply.status} ${STATUS_CODES[reply.status] ?? 'unknown'}\r\n`;
+      let connection: string | undefined;
+      const headers = reply.headers;
+      if (headers !== undefined) {
+        for (const name in headers) {
+          text += `${name}: ${headers[name]}\r\n`;
+          if (name.toLowerCase() === 'connection') connection = headers[name];
+        }
+      }
+      text += `content-length: ${Buffer.byteLength(reply.body)}\r\nDate: ${date()}\r\n`;
+      text += connection === undefined ? `Connection: keep-alive\r\n${keepAlive}\r\n\r\n` : '\r\n';
+      socket.write(text + reply.body);
+      return connection !== undefined && /close/i.test(connection);
+    };
+
+    /** Leaves the connection to node:http, with the bytes the front read and not answered. */
+    const handOff = (): void => {
+      if (gone) return;
+      gone = true;
+      socket.removeListener('data', onData);
+      socket.removeListener('end', onEnd);
+      socket.removeListener('error', onError);
+      socket.removeListener('timeout', onTimeout);
+      socket.setTimeout(0);
+      if (socket.destroyed) return;
+      nodeConnection.call(server, socket);
+      // node:http's listener now reads the socket (from its handle); the bytes already read come first.
+      const rest = size > 0 ? joined() : undefined;
+      buffer = undefined;
+      size = 0;
+      if (rest !== undefined) socket.emit('data', rest);
+      if (peerEnded) socket.emit('end');
+    };
+  });
+}
+
+/** Whether a request line is one the front may answer (so that waiting for the rest of its head is worth it). */
+function isHotLine(line: string): boolean {
+  const m = REQUEST_LINE.exec(line);
+  return m !== null && (STEP.test(m[1]!) || BATCH.test(m[1]!));
+}
+
+/** The head of a request the front answers, or undefined for one node:http must see. */
+function parseHead(text: string, bodyStart: number, bodyLimit: number): Head | undefined {
+  const lines = text.split('\r\n');
+  const m = REQUEST_LINE.exec(lines[0]!);
+  if (m === null) return undefined;
+  const url = m[1]!;
+  const step = STEP.exec(url);
+  if (step === null && !BATCH.test(url)) return undefined;
+  const headers = new Map<string, string>();
+  for (let i = 1; i < lines.length; i++) {
+    const line = lines[i]!;
+    if (line.includes('\n') || line.includes('\r')) return undefined;
+    const h = HEADER_LINE.exec(line);
+    if (h === null) return undefined;
+    const name = h[1]!.toLowerCase();
+    if (UNUSUAL.has(name)) return undefined;
+    if (!READ.has(name)) continue;
+    if (headers.has(name)) return undefined;
+    headers.set(name, h[2]!);
+  }
+  const connection = headers.get('connection');
+  if (connection !== undefined && connection.toLowerCase() !== 'keep-alive') return undefined;
+  const length = headers.get('content-length');
+  if (length === undefined || !/^\d{1,10}$/.test(length)) return undefined;
+  const n = Number(length);
+  if (n > bodyLimit) return undefined;
+  return { path: url.split('?')[0]!, id: step === null ? undefined : decodeSegment(step[1]!), headers, bodyStart, length: n };
+}
