@@ -4,7 +4,7 @@
  * bid, hidden, covered by a modal, disabled, wrong kind of element) return the same page and an error.
  */
 import { arrange, has, labelFor, type PageConfig } from './perturbation.js';
-import { button, EMPTY_VIEW, form, input, link, menu, modal, text, toast, type Effect, type HandleContext, type RenderContext, type Site, type Spec, type View } from './site.js';
+import { button, EMPTY_VIEW, form, input, isKept, keep, link, menu, modal, text, toast, type Effect, type HandleContext, type RenderContext, type Site, type Spec, type View } from './site.js';
 import { BidMap } from './bid-registry.js';
 import { hashStore, type WebStore } from './store.js';
 import { nodeAt, ROOT_BID, TreeIndex, updateAt, type BidIndex, type WebNode } from './tree.js';
@@ -599,7 +599,10 @@ function render(page: PageState): PageState {
   // children) is that very node, so unchanged subtrees keep their identity and memoised observation text.
   const build = (spec: Spec, old: WebNode | undefined): WebNode => {
     // The very spec object the old node was built from: the same node, nothing to compare.
-    if (old !== undefined && ((old as { [FROM]?: Spec })[FROM] === spec || (spec === mainSpec && old === reusedMain))) return old;
+    if (old !== undefined) {
+      const from = (old as Built)[FROM];
+      if ((from !== undefined && from.spec === spec && from.node === old) || (spec === mainSpec && old === reusedMain)) return old;
+    }
     // A node of the previous render with this key already holds the registry's bid for it.
     const bid = old !== undefined ? old.bid : assigner.bid(spec.key);
     const specs = spec.children;
@@ -628,7 +631,7 @@ function render(page: PageState): PageState {
     const node = Object.assign({}, spec) as unknown as { -readonly [K in keyof WebNode]: WebNode[K] };
     node.bid = bid;
     node.children = children;
-    if (STABLE.has(spec)) Object.defineProperty(node, FROM, { value: spec });
+    if (isKept(spec)) (node as Built)[FROM] = { spec, node };
     return node;
   };
   const tree = build(root, page.tree.key === root.key ? page.tree : undefined);
@@ -667,15 +670,14 @@ function sameFields(spec: Spec, node: WebNode): boolean {
  * Parts of every page that depend only on the config, the site and the facts named in `key` (the banner
  * and navigation, the dialogs): built once per config and handed to every render as the very same
  * object, so the render returns the node it built from it last time. Such a node names its spec under
- * a non-enumerable symbol (a spread copy of it, as `fill` makes, does not carry it, and no digest sees it).
+ * a symbol (see `FROM`; no digest sees symbols).
  */
 function stableSpec(config: PageConfig, key: string, make: () => Spec): Spec {
   let specs = stableSpecs.get(config);
   if (specs === undefined) stableSpecs.set(config, (specs = new Map()));
   let spec = specs.get(key);
   if (spec === undefined) {
-    specs.set(key, (spec = make()));
-    STABLE.add(spec);
+    specs.set(key, (spec = keep(make())));
   }
   return spec;
 }
@@ -701,5 +703,12 @@ const MAIN = Symbol('main memo');
 interface Memoised {
   [MAIN]?: MainMemo;
 }
-const STABLE = new WeakSet<Spec>();
+/**
+ * On a node built from a kept spec: that spec, and the node itself (a spread copy, as `fill` makes,
+ * carries the symbol along but is not the node it names). A plain property, not `defineProperty`:
+ * that is slower to add and to read past.
+ */
 const FROM = Symbol('built from');
+interface Built {
+  [FROM]?: { readonly spec: Spec; readonly node: WebNode };
+}

@@ -143,6 +143,9 @@ export interface Column {
 /**
  * A table over records with sortable headers and pagination (or an infinite list that loads a batch
  * per scroll): rows are `rows` filtered by the caller, sorted by the view, and cut to the page.
+ * A row is rendered once per record and row state and kept: `cell` must read only the record and its
+ * id, and `actions` only the record, its id, the config (labels, perturbations) and what `rowState`
+ * names of the view (a row's ticked box, its open menu).
  */
 export function table(
   ctx: RenderContext,
@@ -151,6 +154,7 @@ export function table(
   columns: readonly Column[],
   rows: ReadonlyArray<{ id: string; row: Row }>,
   actions: (id: string, row: Row) => Spec[],
+  rowState?: (id: string, row: Row) => string,
 ): Spec[] {
   const sort = ctx.view.sort;
   let sorted = rows.slice();
@@ -193,18 +197,23 @@ export function table(
       { key: `${key}.col.actions`, component: 'header', role: 'columnheader', name: 'Actions' },
     ],
   };
-  const body = sorted.map(
-    ({ id, row }): Spec => ({
-      key: `${key}.row.${id}`,
-      component: 'row',
-      role: 'row',
-      name: '',
-      children: [
-        ...columns.map((c): Spec => ({ key: `${key}.row.${id}.${c.key}`, component: 'cell', role: 'cell', name: c.cell(row, id) })),
-        { key: `${key}.row.${id}.actions`, component: 'cell', role: 'cell', name: '', children: actions(id, row) },
-      ],
-    }),
-  );
+  // A row's spec is a function of the config (labels, perturbations), the table and its columns, the
+  // record (records are never mutated: a write makes a new one) and the row's view state: kept per
+  // config and row key (the last record and state only), so a re-render hands the very same spec and
+  // the page keeps the row's node as it is. Not a WeakMap on records: ephemerons make every GC slower.
+  const memo = rowMemo(ctx.config);
+  const shape = columns.length === 0 ? '' : columns.map((c) => c.key).join('\u0000');
+  const body = sorted.map(({ id, row }): Spec => {
+    const rowKey = `${key}.row.${id}`;
+    const state = rowState === undefined ? '' : rowState(id, row);
+    const held = memo.get(rowKey);
+    if (held !== undefined && held.row === row && held.state === state && held.shape === shape) return held.spec;
+    const children: Spec[] = columns.map((c): Spec => ({ key: `${rowKey}.${c.key}`, component: 'cell', role: 'cell', name: c.cell(row, id) }));
+    children.push({ key: `${rowKey}.actions`, component: 'cell', role: 'cell', name: '', children: actions(id, row) });
+    const spec = keep({ key: rowKey, component: 'row', role: 'row', name: '', children });
+    memo.set(rowKey, { row, state, shape, spec });
+    return spec;
+  });
   const out: Spec[] = [{ key, component: 'table', role: 'table', name, children: [header, ...body] }];
   if (paged && !infinite && pages > 1) {
     out.push({
@@ -264,6 +273,35 @@ export const modal = (key: string, title: string, children: Spec[]): Spec => ({ 
 
 /** A toast: a status message that does not block. */
 export const toast = (key: string, message: string): Spec => ({ key, component: 'toast', role: 'status', name: message });
+
+/**
+ * Specs kept and handed to renders again as the very same objects (never changed after they are kept):
+ * a render returns the node it built from such a spec last time without comparing anything.
+ */
+const KEPT = new WeakSet<Spec>();
+
+/** Marks a spec as kept (see `isKept`) and returns it. */
+export function keep(spec: Spec): Spec {
+  KEPT.add(spec);
+  return spec;
+}
+
+/** Whether a spec is kept: the same object always describes the same subtree. */
+export const isKept = (spec: Spec): boolean => KEPT.has(spec);
+
+// Table rows kept per config and row key (see `table`).
+interface HeldRow {
+  readonly row: Row;
+  readonly state: string;
+  readonly shape: string;
+  readonly spec: Spec;
+}
+const rowMemos = new WeakMap<PageConfig, Map<string, HeldRow>>();
+function rowMemo(config: PageConfig): Map<string, HeldRow> {
+  let memo = rowMemos.get(config);
+  if (memo === undefined) rowMemos.set(config, (memo = new Map()));
+  return memo;
+}
 
 // ---- perturbation-aware parts ----
 
