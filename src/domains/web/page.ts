@@ -526,7 +526,7 @@ function loginMain(view: View): { title: string; main: Spec[] } {
 
 /**
  * Renders the page for its url and view: site content plus navigation and layers, bids from the registry.
- * A render is a pure function of what `renderKey` names, so sessions that share a bid log (episodes of one
+ * A render is a pure function of what `RenderCache` names, so sessions that share a bid log (episodes of one
  * task) reuse each other's renders of the same page state: the very tree, its index and its observation text.
  * Renders are kept only on logs that sessions have branched on.
  */
@@ -535,13 +535,21 @@ function rerender(page: PageState): PageState {
   if (!page.bids.isShared) return render(page);
   const scope = page.bids.scope;
   let cache = renders.get(scope);
-  if (cache === undefined) renders.set(scope, (cache = new Map()));
-  const key = renderKey(page);
-  const hit = cache.get(key);
+  if (cache === undefined) renders.set(scope, (cache = { size: 0, byUrl: new Map() }));
+  // Everything a render reads (see `RenderCache`), one level a part: the url and the store's hash are the
+  // very strings of the session, whose hashes V8 keeps, so only the view's text is hashed per look-up.
+  let byStore = cache.byUrl.get(page.url);
+  if (byStore === undefined) cache.byUrl.set(page.url, (byStore = new Map()));
+  const storeHash = hashStore(page.store);
+  let byView = byStore.get(storeHash);
+  if (byView === undefined) byStore.set(storeHash, (byView = new Map()));
+  const view = page.view === EMPTY_VIEW ? EMPTY_VIEW_TEXT : JSON.stringify(page.view);
+  let byRest = byView.get(view);
+  if (byRest === undefined) byView.set(view, (byRest = new Map()));
+  const rest = `${page.scroll}\n${page.dismissed.join(',')}\n${page.bids.next}`;
+  const hit = byRest.get(rest);
   // Site and config come with the log (a session keeps both); checked all the same, it costs nothing.
   if (hit !== undefined && hit.site === page.site && hit.config === page.config) {
-    cache.delete(key);
-    cache.set(key, hit);
     const next = draft(page);
     next.title = hit.title;
     next.tree = hit.tree;
@@ -551,22 +559,30 @@ function rerender(page: PageState): PageState {
     return next;
   }
   const next = render(page);
-  if (cache.size >= RENDERS_KEPT) cache.delete(cache.keys().next().value!);
-  cache.set(key, { site: page.site, config: page.config, title: next.title, tree: next.tree, index: next.index, bids: next.bids });
+  // Past its bound a log's renders are dropped all at once (what is kept changes no result, only speed).
+  if (cache.size >= RENDERS_KEPT) {
+    cache.byUrl = new Map([[page.url, (byStore = new Map([[storeHash, (byView = new Map([[view, (byRest = new Map())]]))]]))]]);
+    cache.size = 0;
+  }
+  if (!byRest.has(rest)) cache.size++;
+  byRest.set(rest, { site: page.site, config: page.config, title: next.title, tree: next.tree, index: next.index, bids: next.bids });
   return next;
 }
 
 /**
- * Everything a render reads: the url, the view, the store's content, the scroll, the dismissed layers and
- * the registry's length (with the log, the bids it gives). Site and config are fixed per bid log.
+ * The renders of one bid log by what a render reads: the url, then the store's content (its hash), then
+ * the view (as JSON), then the scroll, the dismissed layers and the registry's length (with the log, the
+ * bids it gives). Site and config are fixed per bid log.
  */
-function renderKey(page: PageState): string {
-  return `${page.url}\n${JSON.stringify(page.view)}\n${hashStore(page.store)}\n${page.scroll}\n${page.dismissed.join(',')}\n${page.bids.next}`;
+interface RenderCache {
+  size: number;
+  byUrl: Map<string, Map<string, Map<string, Map<string, { site: Site; config: PageConfig; title: string; tree: WebNode; index: BidIndex; bids: BidMap }>>>>;
 }
 
-/** Renders kept per bid log (most recently used last). */
+/** Renders kept per bid log. */
 const RENDERS_KEPT = 256;
-const renders = new WeakMap<object, Map<string, { site: Site; config: PageConfig; title: string; tree: WebNode; index: BidIndex; bids: BidMap }>>();
+const renders = new WeakMap<object, RenderCache>();
+const EMPTY_VIEW_TEXT = JSON.stringify(EMPTY_VIEW);
 
 function render(page: PageState): PageState {
   const ctx = renderContext(page);
