@@ -276,18 +276,20 @@ export const toast = (key: string, message: string): Spec => ({ key, component: 
 
 /**
  * Specs kept and handed to renders again as the very same objects (never changed after they are kept):
- * a render returns the node it built from such a spec last time without comparing anything.
+ * a render returns the node it built from such a spec last time without comparing anything. Marked by a
+ * symbol property (a WeakSet cost more than the rest of keeping a row); a copy of a kept spec, or a node
+ * built from one, carries the mark along, which costs nothing but a lookup that never matches.
  */
-const KEPT = new WeakSet<Spec>();
+const KEPT = Symbol('kept spec');
 
 /** Marks a spec as kept (see `isKept`) and returns it. */
 export function keep(spec: Spec): Spec {
-  KEPT.add(spec);
+  (spec as { [KEPT]?: true })[KEPT] = true;
   return spec;
 }
 
 /** Whether a spec is kept: the same object always describes the same subtree. */
-export const isKept = (spec: Spec): boolean => KEPT.has(spec);
+export const isKept = (spec: Spec): boolean => (spec as { [KEPT]?: true })[KEPT] === true;
 
 // Table rows kept per config and row key (see `table`).
 interface HeldRow {
