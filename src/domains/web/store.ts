@@ -101,7 +101,8 @@ export function hashStore(store: WebStore): string {
 
 /**
  * Whether two records have the same canonical JSON (what comparing their digests says), without hashing
- * when every value is a string, a boolean, null or a finite number; anything else is left to the digests.
+ * when every value is a string (without surrogates), a boolean, null or a finite number; anything else is
+ * left to the digests.
  */
 function sameRecord(a: Row, b: Row): boolean {
   let count = 0;
@@ -122,7 +123,9 @@ function sameRecord(a: Row, b: Row): boolean {
   return count === 0;
 }
 
-const plain = (v: unknown): boolean => v === null || typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v));
+// Strings with surrogates go to the digests too: a lone one has no canonical form, and the digest throws as before.
+const plain = (v: unknown): boolean => v === null || (typeof v === 'string' && !SURROGATE.test(v)) || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v));
+const SURROGATE = /[\uD800-\uDFFF]/;
 
 /** A changed record's digest, kept per record object (records in a store are frozen and never change). */
 function recordDigest(row: Row | null): string {
