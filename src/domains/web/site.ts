@@ -98,29 +98,44 @@ export interface Site {
 type Extra = Partial<Omit<Spec, 'key' | 'component' | 'role' | 'name'>>;
 
 export const heading = (key: string, text: string): Spec => ({ key, component: 'heading', role: 'heading', name: text });
-export const text = (key: string, body: string, extra: Extra = {}): Spec => ({ key, component: 'text', role: 'text', name: body, ...extra });
-export const section = (key: string, name: string, children: Spec[], extra: Extra = {}): Spec => ({ key, component: 'section', role: 'region', name, children, ...extra });
-export const link = (key: string, name: string, href: string, extra: Extra = {}): Spec => ({ key, component: 'link', role: 'link', name, href, ...extra });
-export const button = (key: string, name: string, on: string, extra: Extra = {}): Spec => ({ key, component: 'button', role: 'button', name, on, ...extra });
+// Without extras the builders write one plain literal (spreading an empty `{}` in cost more than the rest).
+export const text = (key: string, body: string, extra?: Extra): Spec => (extra === undefined ? { key, component: 'text', role: 'text', name: body } : { key, component: 'text', role: 'text', name: body, ...extra });
+export const section = (key: string, name: string, children: Spec[], extra?: Extra): Spec =>
+  extra === undefined ? { key, component: 'section', role: 'region', name, children } : { key, component: 'section', role: 'region', name, children, ...extra };
+export const link = (key: string, name: string, href: string, extra?: Extra): Spec =>
+  extra === undefined ? { key, component: 'link', role: 'link', name, href } : { key, component: 'link', role: 'link', name, href, ...extra };
+export const button = (key: string, name: string, on: string, extra?: Extra): Spec =>
+  extra === undefined ? { key, component: 'button', role: 'button', name, on } : { key, component: 'button', role: 'button', name, on, ...extra };
 export const form = (key: string, name: string, on: string, children: Spec[]): Spec => ({ key, component: 'form', role: 'form', name, on, children });
 export const list = (key: string, name: string, children: Spec[]): Spec => ({ key, component: 'list', role: 'list', name, children });
 export const item = (key: string, children: Spec[], name = ''): Spec => ({ key, component: 'item', role: 'listitem', name, children });
 
 /** A text input with its current value and validation message from the view. */
-export function input(view: View, key: string, label: string, extra: Extra = {}): Spec {
-  const value = view.values[key] ?? extra.value ?? '';
+export function input(view: View, key: string, label: string, extra?: Extra): Spec {
   const invalid = view.errors[key];
+  if (extra === undefined) {
+    const spec: Spec = { key, component: 'input', role: 'textbox', name: label, inputType: 'text', value: view.values[key] ?? '' };
+    if (invalid !== undefined) (spec as { invalid?: string }).invalid = invalid;
+    return spec;
+  }
+  const value = view.values[key] ?? extra.value ?? '';
   return { key, component: 'input', role: 'textbox', name: label, inputType: 'text', ...extra, value, ...(invalid !== undefined ? { invalid } : {}) };
 }
 
 /** A select with its current value from the view. */
-export function select(view: View, key: string, label: string, options: readonly string[], extra: Extra = {}): Spec {
+export function select(view: View, key: string, label: string, options: readonly string[], extra?: Extra): Spec {
   const invalid = view.errors[key];
+  if (extra === undefined) {
+    const spec: Spec = { key, component: 'select', role: 'combobox', name: label, options, value: view.values[key] ?? options[0] ?? '' };
+    if (invalid !== undefined) (spec as { invalid?: string }).invalid = invalid;
+    return spec;
+  }
   return { key, component: 'select', role: 'combobox', name: label, options, ...extra, value: view.values[key] ?? extra.value ?? options[0] ?? '', ...(invalid !== undefined ? { invalid } : {}) };
 }
 
 /** A checkbox with its current state from the view. */
-export function checkbox(view: View, key: string, label: string, extra: Extra = {}): Spec {
+export function checkbox(view: View, key: string, label: string, extra?: Extra): Spec {
+  if (extra === undefined) return { key, component: 'checkbox', role: 'checkbox', name: label, checked: view.checks[key] ?? false };
   return { key, component: 'checkbox', role: 'checkbox', name: label, ...extra, checked: view.checks[key] ?? extra.checked ?? false };
 }
 
@@ -308,10 +323,16 @@ function rowMemo(config: PageConfig): Map<string, HeldRow> {
 // ---- perturbation-aware parts ----
 
 /** A button that may be icon-only (aria-label only), late-loading or below the fold, as the page's perturbations say. */
-export function actionButton(ctx: RenderContext, key: string, plain: string, on: string, extra: Partial<Spec> = {}): Spec {
+export function actionButton(ctx: RenderContext, key: string, plain: string, on: string, extra?: Partial<Spec>): Spec {
   const label = ctx.label(plain);
   const icon = ctx.has('icon-only') ? ICONS[plain] : undefined;
+  if (extra === undefined || isEmpty(extra)) return icon === undefined ? button(key, label, on) : button(key, label, on, { icon });
   return button(key, label, on, { ...(icon !== undefined ? { icon } : {}), ...extra });
+}
+
+function isEmpty(o: object): boolean {
+  for (const _ in o) return false;
+  return true;
 }
 
 /** Where late and below-the-fold parts go: `showAt` under late-load, `fold` under scroll-reveal. */
