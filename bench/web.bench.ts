@@ -9,7 +9,7 @@ import type { Task } from '../src/core/index.js';
 import { instantiateTask } from '../src/generation/index.js';
 import { createEpisode } from '../src/runtime/index.js';
 import { initialPage, step, toWebAction, web, webTemplates, type PageState, type WebAction } from '../src/domains/web/index.js';
-import { fmt, measure, type BenchSection } from './lib.js';
+import { fmt, measure, median, type BenchSection } from './lib.js';
 
 /** Episodes per level: every template, a few seeds (the same set both halves play). */
 export function webBenchTasks(level: number, seeds = 3): Task[] {
@@ -66,31 +66,44 @@ export function measureWebSim(tasks: readonly Task[]): {
 
 /**
  * Steps per CPU-second when no page state repeats: each play starts from its own freshly built initial
- * page (its own session), so nothing another episode rendered is reused. This is what an agent pays on
- * states no episode of its task has met; the replays above mostly meet states met before.
+ * page (its own world parsed from the task's JSON, its own session), so nothing another play computed is
+ * reused: no render, no row of a table, no label. This is what an agent pays on states no episode of its
+ * task has met. One round is a few milliseconds of CPU, so the median of several rounds is reported
+ * (one round alone moved by a third between runs).
  */
-function firstVisitSteps(tasks: readonly Task[], copies = 10): number {
-  const plays: Array<{ page: PageState; actions: WebAction[] }> = [];
-  for (let c = 0; c < copies; c++) {
-    for (const task of tasks) plays.push({ page: initialPage(task.spec.initialState), actions: task.spec.solution.map((a) => toWebAction(a)).filter((a): a is WebAction => a !== undefined) });
+function firstVisitSteps(tasks: readonly Task[], copies = 5, rounds = 7): number {
+  const rates: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const plays: Array<{ page: PageState; actions: WebAction[] }> = [];
+    for (let c = 0; c < copies; c++) {
+      for (const task of tasks) plays.push({ page: initialPage(task.spec.initialState), actions: task.spec.solution.map((a) => toWebAction(a)).filter((a): a is WebAction => a !== undefined) });
+    }
+    let steps = 0;
+    const before = process.cpuUsage();
+    for (const play of plays) {
+      let page = play.page;
+      for (const action of play.actions) page = step(page, action).page;
+      steps += play.actions.length;
+    }
+    const used = process.cpuUsage(before);
+    rates.push(steps / ((used.user + used.system) / 1e6));
   }
-  let steps = 0;
-  const before = process.cpuUsage();
-  for (const play of plays) {
-    let page = play.page;
-    for (const action of play.actions) page = step(page, action).page;
-    steps += play.actions.length;
-  }
-  const used = process.cpuUsage(before);
-  return steps / ((used.user + used.system) / 1e6);
+  return median(rates);
 }
 
-/** Operations per CPU-second (user + system) of this process over one run of `n` operations. */
-function perCpuSecond(fn: (n: number) => void, n: number): number {
-  const before = process.cpuUsage();
-  fn(n);
-  const used = process.cpuUsage(before);
-  return n / ((used.user + used.system) / 1e6);
+/**
+ * Operations per CPU-second (user + system) of this process: the median over `runs` runs of `n`
+ * operations (one run is a few hundred milliseconds, and a single garbage collection moves it a lot).
+ */
+function perCpuSecond(fn: (n: number) => void, n: number, runs = 5): number {
+  const rates: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const before = process.cpuUsage();
+    fn(n);
+    const used = process.cpuUsage(before);
+    rates.push(n / ((used.user + used.system) / 1e6));
+  }
+  return median(rates);
 }
 
 export async function run(): Promise<BenchSection[]> {
@@ -114,9 +127,9 @@ export async function run(): Promise<BenchSection[]> {
       description:
         'Per level, 24 tasks (8 templates x 3 seeds). Simulated steps/s: the pure `step(page, action)` over the reference actions from built initial pages (no observation text). ' +
         'Oracle episodes/s: full episodes through the runtime (reset, every reference action with its accessibility-tree observation, feedback and grading). Targets: 100k steps/s, 5,000 episodes/s. ' +
-        'Both replay the same tasks, so after the first play of a task they mostly meet page states an earlier episode rendered (kept per bid log and reused). First-visit steps: each play from its own freshly built initial page, so nothing is reused.',
+        'Both replay the same tasks, so after the first play of a task they mostly meet page states an earlier episode rendered (kept per bid log and reused). First-visit steps: each play from its own freshly built world and initial page, so nothing is reused (median of 7 rounds of 5 plays per task).',
       rows,
-      notes: [`load average at start ${load.toFixed(2)}, at end ${loadavg()[0]!.toFixed(2)} on this machine's cores; the per-CPU-second columns divide by this process's user + system CPU time`, 'The Chromium half (same episodes, ratio) is bench/web-chromium.bench.ts, from the web-browser helper.'],
+      notes: [`load average at start ${load.toFixed(2)}, at end ${loadavg()[0]!.toFixed(2)} on this machine's cores; the per-CPU-second columns divide by this process's user + system CPU time (medians of 5 runs; first visits of 7 rounds)`, 'The Chromium half (same episodes, ratio) is bench/web-chromium.bench.ts, from the web-browser helper.'],
     },
   ];
 }

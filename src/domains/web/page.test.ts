@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { openPage, step, type PageState, type WebAction } from './page.js';
 import { observe } from './observation.js';
 import { plainConfig, type PageConfig } from './perturbation.js';
+import { bookingSite } from './sites/booking.js';
 import { shopSite } from './sites/shop.js';
 import { createStore, getRow, hashStore } from './store.js';
 import { findNode, type WebNode } from './tree.js';
@@ -52,6 +53,40 @@ describe('the simulated page (shop back office)', () => {
     // Going back then forward to the same page gives the same bids.
     const again = play(page, { type: 'go_back' }, { type: 'goto', url: '/orders/O-1001' });
     expect(bidOf(again, (n) => n.key === 'order.ship')).toBe(bidOf(page, (n) => n.key === 'order.ship'));
+  });
+
+  it("keeps a table row's rendering only while its record and its row state hold: ticks, writes and open menus show after re-renders", () => {
+    const many = { ...tables, products: { 'P-1001': tables.products['P-1001'], 'P-1002': { name: 'Red Lamp', sku: 'LAM-2', price: 990, stock: 0, active: true } } };
+    let page = openPage(shopSite, plainConfig(), createStore(many), '/products');
+    const box = (p: PageState, id: string): WebNode => findNode(p.tree, (n) => n.key === `products.sel.${id}`)!;
+    const sortBy = (p: PageState, column: string): PageState => play(p, { type: 'click', bid: bidOf(p, (n) => n.key === `products.t.col.${column}`) });
+    // A tick, then a re-render (sort): the ticked row shows ticked, the other one not; unticked again after a second re-render.
+    page = play(page, { type: 'check', bid: box(page, 'P-1002').bid });
+    page = sortBy(page, 'price');
+    expect([box(page, 'P-1001').checked, box(page, 'P-1002').checked]).toEqual([false, true]);
+    page = play(page, { type: 'uncheck', bid: box(page, 'P-1002').bid });
+    page = sortBy(page, 'stock');
+    expect([box(page, 'P-1001').checked, box(page, 'P-1002').checked]).toEqual([false, false]);
+    // A write (restock) gives the record a new value: the re-rendered row shows it.
+    page = play(page, { type: 'check', bid: box(page, 'P-1002').bid }, { type: 'click', bid: bidOf(page, (n) => n.key === 'products.restock') });
+    expect(findNode(page.tree, (n) => n.key === 'products.t.row.P-1002.stock')!.name).toBe('50');
+    expect(box(page, 'P-1002').checked).toBe(false);
+    // Under the menu perturbation a booking row's actions are in a menu: it opens, stays open through a
+    // re-render (sort), and closes.
+    const trips = { 'T-1': { from: 'Oslo', to: 'Rome', date: '2026-12-24', depart: '09:05', price: 5000, seats: 4 } };
+    const bookings = {
+      'B-1001': { trip: 'T-1', passenger: 'Ada Byron', email: 'ada@example.com', seats: 1, status: 'confirmed' },
+      'B-1002': { trip: 'T-1', passenger: 'Alan Turing', email: 'alan@example.com', seats: 2, status: 'confirmed' },
+    };
+    let trip = openPage(bookingSite, { ...plainConfig(), perturbations: ['menu'] }, createStore({ trips, bookings }), '/bookings');
+    const items = (p: PageState, id: string): boolean | undefined => findNode(p.tree, (n) => n.key === `bookings.more.${id}.items`)!.hidden;
+    const toggle = (p: PageState, id: string): PageState => play(p, { type: 'click', bid: bidOf(p, (n) => n.key === `bookings.more.${id}.toggle`) });
+    trip = toggle(trip, 'B-1002');
+    expect([items(trip, 'B-1001'), items(trip, 'B-1002')]).toEqual([true, false]);
+    trip = play(trip, { type: 'click', bid: bidOf(trip, (n) => n.key === 'bookings.t.col.passenger') });
+    expect([items(trip, 'B-1001'), items(trip, 'B-1002')]).toEqual([true, false]);
+    trip = toggle(trip, 'B-1002');
+    expect([items(trip, 'B-1001'), items(trip, 'B-1002')]).toEqual([true, true]);
   });
 
   it('rejects invalid actions with a code and returns the very same page', () => {

@@ -4,7 +4,7 @@
  * bid, hidden, covered by a modal, disabled, wrong kind of element) return the same page and an error.
  */
 import { arrange, has, labelFor, type PageConfig } from './perturbation.js';
-import { button, EMPTY_VIEW, form, input, link, menu, modal, text, toast, type Effect, type HandleContext, type RenderContext, type Site, type Spec, type View } from './site.js';
+import { button, EMPTY_VIEW, form, input, isKept, keep, link, menu, modal, text, toast, type Effect, type HandleContext, type RenderContext, type Site, type Spec, type View } from './site.js';
 import { BidMap } from './bid-registry.js';
 import { hashStore, type WebStore } from './store.js';
 import { nodeAt, ROOT_BID, TreeIndex, updateAt, type BidIndex, type WebNode } from './tree.js';
@@ -89,6 +89,41 @@ export interface PageState {
   readonly notes: readonly string[];
 }
 
+type Draft = { -readonly [K in keyof PageState]: PageState[K] };
+
+/**
+ * The next page state: `page` with `patch` applied. Every state is one object literal with every field,
+ * in one order: spreading states (`{ ...page, tick }`) fell off V8's fast clone path once states of a few
+ * shapes met at a spread, and cost most of a replayed step.
+ */
+function edit(page: PageState, patch: Partial<PageState>): PageState {
+  return Object.assign(draft(page), patch);
+}
+
+function draft(page: PageState): Draft {
+  return {
+    site: page.site,
+    config: page.config,
+    store: page.store,
+    url: page.url,
+    title: page.title,
+    view: page.view,
+    tree: page.tree,
+    index: page.index,
+    bids: page.bids,
+    nextBid: page.nextBid,
+    history: page.history,
+    tick: page.tick,
+    scroll: page.scroll,
+    focused: page.focused,
+    dismissed: page.dismissed,
+    since: page.since,
+    messages: page.messages,
+    finished: page.finished,
+    notes: page.notes,
+  };
+}
+
 /** What `step` returns. */
 export interface PageStep {
   page: PageState;
@@ -116,6 +151,7 @@ export function openPage(site: Site, config: PageConfig, store: WebStore, url: s
     history: [],
     tick: 0,
     scroll: 0,
+    focused: undefined,
     dismissed: [],
     since: 0,
     messages: [],
@@ -136,15 +172,15 @@ export function step(page: PageState, action: WebAction): PageStep {
       return ok(tick(page));
     case 'send_msg_to_user':
       // Talking to the user is not a page action: the page's clock does not move (as in the runtime's `message`).
-      return ok({ ...page, messages: [...page.messages, String(action.text)] });
+      return ok(edit(page, { messages: [...page.messages, String(action.text)] }));
     case 'finish':
-      return ok({ ...page, finished: true });
+      return ok(edit(page, { finished: true }));
     case 'scroll': {
       if (action.direction !== 'up' && action.direction !== 'down') return reject(page, 'BAD_DIRECTION', `scroll direction must be "up" or "down", got "${String(action.direction)}"`);
       const expired = expire(page);
       if (expired !== undefined) return ok(expired);
       const scroll = action.direction === 'down' ? Math.min(MAX_SCROLL, page.scroll + 1) : Math.max(0, page.scroll - 1);
-      return ok(tick(scroll === page.scroll ? page : rerender({ ...page, scroll })));
+      return ok(tick(scroll === page.scroll ? page : rerender(edit(page, { scroll }))));
     }
     case 'goto': {
       const url = String(action.url);
@@ -159,7 +195,7 @@ export function step(page: PageState, action: WebAction): PageStep {
       const expired = expire(page);
       if (expired !== undefined) return ok(expired);
       const url = page.history[page.history.length - 1]!;
-      return ok(tick(rerender({ ...page, url, history: page.history.slice(0, -1), view: EMPTY_VIEW, scroll: 0, focused: undefined })));
+      return ok(tick(rerender(edit(page, { url, history: page.history.slice(0, -1), view: EMPTY_VIEW, scroll: 0, focused: undefined }))));
     }
     default:
       return elementAction(page, action);
@@ -182,7 +218,7 @@ function elementAction(page: PageState, action: ElementAction): PageStep {
       if (expired !== undefined) return ok(expired);
       const value = String(action.text);
       const view = { ...page.view, values: { ...page.view.values, [node.key]: value } };
-      return ok(tick({ ...page, view, tree: patchTree(page, path, 'value', value), focused: node.bid }));
+      return ok(tick(edit(page, { view, tree: patchTree(page, path, 'value', value), focused: node.bid })));
     }
     case 'select_option': {
       if (node.role !== 'combobox') return reject(page, 'NOT_SELECT', `element [${node.bid}] ${describe(node)} is not a select`, node.bid);
@@ -191,7 +227,7 @@ function elementAction(page: PageState, action: ElementAction): PageStep {
       const expired = expire(page);
       if (expired !== undefined) return ok(expired);
       const view = { ...page.view, values: { ...page.view.values, [node.key]: value } };
-      return ok(tick({ ...page, view, tree: patchTree(page, path, 'value', value), focused: node.bid }));
+      return ok(tick(edit(page, { view, tree: patchTree(page, path, 'value', value), focused: node.bid })));
     }
     case 'check':
     case 'uncheck': {
@@ -205,7 +241,7 @@ function elementAction(page: PageState, action: ElementAction): PageStep {
       if (!KEYS.includes(key)) return reject(page, 'BAD_KEY', `press accepts ${KEYS.join(', ')}; got "${key}"`, node.bid);
       const expired = expire(page);
       if (expired !== undefined) return ok(expired);
-      const focused = { ...page, focused: node.bid };
+      const focused = edit(page, { focused: node.bid });
       if (key === 'Escape') return ok(tick(escape(focused)));
       if (key === 'Enter') {
         if (node.role === 'textbox' || node.role === 'searchbox') {
@@ -220,7 +256,7 @@ function elementAction(page: PageState, action: ElementAction): PageStep {
     case 'click': {
       const expired = expire(page);
       if (expired !== undefined) return ok(expired);
-      return ok(tick(activate({ ...page, focused: node.bid }, node, path)));
+      return ok(tick(activate(edit(page, { focused: node.bid }), node, path)));
     }
   }
 }
@@ -281,7 +317,7 @@ function activate(page: PageState, node: WebNode, path: readonly number[]): Page
 
 function setChecked(page: PageState, node: WebNode, path: readonly number[], checked: boolean): PageState {
   const view = { ...page.view, checks: { ...page.view.checks, [node.key]: checked } };
-  return { ...page, view, tree: patchTree(page, path, 'checked', checked), focused: node.bid };
+  return edit(page, { view, tree: patchTree(page, path, 'checked', checked), focused: node.bid });
 }
 
 /**
@@ -314,7 +350,7 @@ interface Patched {
 }
 
 function escape(page: PageState): PageState {
-  if (page.view.menu !== undefined) return rerender({ ...page, view: { ...page.view, menu: undefined } });
+  if (page.view.menu !== undefined) return rerender(edit(page, { view: { ...page.view, menu: undefined } }));
   const cover = topModal(page);
   if (cover !== undefined && cover.node.key === 'layer.newsletter') return dismiss(page, 'newsletter');
   return page;
@@ -327,7 +363,9 @@ function formOf(page: PageState, path: readonly number[]): WebNode | undefined {
 }
 
 function tick(page: PageState): PageState {
-  return { ...page, tick: page.tick + 1 };
+  const next = draft(page);
+  next.tick = page.tick + 1;
+  return next;
 }
 
 const ok = (page: PageState): PageStep => ({ page });
@@ -341,7 +379,7 @@ function knownRoute(page: PageState, url: string): boolean {
 }
 
 function navigate(page: PageState, url: string, view: View = EMPTY_VIEW): PageState {
-  return rerender({ ...page, url, history: [...page.history, page.url], view, scroll: 0, focused: undefined });
+  return rerender(edit(page, { url, history: [...page.history, page.url], view, scroll: 0, focused: undefined }));
 }
 
 /** Session timeout: the session ran out, so this action lands on the login page instead of running. */
@@ -351,12 +389,12 @@ function expire(page: PageState): PageState | undefined {
   if (!has(page.config, 'session-timeout') || limit <= 0 || page.url.startsWith('/login') || page.notes.includes('session-expired')) return undefined;
   if (page.tick - page.since < limit) return undefined;
   const next = encodeURIComponent(page.url);
-  return tick(rerender({ ...page, url: `/login?next=${next}`, history: [...page.history, page.url], view: EMPTY_VIEW, scroll: 0, focused: undefined, notes: [...page.notes, 'session-expired'] }));
+  return tick(rerender(edit(page, { url: `/login?next=${next}`, history: [...page.history, page.url], view: EMPTY_VIEW, scroll: 0, focused: undefined, notes: [...page.notes, 'session-expired'] })));
 }
 
 function dismiss(page: PageState, layer: string): PageState {
   if (page.dismissed.includes(layer)) return page;
-  return rerender({ ...page, dismissed: [...page.dismissed, layer], notes: [...page.notes, `dismissed:${layer}`] });
+  return rerender(edit(page, { dismissed: [...page.dismissed, layer], notes: [...page.notes, `dismissed:${layer}`] }));
 }
 
 /** Runs an event: the page's own (menus, tabs, sorting, paging, search, dialogs, login) or the site's. */
@@ -367,49 +405,49 @@ export function fire(page: PageState, event: string): PageState {
   const view = page.view;
   switch (verb) {
     case 'menu':
-      return rerender({ ...page, view: { ...view, menu: view.menu === arg ? undefined : arg } });
+      return rerender(edit(page, { view: { ...view, menu: view.menu === arg ? undefined : arg } }));
     case 'tab':
-      return rerender({ ...page, view: { ...view, tab: arg } });
+      return rerender(edit(page, { view: { ...view, tab: arg } }));
     case 'sort': {
       const dir = view.sort?.key === arg && view.sort.dir === 'ascending' ? 'descending' : 'ascending';
-      return rerender({ ...page, view: { ...view, sort: { key: arg, dir }, pageNo: 1 } });
+      return rerender(edit(page, { view: { ...view, sort: { key: arg, dir }, pageNo: 1 } }));
     }
     case 'page':
-      return rerender({ ...page, view: { ...view, pageNo: Math.max(1, Number(arg) || 1) } });
+      return rerender(edit(page, { view: { ...view, pageNo: Math.max(1, Number(arg) || 1) } }));
     case 'search':
-      return rerender({ ...page, view: { ...view, query: (view.values[arg] ?? '').trim(), pageNo: 1 } });
+      return rerender(edit(page, { view: { ...view, query: (view.values[arg] ?? '').trim(), pageNo: 1 } }));
     case 'dismiss':
       return dismiss(page, arg);
     case 'confirm': {
       const pending = view.confirm;
-      const cleared = { ...page, view: { ...view, confirm: undefined } };
-      if (arg !== 'yes' || pending === undefined) return rerender({ ...cleared, notes: [...page.notes, 'confirm-cancelled'] });
+      const cleared = edit(page, { view: { ...view, confirm: undefined } });
+      if (arg !== 'yes' || pending === undefined) return rerender(edit(cleared, { notes: [...page.notes, 'confirm-cancelled'] }));
       return run(cleared, pending);
     }
     case 'login':
       return login(page);
   }
-  if (has(page.config, 'confirm-dialog') && page.site.confirmEvents.has(verb)) return rerender({ ...page, view: { ...view, confirm: event, menu: undefined } });
+  if (has(page.config, 'confirm-dialog') && page.site.confirmEvents.has(verb)) return rerender(edit(page, { view: { ...view, confirm: event, menu: undefined } }));
   return run(page, event);
 }
 
 function run(page: PageState, event: string): PageState {
   const effect: Effect = page.site.handle(event, handleContext(page));
-  let next: PageState = effect.store !== undefined ? { ...page, store: effect.store } : page;
-  if (effect.notes !== undefined && effect.notes.length > 0) next = { ...next, notes: [...next.notes, ...effect.notes] };
+  let next: PageState = effect.store !== undefined ? edit(page, { store: effect.store }) : page;
+  if (effect.notes !== undefined && effect.notes.length > 0) next = edit(next, { notes: [...next.notes, ...effect.notes] });
   const view: View = { ...(effect.go !== undefined ? EMPTY_VIEW : next.view), ...(effect.view ?? {}), menu: undefined, ...(effect.toast !== undefined ? { toast: effect.toast } : {}) };
   if (effect.go !== undefined) return navigate(next, effect.go, view);
-  return rerender({ ...next, view });
+  return rerender(edit(next, { view }));
 }
 
 function login(page: PageState): PageState {
   const { user, password } = page.config.credentials;
   const given = { user: page.view.values['login.user'] ?? '', password: page.view.values['login.password'] ?? '' };
   if (given.user !== user || given.password !== password) {
-    return rerender({ ...page, view: { ...page.view, errors: { 'login.password': 'Wrong user name or password' } }, notes: [...page.notes, 'validation-error:login'] });
+    return rerender(edit(page, { view: { ...page.view, errors: { 'login.password': 'Wrong user name or password' } }, notes: [...page.notes, 'validation-error:login'] }));
   }
   const next = safeDecode(/[?&]next=([^&]*)/.exec(page.url)?.[1] ?? '') || page.site.home;
-  return { ...navigate(page, next), since: page.tick + 1, notes: [...page.notes, 'signed-in'] };
+  return edit(navigate(page, next), { since: page.tick + 1, notes: [...page.notes, 'signed-in'] });
 }
 
 // ---- rendering ----
@@ -488,7 +526,7 @@ function loginMain(view: View): { title: string; main: Spec[] } {
 
 /**
  * Renders the page for its url and view: site content plus navigation and layers, bids from the registry.
- * A render is a pure function of what `renderKey` names, so sessions that share a bid log (episodes of one
+ * A render is a pure function of what `RenderCache` names, so sessions that share a bid log (episodes of one
  * task) reuse each other's renders of the same page state: the very tree, its index and its observation text.
  * Renders are kept only on logs that sessions have branched on.
  */
@@ -497,32 +535,54 @@ function rerender(page: PageState): PageState {
   if (!page.bids.isShared) return render(page);
   const scope = page.bids.scope;
   let cache = renders.get(scope);
-  if (cache === undefined) renders.set(scope, (cache = new Map()));
-  const key = renderKey(page);
-  const hit = cache.get(key);
+  if (cache === undefined) renders.set(scope, (cache = { size: 0, byUrl: new Map() }));
+  // Everything a render reads (see `RenderCache`), one level a part: the url and the store's hash are the
+  // very strings of the session, whose hashes V8 keeps, so only the view's text is hashed per look-up.
+  let byStore = cache.byUrl.get(page.url);
+  if (byStore === undefined) cache.byUrl.set(page.url, (byStore = new Map()));
+  const storeHash = hashStore(page.store);
+  let byView = byStore.get(storeHash);
+  if (byView === undefined) byStore.set(storeHash, (byView = new Map()));
+  const view = page.view === EMPTY_VIEW ? EMPTY_VIEW_TEXT : JSON.stringify(page.view);
+  let byRest = byView.get(view);
+  if (byRest === undefined) byView.set(view, (byRest = new Map()));
+  const rest = `${page.scroll}\n${page.dismissed.join(',')}\n${page.bids.next}`;
+  const hit = byRest.get(rest);
   // Site and config come with the log (a session keeps both); checked all the same, it costs nothing.
   if (hit !== undefined && hit.site === page.site && hit.config === page.config) {
-    cache.delete(key);
-    cache.set(key, hit);
-    return { ...page, title: hit.title, tree: hit.tree, index: hit.index, bids: hit.bids, nextBid: hit.bids.next };
+    const next = draft(page);
+    next.title = hit.title;
+    next.tree = hit.tree;
+    next.index = hit.index;
+    next.bids = hit.bids;
+    next.nextBid = hit.bids.next;
+    return next;
   }
   const next = render(page);
-  if (cache.size >= RENDERS_KEPT) cache.delete(cache.keys().next().value!);
-  cache.set(key, { site: page.site, config: page.config, title: next.title, tree: next.tree, index: next.index, bids: next.bids });
+  // Past its bound a log's renders are dropped all at once (what is kept changes no result, only speed).
+  if (cache.size >= RENDERS_KEPT) {
+    cache.byUrl = new Map([[page.url, (byStore = new Map([[storeHash, (byView = new Map([[view, (byRest = new Map())]]))]]))]]);
+    cache.size = 0;
+  }
+  if (!byRest.has(rest)) cache.size++;
+  byRest.set(rest, { site: page.site, config: page.config, title: next.title, tree: next.tree, index: next.index, bids: next.bids });
   return next;
 }
 
 /**
- * Everything a render reads: the url, the view, the store's content, the scroll, the dismissed layers and
- * the registry's length (with the log, the bids it gives). Site and config are fixed per bid log.
+ * The renders of one bid log by what a render reads: the url, then the store's content (its hash), then
+ * the view (as JSON), then the scroll, the dismissed layers and the registry's length (with the log, the
+ * bids it gives). Site and config are fixed per bid log.
  */
-function renderKey(page: PageState): string {
-  return `${page.url}\n${JSON.stringify(page.view)}\n${hashStore(page.store)}\n${page.scroll}\n${page.dismissed.join(',')}\n${page.bids.next}`;
+interface RenderCache {
+  size: number;
+  byUrl: Map<string, Map<string, Map<string, Map<string, { site: Site; config: PageConfig; title: string; tree: WebNode; index: BidIndex; bids: BidMap }>>>>;
 }
 
-/** Renders kept per bid log (most recently used last). */
+/** Renders kept per bid log. */
 const RENDERS_KEPT = 256;
-const renders = new WeakMap<object, Map<string, { site: Site; config: PageConfig; title: string; tree: WebNode; index: BidIndex; bids: BidMap }>>();
+const renders = new WeakMap<object, RenderCache>();
+const EMPTY_VIEW_TEXT = JSON.stringify(EMPTY_VIEW);
 
 function render(page: PageState): PageState {
   const ctx = renderContext(page);
@@ -599,7 +659,10 @@ function render(page: PageState): PageState {
   // children) is that very node, so unchanged subtrees keep their identity and memoised observation text.
   const build = (spec: Spec, old: WebNode | undefined): WebNode => {
     // The very spec object the old node was built from: the same node, nothing to compare.
-    if (old !== undefined && ((old as { [FROM]?: Spec })[FROM] === spec || (spec === mainSpec && old === reusedMain))) return old;
+    if (old !== undefined) {
+      const from = (old as Built)[FROM];
+      if ((from !== undefined && from.spec === spec && from.node === old) || (spec === mainSpec && old === reusedMain)) return old;
+    }
     // A node of the previous render with this key already holds the registry's bid for it.
     const bid = old !== undefined ? old.bid : assigner.bid(spec.key);
     const specs = spec.children;
@@ -628,14 +691,14 @@ function render(page: PageState): PageState {
     const node = Object.assign({}, spec) as unknown as { -readonly [K in keyof WebNode]: WebNode[K] };
     node.bid = bid;
     node.children = children;
-    if (STABLE.has(spec)) Object.defineProperty(node, FROM, { value: spec });
+    if (isKept(spec)) (node as Built)[FROM] = { spec, node };
     return node;
   };
   const tree = build(root, page.tree.key === root.key ? page.tree : undefined);
   (tree as Memoised)[MAIN] = { url: page.url, view: page.view, store: page.store, scroll: page.scroll, title, spec: mainSpec, node: tree.children[1]! };
   const bids = assigner.done();
-  if (tree === page.tree) return { ...page, title: fullTitle, bids, nextBid: bids.next };
-  return { ...page, title: fullTitle, tree, index: new TreeIndex(tree), bids, nextBid: bids.next };
+  if (tree === page.tree) return edit(page, { title: fullTitle, bids, nextBid: bids.next });
+  return edit(page, { title: fullTitle, tree, index: new TreeIndex(tree), bids, nextBid: bids.next });
 }
 
 /**
@@ -667,15 +730,14 @@ function sameFields(spec: Spec, node: WebNode): boolean {
  * Parts of every page that depend only on the config, the site and the facts named in `key` (the banner
  * and navigation, the dialogs): built once per config and handed to every render as the very same
  * object, so the render returns the node it built from it last time. Such a node names its spec under
- * a non-enumerable symbol (a spread copy of it, as `fill` makes, does not carry it, and no digest sees it).
+ * a symbol (see `FROM`; no digest sees symbols).
  */
 function stableSpec(config: PageConfig, key: string, make: () => Spec): Spec {
   let specs = stableSpecs.get(config);
   if (specs === undefined) stableSpecs.set(config, (specs = new Map()));
   let spec = specs.get(key);
   if (spec === undefined) {
-    specs.set(key, (spec = make()));
-    STABLE.add(spec);
+    specs.set(key, (spec = keep(make())));
   }
   return spec;
 }
@@ -701,5 +763,12 @@ const MAIN = Symbol('main memo');
 interface Memoised {
   [MAIN]?: MainMemo;
 }
-const STABLE = new WeakSet<Spec>();
+/**
+ * On a node built from a kept spec: that spec, and the node itself (a spread copy, as `fill` makes,
+ * carries the symbol along but is not the node it names). A plain property, not `defineProperty`:
+ * that is slower to add and to read past.
+ */
 const FROM = Symbol('built from');
+interface Built {
+  [FROM]?: { readonly spec: Spec; readonly node: WebNode };
+}

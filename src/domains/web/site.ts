@@ -98,29 +98,44 @@ export interface Site {
 type Extra = Partial<Omit<Spec, 'key' | 'component' | 'role' | 'name'>>;
 
 export const heading = (key: string, text: string): Spec => ({ key, component: 'heading', role: 'heading', name: text });
-export const text = (key: string, body: string, extra: Extra = {}): Spec => ({ key, component: 'text', role: 'text', name: body, ...extra });
-export const section = (key: string, name: string, children: Spec[], extra: Extra = {}): Spec => ({ key, component: 'section', role: 'region', name, children, ...extra });
-export const link = (key: string, name: string, href: string, extra: Extra = {}): Spec => ({ key, component: 'link', role: 'link', name, href, ...extra });
-export const button = (key: string, name: string, on: string, extra: Extra = {}): Spec => ({ key, component: 'button', role: 'button', name, on, ...extra });
+// Without extras the builders write one plain literal (spreading an empty `{}` in cost more than the rest).
+export const text = (key: string, body: string, extra?: Extra): Spec => (extra === undefined ? { key, component: 'text', role: 'text', name: body } : { key, component: 'text', role: 'text', name: body, ...extra });
+export const section = (key: string, name: string, children: Spec[], extra?: Extra): Spec =>
+  extra === undefined ? { key, component: 'section', role: 'region', name, children } : { key, component: 'section', role: 'region', name, children, ...extra };
+export const link = (key: string, name: string, href: string, extra?: Extra): Spec =>
+  extra === undefined ? { key, component: 'link', role: 'link', name, href } : { key, component: 'link', role: 'link', name, href, ...extra };
+export const button = (key: string, name: string, on: string, extra?: Extra): Spec =>
+  extra === undefined ? { key, component: 'button', role: 'button', name, on } : { key, component: 'button', role: 'button', name, on, ...extra };
 export const form = (key: string, name: string, on: string, children: Spec[]): Spec => ({ key, component: 'form', role: 'form', name, on, children });
 export const list = (key: string, name: string, children: Spec[]): Spec => ({ key, component: 'list', role: 'list', name, children });
 export const item = (key: string, children: Spec[], name = ''): Spec => ({ key, component: 'item', role: 'listitem', name, children });
 
 /** A text input with its current value and validation message from the view. */
-export function input(view: View, key: string, label: string, extra: Extra = {}): Spec {
-  const value = view.values[key] ?? extra.value ?? '';
+export function input(view: View, key: string, label: string, extra?: Extra): Spec {
   const invalid = view.errors[key];
+  if (extra === undefined) {
+    const spec: Spec = { key, component: 'input', role: 'textbox', name: label, inputType: 'text', value: view.values[key] ?? '' };
+    if (invalid !== undefined) (spec as { invalid?: string }).invalid = invalid;
+    return spec;
+  }
+  const value = view.values[key] ?? extra.value ?? '';
   return { key, component: 'input', role: 'textbox', name: label, inputType: 'text', ...extra, value, ...(invalid !== undefined ? { invalid } : {}) };
 }
 
 /** A select with its current value from the view. */
-export function select(view: View, key: string, label: string, options: readonly string[], extra: Extra = {}): Spec {
+export function select(view: View, key: string, label: string, options: readonly string[], extra?: Extra): Spec {
   const invalid = view.errors[key];
+  if (extra === undefined) {
+    const spec: Spec = { key, component: 'select', role: 'combobox', name: label, options, value: view.values[key] ?? options[0] ?? '' };
+    if (invalid !== undefined) (spec as { invalid?: string }).invalid = invalid;
+    return spec;
+  }
   return { key, component: 'select', role: 'combobox', name: label, options, ...extra, value: view.values[key] ?? extra.value ?? options[0] ?? '', ...(invalid !== undefined ? { invalid } : {}) };
 }
 
 /** A checkbox with its current state from the view. */
-export function checkbox(view: View, key: string, label: string, extra: Extra = {}): Spec {
+export function checkbox(view: View, key: string, label: string, extra?: Extra): Spec {
+  if (extra === undefined) return { key, component: 'checkbox', role: 'checkbox', name: label, checked: view.checks[key] ?? false };
   return { key, component: 'checkbox', role: 'checkbox', name: label, ...extra, checked: view.checks[key] ?? extra.checked ?? false };
 }
 
@@ -143,6 +158,9 @@ export interface Column {
 /**
  * A table over records with sortable headers and pagination (or an infinite list that loads a batch
  * per scroll): rows are `rows` filtered by the caller, sorted by the view, and cut to the page.
+ * A row is rendered once per record and row state and kept: `cell` must read only the record and its
+ * id, and `actions` only the record, its id, the config (labels, perturbations) and what `rowState`
+ * names of the view (a row's ticked box, its open menu).
  */
 export function table(
   ctx: RenderContext,
@@ -151,6 +169,7 @@ export function table(
   columns: readonly Column[],
   rows: ReadonlyArray<{ id: string; row: Row }>,
   actions: (id: string, row: Row) => Spec[],
+  rowState?: (id: string, row: Row) => string,
 ): Spec[] {
   const sort = ctx.view.sort;
   let sorted = rows.slice();
@@ -193,18 +212,23 @@ export function table(
       { key: `${key}.col.actions`, component: 'header', role: 'columnheader', name: 'Actions' },
     ],
   };
-  const body = sorted.map(
-    ({ id, row }): Spec => ({
-      key: `${key}.row.${id}`,
-      component: 'row',
-      role: 'row',
-      name: '',
-      children: [
-        ...columns.map((c): Spec => ({ key: `${key}.row.${id}.${c.key}`, component: 'cell', role: 'cell', name: c.cell(row, id) })),
-        { key: `${key}.row.${id}.actions`, component: 'cell', role: 'cell', name: '', children: actions(id, row) },
-      ],
-    }),
-  );
+  // A row's spec is a function of the config (labels, perturbations), the table and its columns, the
+  // record (records are never mutated: a write makes a new one) and the row's view state: kept per
+  // config and row key (the last record and state only), so a re-render hands the very same spec and
+  // the page keeps the row's node as it is. Not a WeakMap on records: ephemerons make every GC slower.
+  const memo = rowMemo(ctx.config);
+  const shape = columns.length === 0 ? '' : columns.map((c) => c.key).join('\u0000');
+  const body = sorted.map(({ id, row }): Spec => {
+    const rowKey = `${key}.row.${id}`;
+    const state = rowState === undefined ? '' : rowState(id, row);
+    const held = memo.get(rowKey);
+    if (held !== undefined && held.row === row && held.state === state && held.shape === shape) return held.spec;
+    const children: Spec[] = columns.map((c): Spec => ({ key: `${rowKey}.${c.key}`, component: 'cell', role: 'cell', name: c.cell(row, id) }));
+    children.push({ key: `${rowKey}.actions`, component: 'cell', role: 'cell', name: '', children: actions(id, row) });
+    const spec = keep({ key: rowKey, component: 'row', role: 'row', name: '', children });
+    memo.set(rowKey, { row, state, shape, spec });
+    return spec;
+  });
   const out: Spec[] = [{ key, component: 'table', role: 'table', name, children: [header, ...body] }];
   if (paged && !infinite && pages > 1) {
     out.push({
@@ -265,13 +289,50 @@ export const modal = (key: string, title: string, children: Spec[]): Spec => ({ 
 /** A toast: a status message that does not block. */
 export const toast = (key: string, message: string): Spec => ({ key, component: 'toast', role: 'status', name: message });
 
+/**
+ * Specs kept and handed to renders again as the very same objects (never changed after they are kept):
+ * a render returns the node it built from such a spec last time without comparing anything. Marked by a
+ * symbol property (a WeakSet cost more than the rest of keeping a row); a copy of a kept spec, or a node
+ * built from one, carries the mark along, which costs nothing but a lookup that never matches.
+ */
+const KEPT = Symbol('kept spec');
+
+/** Marks a spec as kept (see `isKept`) and returns it. */
+export function keep(spec: Spec): Spec {
+  (spec as { [KEPT]?: true })[KEPT] = true;
+  return spec;
+}
+
+/** Whether a spec is kept: the same object always describes the same subtree. */
+export const isKept = (spec: Spec): boolean => (spec as { [KEPT]?: true })[KEPT] === true;
+
+// Table rows kept per config and row key (see `table`).
+interface HeldRow {
+  readonly row: Row;
+  readonly state: string;
+  readonly shape: string;
+  readonly spec: Spec;
+}
+const rowMemos = new WeakMap<PageConfig, Map<string, HeldRow>>();
+function rowMemo(config: PageConfig): Map<string, HeldRow> {
+  let memo = rowMemos.get(config);
+  if (memo === undefined) rowMemos.set(config, (memo = new Map()));
+  return memo;
+}
+
 // ---- perturbation-aware parts ----
 
 /** A button that may be icon-only (aria-label only), late-loading or below the fold, as the page's perturbations say. */
-export function actionButton(ctx: RenderContext, key: string, plain: string, on: string, extra: Partial<Spec> = {}): Spec {
+export function actionButton(ctx: RenderContext, key: string, plain: string, on: string, extra?: Partial<Spec>): Spec {
   const label = ctx.label(plain);
   const icon = ctx.has('icon-only') ? ICONS[plain] : undefined;
+  if (extra === undefined || isEmpty(extra)) return icon === undefined ? button(key, label, on) : button(key, label, on, { icon });
   return button(key, label, on, { ...(icon !== undefined ? { icon } : {}), ...extra });
+}
+
+function isEmpty(o: object): boolean {
+  for (const _ in o) return false;
+  return true;
 }
 
 /** Where late and below-the-fold parts go: `showAt` under late-load, `fold` under scroll-reveal. */

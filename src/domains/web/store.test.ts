@@ -25,6 +25,21 @@ describe('the web store', () => {
     expect(hashStore(putRow(gone, 'products', 'P-2', { name: 'Lamp', stock: 0 }))).toBe(hashStore(a));
   });
 
+  it('compares a write with the base value as canonical JSON does: key order, -0 and undefined fields do not count, nested values are compared whole', () => {
+    const nested = { products: { 'P-1': { name: 'Mug', stock: 0, tags: ['blue', 'big'] } } };
+    const a = createStore(nested);
+    // The same content written in another key order, with -0 for 0 and an undefined field: no change.
+    expect(putRow(a, 'products', 'P-1', { tags: ['blue', 'big'], stock: -0, name: 'Mug', note: undefined as unknown as string }).changes.size).toBe(0);
+    // One field more, one field less, a nested value changed: a change each.
+    expect(putRow(a, 'products', 'P-1', { name: 'Mug', stock: 0, tags: ['blue', 'big'], note: '' }).changes.size).toBe(1);
+    expect(putRow(a, 'products', 'P-1', { name: 'Mug', tags: ['blue', 'big'] }).changes.size).toBe(1);
+    const changed = putRow(a, 'products', 'P-1', { name: 'Mug', stock: 0, tags: ['blue', 'small'] });
+    expect(changed.changes.size).toBe(1);
+    expect(hashStore(changed)).not.toBe(hashStore(a));
+    // A string with no canonical form (a lone surrogate) is refused by the digest, as before.
+    expect(() => putRow(a, 'products', 'P-1', { name: 'Mug\ud800', stock: 0, tags: ['blue', 'big'] })).toThrow();
+  });
+
   it('new ids follow the base and exports are sorted', () => {
     const { id, store } = nextId(createStore(base), 'products', 'P-');
     expect(id).toBe('P-1003');

@@ -70,7 +70,7 @@ export function putRow(store: WebStore, table: string, id: string, row: Row | nu
   const key = `${table}/${id}`;
   const original = store.base[table]?.[id];
   const changes = new Map(store.changes);
-  if ((row === null && original === undefined) || (row !== null && original !== undefined && digest(row) === digest(original))) changes.delete(key);
+  if ((row === null && original === undefined) || (row !== null && original !== undefined && sameRecord(row, original))) changes.delete(key);
   else changes.set(key, row === null ? null : Object.freeze({ ...row }));
   return { base: store.base, baseHash: store.baseHash, changes, seq: store.seq };
 }
@@ -92,12 +92,50 @@ export function hashStore(store: WebStore): string {
   let out = store.baseHash;
   if (store.changes.size > 0) {
     const keys = [...store.changes.keys()].sort();
-    const lines = keys.map((k) => `${k}\t${digest(store.changes.get(k) ?? null)}`);
+    const lines = keys.map((k) => `${k}\t${recordDigest(store.changes.get(k) ?? null)}`);
     out = sha256(`envharness.web-store/1\n${store.baseHash}\n${lines.join('\n')}`);
   }
   store.hash = out;
   return out;
 }
+
+/**
+ * Whether two records have the same canonical JSON (what comparing their digests says), without hashing
+ * when every value is a string (without surrogates), a boolean, null or a finite number; anything else is
+ * left to the digests.
+ */
+function sameRecord(a: Row, b: Row): boolean {
+  let count = 0;
+  for (const k in a) {
+    const x = a[k];
+    if (x === undefined) continue;
+    count++;
+    const y = b[k];
+    if (!plain(x) || !plain(y)) return digest(a) === digest(b);
+    if (x !== y) return false;
+  }
+  for (const k in b) {
+    const y = b[k];
+    if (y === undefined) continue;
+    if (!plain(y)) return digest(a) === digest(b);
+    count--;
+  }
+  return count === 0;
+}
+
+// Strings with surrogates go to the digests too: a lone one has no canonical form, and the digest throws as before.
+const plain = (v: unknown): boolean => v === null || (typeof v === 'string' && !SURROGATE.test(v)) || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v));
+const SURROGATE = /[\uD800-\uDFFF]/;
+
+/** A changed record's digest, kept per record object (records in a store are frozen and never change). */
+function recordDigest(row: Row | null): string {
+  if (row === null) return NULL_DIGEST;
+  let out = recordDigests.get(row);
+  if (out === undefined) recordDigests.set(row, (out = digest(row)));
+  return out;
+}
+const recordDigests = new WeakMap<Row, string>();
+const NULL_DIGEST = digest(null);
 
 /** The whole store as JSON, tables and ids sorted. */
 export function exportStore(store: WebStore): JsonObject {

@@ -111,6 +111,7 @@ function bookings(ctx: RenderContext): { title: string; main: Spec[] } {
         ],
         rows,
         (id, r) => actions(ctx, `bookings.more.${id}`, [actionButton(ctx, `bookings.cancel.${id}`, 'Cancel', `cancel-booking:${id}`, { disabled: r['status'] !== 'confirmed' })]),
+        (id) => (ctx.view.menu === `bookings.more.${id}` ? 'open' : ''),
       ),
     ],
   };

@@ -117,6 +117,7 @@ function products(ctx: RenderContext): { title: string; main: Spec[] } {
         ],
         rows,
         (id, r) => [checkbox(ctx.view, `products.sel.${id}`, `Select ${str(r['name'])}`), link(`products.edit.${id}`, `${edit} ${str(r['name'])}`, `/products/${id}`)],
+        (id) => (ctx.view.checks[`products.sel.${id}`] === true ? 'selected' : ''),
       ),
       section('products.bulk', 'Bulk actions', actions(ctx, 'products.more', bulk), delayed(ctx)),
     ],
