@@ -269,6 +269,21 @@ describe('store recorder', () => {
         expect(await store.listTransitions(`${name}-d`)).toEqual([]);
         expect(await store.getEpisode(`${name}-d`)).toBeUndefined();
       }
+      // A replaced appendTransitions (a wrapper, a fault) is what a recorder calls: staging never bypasses it.
+      const writer = store.openTransitionWriter();
+      const calls: number[] = [];
+      const through = writer.appendTransitions;
+      writer.appendTransitions = (transitions, options) => {
+        calls.push(transitions.length);
+        return through(transitions, options);
+      };
+      expect(writer.stage?.()).toBeUndefined();
+      const wrapped = createStoreRecorder(writer, { maxBatch: 100, maxDelayMs: 10_000 });
+      wrapped.record(transition('wrapped', 1));
+      wrapped.record(transition('wrapped', 2));
+      await wrapped.flush();
+      expect(calls).toEqual([2]);
+      expect(await store.listTransitions('wrapped')).toHaveLength(2);
     } finally {
       await store.close();
       rmSync(dir, { recursive: true, force: true });

@@ -90,9 +90,10 @@ export type RecordingTarget = Pick<Store, 'appendTransitions'> & {
    * Starts a call that takes transitions as they are recorded (optional). A target that offers it serialises
    * each transition during `record`, while its objects are young, so the recorder holds no transition objects
    * until the commit: measured, that retention (every buffered transition surviving young-generation GCs)
-   * cost more than serialising them.
+   * cost more than serialising them. Undefined means "record through `appendTransitions`" (a store returns it
+   * when its `appendTransitions` was replaced, so that a wrapper is never bypassed).
    */
-  stage?(): StagedCall;
+  stage?(): StagedCall | undefined;
 };
 
 /**
@@ -240,8 +241,10 @@ export function createStoreRecorder(store: RecordingTarget, options: StoreRecord
     record(transition) {
       guardOpen();
       let count: number;
-      if (store.stage !== undefined) {
-        (staged ??= store.stage()).add(transition);
+      // Staged or buffered is decided at the first transition of each commit, and holds until it starts.
+      if (staged === undefined && buffer.length === 0 && store.stage !== undefined) staged = store.stage();
+      if (staged !== undefined) {
+        staged.add(transition);
         count = ++stagedCount;
       } else count = buffer.push(transition);
       if (count >= maxBatch) void startCommit().catch(() => undefined);
