@@ -1,3 +1,5 @@
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
 import { canonicalize } from './canonical-json.js';
@@ -123,6 +125,20 @@ describe('canonicalize (RFC 8785)', () => {
       delete (Object.prototype as { toJSON?: unknown }).toJSON;
     }
     expect(canonicalize({ x: 1 })).toBe('{"x":1}');
+  });
+
+  it('writes frequent shapes where code generation is disallowed (node --disallow-code-generation-from-strings)', () => {
+    const script = [
+      "const { canonicalize } = await import('./src/core/canonical-json.ts');",
+      'const out = [];',
+      "for (let i = 0; i < 20; i++) out.push(canonicalize({ b: i, a: { d: 'x', c: [i] } }));",
+      'process.stdout.write(out[19]);',
+    ].join('\n');
+    const text = execFileSync(process.execPath, ['--disallow-code-generation-from-strings', '--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: fileURLToPath(new URL('../..', import.meta.url)),
+      encoding: 'utf8',
+    });
+    expect(text).toBe('{"a":{"c":[19],"d":"x"},"b":19}');
   });
 
   it('stays right past the shape cache bounds (many keys, many key sequences)', () => {

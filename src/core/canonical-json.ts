@@ -93,8 +93,8 @@ interface Shape {
   readonly heads: readonly string[];
   /** Objects of this shape written so far by the string writer, until `write` is compiled. */
   uses: number;
-  /** The string writer specialised to this shape (`compileShape`), once it has been used COMPILE_AFTER times. */
-  write: ShapeWriter | undefined;
+  /** The string writer specialised to this shape (`compileShape`), once it has been used COMPILE_AFTER times; null when code generation is not allowed. */
+  write: ShapeWriter | null | undefined;
 }
 
 /** Writes an object of one shape; undefined when a member is undefined (the caller then drops it the slow way). */
@@ -261,8 +261,8 @@ function fastObject(record: Record<string, unknown>, depth: number, memo: WeakMa
   const shape = knownShape(record) ?? learnShape(record);
   if (shape === undefined) return sortedObject(record, depth, memo);
   let compiled = shape.write;
-  if (compiled === undefined && ++shape.uses >= COMPILE_AFTER) compiled = shape.write = compileShape(shape);
-  if (compiled !== undefined) return compiled(record, depth, memo) ?? sortedObject(record, depth, memo);
+  if (compiled === undefined && ++shape.uses >= COMPILE_AFTER) compiled = shape.write = compileShapeOrNull(shape);
+  if (compiled) return compiled(record, depth, memo) ?? sortedObject(record, depth, memo);
   const sorted = shape.sorted;
   const heads = shape.heads;
   const n = sorted.length;
@@ -333,6 +333,15 @@ function compileShape(shape: Shape): ShapeWriter {
     write: typeof fast,
   ) => ShapeWriter;
   return make(fastQuote, fastNumber, fast);
+}
+
+/** `compileShape`, or null (the shape keeps the generic loop) where code generation from strings is disallowed. */
+function compileShapeOrNull(shape: Shape): ShapeWriter | null {
+  try {
+    return compileShape(shape);
+  } catch {
+    return null;
+  }
 }
 
 // ---- the same canonical form written straight to UTF-8 bytes, for hashing ----------------------
