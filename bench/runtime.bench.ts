@@ -236,7 +236,8 @@ async function recordingSection(): Promise<BenchSection> {
       rows,
       notes: [
         `Group commit sustains ${fmt(rowsPerSec)} transitions per CPU-second into SQLite (episodes included, in-thread).`,
-        'With the writer thread the stepping thread pays canonical JSON of the transitions and records (~8.5 µs per episode, CPU, load 14-16, 2026-12-04) and making it one UTF-8 buffer (~3-4 µs): about what an unrecorded episode costs, so the ≤ 30% target is out of reach while the stepping thread serialises (docs/storage.md, "writer thread").',
+        'Store recorders stage each transition when it is recorded (serialised at once, into the writer thread\'s UTF-8 buffer): nothing but text waits for the group commit, which saved GC (same-process A/B, load 6-7, stepping thread: in-thread 28.3 -> 26.7 µs per episode, writer thread 18.3 -> 16.7; process 36.2 -> 31.2 and 42.4 -> 36.2).',
+        'With the writer thread the stepping thread still pays canonical JSON of the 4 transitions and the record (~1.4 µs per transition, about JSON.stringify\'s cost) and its UTF-8 encoding: close to what an unrecorded episode costs, so the ≤ 30% target is out of reach while the stepping thread serialises (docs/storage.md, "writer thread").',
         'The writer thread lowers the stepping thread\'s CPU and raises the process\'s (a second connection, the message, UTF-8 decoding): on a 2-core machine steps/s follows the stepping thread while the other core is free.',
         'Awaiting durability after every episode turns group commit into one transaction per episode; through the writer thread each one is also a round trip between the threads, which costs the stepping thread about what the commit itself did (measured 155 against 149 µs, CPU, load 13): the writer pays off when commits are handed over without waiting.',
       ],

@@ -15,7 +15,7 @@ export async function run(): Promise<BenchSection[]> {
   let files = 0;
   const open = (options: Omit<SqliteStoreOptions, 'now'> = {}): SqliteStore => createSqliteStore(join(dir, `bench-${files++}.db`), { now: systemClock, ...options });
   try {
-    return [await benchTransitions(open, dir), await benchTasks(open)];
+    return [await benchTransitions(open, dir), await benchLiveCommits(open, dir), await benchTasks(open)];
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -157,6 +157,96 @@ async function benchTransitions(open: (options?: SqliteStoreOptions) => SqliteSt
 
 function make0(template: Transition, s: number): Transition {
   return { ...template, step: s, info: { ...template.info, step: s } };
+}
+
+/**
+ * One commit holding one transition of each of `live` concurrently running episodes (what a server commits per
+ * batch of concurrent steps), after a history of such commits: the store against raw better-sqlite3 writing
+ * the same rows into the same table, with its unique (episode_seq, step) index and without any index (what
+ * that index costs a commit). CPU per commit, interleaved, median of 5.
+ */
+async function benchLiveCommits(open: (options?: SqliteStoreOptions) => SqliteStore, dir: string): Promise<BenchSection> {
+  const loadAtStart = loadavg()[0]!;
+  const rows: BenchRow[] = [];
+  const HISTORY = 4_000;
+  const COMMITS = 1_000;
+  const STEPS = 200;
+  for (const live of [8, 64]) {
+    // Episodes run STEPS steps; one that ends is replaced by a new one (a new integer key).
+    const cursor = (newEpisode: () => number) => {
+      const running = Array.from({ length: live }, () => ({ key: newEpisode(), step: 0 }));
+      return (): Array<[number, number]> =>
+        running.map((e, i) => {
+          const row: [number, number] = [e.key, e.step++];
+          if (e.step >= STEPS) running[i] = { key: newEpisode(), step: 0 };
+          return row;
+        });
+    };
+    const raw = (indexed: boolean) => {
+      const db = new BetterSqlite3(join(dir, `live-${live}-${indexed ? 'index' : 'none'}.db`));
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = NORMAL');
+      db.exec(
+        'CREATE TABLE episode_keys (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE) STRICT; ' +
+          'CREATE TABLE transitions (seq INTEGER PRIMARY KEY, episode_seq INTEGER NOT NULL, step INTEGER NOT NULL, body TEXT NOT NULL) STRICT;' +
+          (indexed ? ' CREATE UNIQUE INDEX transitions_by_episode ON transitions (episode_seq, step);' : ''),
+      );
+      const newKey = db.prepare('INSERT INTO episode_keys (id) VALUES (?)');
+      let n = 0;
+      const next = cursor(() => Number(newKey.run(`bench-episode-${String(n++).padStart(16, '0')}`).lastInsertRowid));
+      const insert = db.prepare('INSERT INTO transitions (episode_seq, step, body) VALUES (?, ?, ?)');
+      const commit = db.transaction((batch: ReadonlyArray<[number, Transition]>) => {
+        for (const [key, t] of batch) insert.run(key, t.step, JSON.stringify(t));
+      });
+      // The transitions of the next `count` commits, made before the timed loop (as the store's side is).
+      const prepare = (count: number) => Array.from({ length: count }, () => next().map(([key, step]) => [key, makeTransition('bench-episode-0000000000000000', step)] as [number, Transition]));
+      return { run: (batches: ReadonlyArray<ReadonlyArray<[number, Transition]>>) => { for (const b of batches) commit.immediate(b); }, prepare, close: () => db.close() };
+    };
+    const store = open({ now: systemClock });
+    let n = 0;
+    const next = cursor(() => n++);
+    const prepareStore = (count: number) => Array.from({ length: count }, () => next().map(([key, step]) => makeTransition(`bench-episode-${String(key).padStart(16, '0')}`, step)));
+    const runStore = async (batches: Transition[][]) => {
+      for (const b of batches) await store.appendTransitions(b);
+    };
+    const indexed = raw(true);
+    const bare = raw(false);
+    for (let i = 0; i < HISTORY; i += COMMITS) {
+      await runStore(prepareStore(COMMITS));
+      indexed.run(indexed.prepare(COMMITS));
+      bare.run(bare.prepare(COMMITS));
+    }
+    const cpu: Record<'store' | 'indexed' | 'bare', number[]> = { store: [], indexed: [], bare: [] };
+    for (let r = 0; r < 5; r++) {
+      const ours = prepareStore(COMMITS);
+      cpu.store.push((await cpuOf(() => runStore(ours))) / COMMITS);
+      const withIndex = indexed.prepare(COMMITS);
+      cpu.indexed.push((await cpuOf(() => indexed.run(withIndex))) / COMMITS);
+      const withoutIndex = bare.prepare(COMMITS);
+      cpu.bare.push((await cpuOf(() => bare.run(withoutIndex))) / COMMITS);
+    }
+    indexed.close();
+    bare.close();
+    await store.close();
+    rows.push({
+      'live episodes (transitions per commit)': live,
+      'store µs/commit (CPU)': median(cpu.store).toFixed(1),
+      'raw, unique (episode_seq, step) index µs/commit': median(cpu.indexed).toFixed(1),
+      'raw, no index µs/commit': median(cpu.bare).toFixed(1),
+      'store vs raw same rows (CPU)': `${Math.round((median(cpu.indexed) / median(cpu.store)) * 100)}%`,
+      'index share of the raw commit': `${Math.round((1 - median(cpu.bare) / median(cpu.indexed)) * 100)}%`,
+    });
+  }
+  return {
+    title: 'Storage: one commit of concurrent episodes (SQLite, WAL)',
+    description:
+      `One \`appendTransitions\` call holding one transition of each of N running episodes (${STEPS} steps each, then replaced), after ${fmt(HISTORY, 2)} such commits; ` +
+      'CPU per commit (process: the store\'s checkpoint thread included), interleaved, median of 5. Raw better-sqlite3 writes the same rows (bodies from JSON.stringify) ' +
+      'into the same table with the unique (episode_seq, step) index and without any index: the difference is what that index costs, since each running ' +
+      `episode's entries end on a leaf page of their own once they outgrow a shared one. Machine load (1 min): ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end.`,
+    rows,
+    notes: ['The store side includes canonical JSON of each transition (about a quarter of its commit at 8 episodes) and its checkpoint thread.'],
+  };
 }
 
 async function benchTasks(open: () => SqliteStore): Promise<BenchSection> {

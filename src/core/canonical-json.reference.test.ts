@@ -30,6 +30,11 @@ describe('canonical writers against the RFC 8785 reference', () => {
     expect(canonicalize(frozen, memo)).toBe(expected);
   });
 
+  test.prop([validJson], { numRuns: 100 })('gives the reference bytes again once its shapes are compiled (written 10 times)', (value) => {
+    const expected = reference(value);
+    for (let i = 0; i < 10; i++) expect(canonicalize(structuredClone(value))).toBe(expected);
+  });
+
   test.prop([anyJson], { numRuns: 400 })('refuses exactly what has no canonical form (NaN, infinities, lone surrogates)', (value) => {
     let expected: string | undefined;
     try {

@@ -1,3 +1,5 @@
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
 import { canonicalize } from './canonical-json.js';
@@ -92,6 +94,51 @@ describe('canonicalize (RFC 8785)', () => {
     expect(() => canonicalize({ '\ud800': 1 })).toThrow(EnvHarnessError);
     expect(() => canonicalize({ '\ud800': 1 })).toThrow(EnvHarnessError);
     expect(canonicalize({ b: 1, a: { b: 2, a: 3 }, c: [{ b: 4, a: 5 }] })).toBe('{"a":{"a":3,"b":2},"b":1,"c":[{"a":5,"b":4}]}');
+  });
+
+  it('writes objects of a frequent key sequence with its compiled writer exactly as the first ones', () => {
+    // Past COMPILE_AFTER uses a shape is written by its own compiled function: every case below runs 20 times.
+    const cases: Array<[() => unknown, string]> = [
+      [() => ({ z: 'x', a: 1, m: true, b: null, c: [1, { y: 2, x: -0 }] }), '{"a":1,"b":null,"c":[1,{"x":0,"y":2}],"m":true,"z":"x"}'],
+      [() => ({ z: 'q"\\\n\u0001é€😀', a: 1e21, m: false, b: 0.1, c: [] }), '{"a":1e+21,"b":0.1,"c":[],"m":false,"z":"q\\"\\\\\\n\\u0001é€😀"}'],
+      [() => ({ z: undefined, a: 2, m: true, b: null, c: [] }), '{"a":2,"b":null,"c":[],"m":true}'],
+      [() => ({ '\u20ac': 1, '\r': 2, '\ud83d\ude00': 3, '1': 4 }), '{"\\r":2,"1":4,"\u20ac":1,"\ud83d\ude00":3}'],
+    ];
+    for (const [make, expected] of cases) for (let i = 0; i < 20; i++) expect(canonicalize(make())).toBe(expected);
+    // The compiled writer of a frequent shape still refuses what has no canonical form, and names it.
+    for (let i = 0; i < 20; i++) canonicalize({ z: 'ok', a: 1, m: true, b: null, c: [] });
+    expect(() => canonicalize({ z: 'ok', a: NaN, m: true, b: null, c: [] })).toThrow(/\/a: number NaN/);
+    expect(() => canonicalize({ z: 'lone \ud800', a: 1, m: true, b: null, c: [] })).toThrow(/\/z: string contains a lone/);
+    expect(() => canonicalize({ z: 'ok', a: 1, m: true, b: null, c: [Infinity] })).toThrow(/\/c\/0/);
+    expect(() => canonicalize({ z: 'ok', a: 1, m: true, b: null, c: [() => 1] })).toThrow(EnvHarnessError);
+    // Class instances and toJSON (own or on the prototype) never take a shape's writer.
+    class Point {
+      constructor(readonly x: number) {}
+    }
+    for (let i = 0; i < 20; i++) expect(canonicalize({ x: i })).toBe(`{"x":${i}}`);
+    expect(canonicalize(new Point(3))).toBe('{"x":3}');
+    for (let i = 0; i < 20; i++) expect(canonicalize({ x: 1, toJSON: () => ({ y: i }) })).toBe(`{"y":${i}}`);
+    try {
+      Object.defineProperty(Object.prototype, 'toJSON', { value: () => 'replaced', configurable: true, writable: true });
+      expect(canonicalize({ x: 1 })).toBe('"replaced"');
+    } finally {
+      delete (Object.prototype as { toJSON?: unknown }).toJSON;
+    }
+    expect(canonicalize({ x: 1 })).toBe('{"x":1}');
+  });
+
+  it('writes frequent shapes where code generation is disallowed (node --disallow-code-generation-from-strings)', () => {
+    const script = [
+      "const { canonicalize } = await import('./src/core/canonical-json.ts');",
+      'const out = [];',
+      "for (let i = 0; i < 20; i++) out.push(canonicalize({ b: i, a: { d: 'x', c: [i] } }));",
+      'process.stdout.write(out[19]);',
+    ].join('\n');
+    const text = execFileSync(process.execPath, ['--disallow-code-generation-from-strings', '--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: fileURLToPath(new URL('../..', import.meta.url)),
+      encoding: 'utf8',
+    });
+    expect(text).toBe('{"a":{"c":[19],"d":"x"},"b":19}');
   });
 
   it('stays right past the shape cache bounds (many keys, many key sequences)', () => {

@@ -11,7 +11,8 @@ import { EnvHarnessError } from './errors.js';
  * that object is written (retail's world records share most of their nested objects).
  */
 export function canonicalize(value: unknown, memo?: WeakMap<object, string>): string {
-  if (!busy) {
+  // A toJSON on Object.prototype would apply to every plain object: the checked writer honours it.
+  if (!busy && !('toJSON' in Object.prototype)) {
     busy = true;
     try {
       return fast(value, 0, memo);
@@ -70,6 +71,15 @@ function checkPlain(value: object): void {
   }
 }
 
+/**
+ * The string writer's half of `checkPlain`: the prototype. An own `toJSON` member is a key, and no shape is
+ * learnt for a key sequence holding one (`sortedObject` checks it); Object.prototype's is checked per call.
+ */
+function checkProto(value: object): void {
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) throw new NotCanonical();
+}
+
 // ---- shapes: the sorted key order of each key sequence, learnt once ----
 // Records of one kind (transitions, feedback events, episode records) list the same keys in the same order.
 // A trie over the keys in for-in order remembers, per sequence, the keys in RFC 8785 order and their quoted
@@ -81,7 +91,17 @@ interface Shape {
   readonly sorted: readonly string[];
   /** `{"k":` for the first sorted key, `,"k":` for the others. */
   readonly heads: readonly string[];
+  /** Objects of this shape written so far by the string writer, until `write` is compiled. */
+  uses: number;
+  /** The string writer specialised to this shape (`compileShape`), once it has been used COMPILE_AFTER times; null when code generation is not allowed. */
+  write: ShapeWriter | null | undefined;
 }
+
+/** Writes an object of one shape; undefined when a member is undefined (the caller then drops it the slow way). */
+type ShapeWriter = (record: Record<string, unknown>, depth: number, memo: WeakMap<object, string> | undefined) => string | undefined;
+
+/** A shape gets its own writer after this many objects: one-off shapes are not worth compiling. */
+const COMPILE_AFTER = 8;
 
 /** A trie node: the keys seen so far in for-in order. The first child is inline (most nodes have one). */
 interface ShapeNode {
@@ -119,6 +139,8 @@ function learnShape(record: Record<string, unknown>): Shape | undefined {
     if (keys.length === SHAPE_KEYS_MAX) return undefined;
     keys.push(key);
   }
+  // An own toJSON (user code) is never written by a shape: such objects take sortedObject, which refuses them.
+  if (keys.includes('toJSON')) return undefined;
   if (shapeNodes + keys.length > SHAPE_NODES_MAX) {
     shapeRoot = newNode();
     shapeNodes = 0;
@@ -138,7 +160,7 @@ function learnShape(record: Record<string, unknown>): Shape | undefined {
   }
   if (node.shape === undefined) {
     const sorted = sortKeysUtf16(keys);
-    node.shape = { sorted, heads: sorted.map((key, i) => (i === 0 ? '{' : ',') + fastQuote(key) + ':') };
+    node.shape = { sorted, heads: sorted.map((key, i) => (i === 0 ? '{' : ',') + fastQuote(key) + ':'), uses: 0, write: undefined };
   }
   return node.shape;
 }
@@ -220,7 +242,7 @@ function fast(value: unknown, depth: number, memo: WeakMap<object, string> | und
           out += ']';
         }
       } else {
-        checkPlain(value);
+        checkProto(value);
         out = fastObject(value as Record<string, unknown>, depth, memo);
       }
       if (memo !== undefined && Object.isFrozen(value)) {
@@ -238,6 +260,9 @@ function fast(value: unknown, depth: number, memo: WeakMap<object, string> | und
 function fastObject(record: Record<string, unknown>, depth: number, memo: WeakMap<object, string> | undefined): string {
   const shape = knownShape(record) ?? learnShape(record);
   if (shape === undefined) return sortedObject(record, depth, memo);
+  let compiled = shape.write;
+  if (compiled === undefined && ++shape.uses >= COMPILE_AFTER) compiled = shape.write = compileShapeOrNull(shape);
+  if (compiled) return compiled(record, depth, memo) ?? sortedObject(record, depth, memo);
   const sorted = shape.sorted;
   const heads = shape.heads;
   const n = sorted.length;
@@ -269,6 +294,7 @@ function fastObject(record: Record<string, unknown>, depth: number, memo: WeakMa
 
 /** An object whose shape is not learnt (many keys) or that has members to drop. */
 function sortedObject(record: Record<string, unknown>, depth: number, memo: WeakMap<object, string> | undefined): string {
+  if (typeof record.toJSON === 'function') throw new NotCanonical();
   const keys = sortedKeys(record, scratch, depth);
   const n = keyCount;
   let out = '{';
@@ -281,6 +307,41 @@ function sortedObject(record: Record<string, unknown>, depth: number, memo: Weak
     first = false;
   }
   return out + '}';
+}
+
+/**
+ * The string writer of one shape as its own function: each member read by name (an inline cache per member,
+ * where `record[sorted[i]]` is one megamorphic keyed load for every member of every shape) and written after
+ * its constant head. Measured on transitions (same process, CPU, median of 9): 1.74 -> 1.56 µs, JSON.stringify
+ * 1.53. The code is made from the shape's keys only, each a JSON string literal (which is a JS string literal).
+ */
+function compileShape(shape: Shape): ShapeWriter {
+  const n = shape.sorted.length;
+  if (n === 0) return () => '{}';
+  let body = 'let v, t, s = "";\n';
+  for (let i = 0; i < n; i++) {
+    body +=
+      `v = r[${JSON.stringify(shape.sorted[i])}];\n` +
+      'switch (typeof v) { case "string": t = quote(v); break; case "number": t = number(v); break; ' +
+      'case "boolean": t = v ? "true" : "false"; break; case "undefined": return undefined; default: t = write(v, depth + 1, memo); }\n' +
+      `s += ${JSON.stringify(shape.heads[i])} + t;\n`;
+  }
+  body += 'return s + "}";';
+  const make = new Function('quote', 'number', 'write', `return function writeShape(r, depth, memo) {\n${body}\n};`) as (
+    quote: typeof fastQuote,
+    number: typeof fastNumber,
+    write: typeof fast,
+  ) => ShapeWriter;
+  return make(fastQuote, fastNumber, fast);
+}
+
+/** `compileShape`, or null (the shape keeps the generic loop) where code generation from strings is disallowed. */
+function compileShapeOrNull(shape: Shape): ShapeWriter | null {
+  try {
+    return compileShape(shape);
+  } catch {
+    return null;
+  }
 }
 
 // ---- the same canonical form written straight to UTF-8 bytes, for hashing ----------------------

@@ -4,7 +4,7 @@ export type { DynamicsOptions, Episode, EpisodeOptions } from './episode.js';
 export { actionSchema, validateAction } from './action.js';
 export type { ActionIssue } from './action.js';
 export { createMemoryRecorder, createStoreRecorder } from './recorder.js';
-export type { MemoryRecorder, Recorder, RecordingTarget, StoreRecorder, StoreRecorderOptions } from './recorder.js';
+export type { MemoryRecorder, Recorder, RecordingTarget, StagedCall, StoreRecorder, StoreRecorderOptions } from './recorder.js';
 export { replayEpisode, verifyReplay } from './replay.js';
 export type { ReplayMismatch, ReplayOptions } from './replay.js';
 export { createDomainGateHooks, createNonTrivialGate, createOracleGate } from './gates.js';

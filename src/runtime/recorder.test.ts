@@ -61,6 +61,11 @@ function transition(episodeId: string, step: number): Transition {
   };
 }
 
+function makeRecord(id: string): EpisodeRecord {
+  const at = '2026-01-02T03:04:05.000Z';
+  return { id, taskId: 't1', seed: 1, status: 'terminated', steps: 1, reward: 0, outcome: 0, excludeFromStats: false, createdAt: at, updatedAt: at };
+}
+
 afterEach(() => {
   vi.useRealTimers();
 });
@@ -228,6 +233,60 @@ describe('store recorder', () => {
       expect(await store.listTransitions('e1')).toEqual([]);
     } finally {
       await store.close();
+    }
+  });
+
+  it('stages transitions as they are recorded, with the rules of appendTransitions (in-thread and writer thread)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'envharness-recorder-'));
+    const store = createSqliteStore(join(dir, 'staged.db'), { now: systemClock });
+    try {
+      for (const [name, target] of [['store', store], ['writer', store.openTransitionWriter()]] as const) {
+        expect(typeof target.stage).toBe('function');
+        // Serialised at record time: a later change to the object is not what is stored.
+        const ok = createStoreRecorder(target, { maxBatch: 2, maxDelayMs: 10_000 });
+        const first = transition(`${name}-a`, 1);
+        ok.record(first);
+        first.reward = 99;
+        ok.record(transition(`${name}-a`, 2));
+        ok.record(transition(`${name}-b`, 1));
+        await ok.flush();
+        expect(ok.commits).toBe(2);
+        expect((await store.listTransitions(`${name}-a`)).map((t) => [t.step, t.reward])).toEqual([[1, 0], [2, 0]]);
+        expect(canonicalize(await store.listTransitions(`${name}-b`))).toBe(canonicalize([transition(`${name}-b`, 1)]));
+        // A duplicate step: STORE_CONFLICT naming it, nothing of that commit written.
+        const dup = createStoreRecorder(target, { maxBatch: 100, maxDelayMs: 10_000 });
+        dup.record(transition(`${name}-c`, 1));
+        dup.record(transition(`${name}-a`, 2));
+        await expect(dup.flush()).rejects.toMatchObject({ code: 'STORE_CONFLICT', details: { episodeId: `${name}-a`, step: 2 } });
+        expect(await store.listTransitions(`${name}-c`)).toEqual([]);
+        // A transition with no canonical form fails its whole commit (STORE_FAILED naming the member), sticky.
+        const bad = createStoreRecorder(name === 'store' ? store : store.openTransitionWriter(), { maxBatch: 100, maxDelayMs: 10_000 });
+        bad.record(transition(`${name}-d`, 1));
+        bad.record({ ...transition(`${name}-d`, 2), reward: NaN });
+        bad.end({ ...makeRecord(`${name}-d`), steps: 2 });
+        await expect(bad.flush()).rejects.toMatchObject({ code: 'STORE_FAILED', message: expect.stringMatching(/\/reward/) });
+        await expect(bad.flush()).rejects.toMatchObject({ code: 'STORE_FAILED' });
+        expect(await store.listTransitions(`${name}-d`)).toEqual([]);
+        expect(await store.getEpisode(`${name}-d`)).toBeUndefined();
+      }
+      // A replaced appendTransitions (a wrapper, a fault) is what a recorder calls: staging never bypasses it.
+      const writer = store.openTransitionWriter();
+      const calls: number[] = [];
+      const through = writer.appendTransitions;
+      writer.appendTransitions = (transitions, options) => {
+        calls.push(transitions.length);
+        return through(transitions, options);
+      };
+      expect(writer.stage?.()).toBeUndefined();
+      const wrapped = createStoreRecorder(writer, { maxBatch: 100, maxDelayMs: 10_000 });
+      wrapped.record(transition('wrapped', 1));
+      wrapped.record(transition('wrapped', 2));
+      await wrapped.flush();
+      expect(calls).toEqual([2]);
+      expect(await store.listTransitions('wrapped')).toHaveLength(2);
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

@@ -84,7 +84,29 @@ export interface StoreRecorderOptions {
  * commits calls in call order, never one after a failed one: the recorder then hands a commit over as soon as
  * it starts instead of after the previous commit settled, so the stepping thread never waits for one.
  */
-export type RecordingTarget = Pick<Store, 'appendTransitions'> & { readonly ordered?: boolean };
+export type RecordingTarget = Pick<Store, 'appendTransitions'> & {
+  readonly ordered?: boolean;
+  /**
+   * Starts a call that takes transitions as they are recorded (optional). A target that offers it serialises
+   * each transition during `record`, while its objects are young, so the recorder holds no transition objects
+   * until the commit: measured, that retention (every buffered transition surviving young-generation GCs)
+   * cost more than serialising them. Undefined means "record through `appendTransitions`" (a store returns it
+   * when its `appendTransitions` was replaced, so that a wrapper is never bypassed).
+   */
+  stage?(): StagedCall | undefined;
+};
+
+/**
+ * A commit being filled transition by transition (`RecordingTarget.stage`). `commit` then writes what was
+ * staged and the given episode records as one `appendTransitions` call would: one transaction, the same
+ * rows, checks and errors (a transition that could not be serialised makes the whole call fail).
+ */
+export interface StagedCall {
+  /** Takes one transition (its data is read now). Never throws: a failure is kept for `commit` to reject with. */
+  add(transition: Transition): void;
+  /** Commits the staged transitions and these records; settles as `appendTransitions` would. Called once. */
+  commit(episodes: readonly EpisodeRecord[]): Promise<void>;
+}
 
 /** A recorder that group-commits to a `Store`. */
 export interface StoreRecorder extends Recorder {
@@ -123,6 +145,9 @@ export function createStoreRecorder(store: RecordingTarget, options: StoreRecord
   }
 
   let buffer: Transition[] = [];
+  /** With a staging target: the call taking this commit's transitions (instead of `buffer`), and how many it took. */
+  let staged: StagedCall | undefined;
+  let stagedCount = 0;
   let episodes = new Map<string, EpisodeRecord>();
   /** The tail of the commit chain: commits run one after another, in order. */
   let chain: Promise<void> = Promise.resolve();
@@ -137,12 +162,12 @@ export function createStoreRecorder(store: RecordingTarget, options: StoreRecord
     if (closed) throw new EnvHarnessError('STORE_FAILED', 'store recorder is closed; create a new recorder to record more episodes');
   }
 
-  async function commit(transitions: Transition[], records: EpisodeRecord[]): Promise<void> {
+  async function commit(transitions: Transition[], call: StagedCall | undefined, records: EpisodeRecord[]): Promise<void> {
     if (failure !== undefined) throw failure;
-    if (transitions.length === 0 && records.length === 0) return;
+    if (call === undefined && transitions.length === 0 && records.length === 0) return;
     try {
       commits++;
-      await store.appendTransitions(transitions, { episodes: records });
+      await (call !== undefined ? call.commit(records) : store.appendTransitions(transitions, { episodes: records }));
     } catch (error) {
       const wrapped = toEnvHarnessError(error);
       failure =
@@ -161,16 +186,19 @@ export function createStoreRecorder(store: RecordingTarget, options: StoreRecord
     }
     scheduled = undefined;
     const transitions = buffer;
+    const call = staged;
     const records = [...episodes.values()];
     buffer = [];
+    staged = undefined;
+    stagedCount = 0;
     episodes = new Map();
     // An ordered target keeps the order itself: hand over now, while the steps go on.
     const run =
       store.ordered === true
-        ? Promise.all([commit(transitions, records), chain]).then(() => {
+        ? Promise.all([commit(transitions, call, records), chain]).then(() => {
             if (failure !== undefined) throw failure;
           })
-        : chain.then(() => commit(transitions, records));
+        : chain.then(() => commit(transitions, call, records));
     // The chain itself never rejects, so one failed commit does not leave an unhandled rejection behind.
     chain = run.catch(() => undefined);
     return run;
@@ -199,7 +227,7 @@ export function createStoreRecorder(store: RecordingTarget, options: StoreRecord
     if (timer !== undefined || maxDelayMs === Infinity) return;
     timer = setTimeout(() => {
       timer = undefined;
-      if (buffer.length > 0 || episodes.size > 0) void startCommit().catch(() => undefined);
+      if (buffer.length > 0 || stagedCount > 0 || episodes.size > 0) void startCommit().catch(() => undefined);
     }, maxDelayMs);
     timer.unref?.();
   }
@@ -212,8 +240,14 @@ export function createStoreRecorder(store: RecordingTarget, options: StoreRecord
     },
     record(transition) {
       guardOpen();
-      buffer.push(transition);
-      if (buffer.length >= maxBatch) void startCommit().catch(() => undefined);
+      let count: number;
+      // Staged or buffered is decided at the first transition of each commit, and holds until it starts.
+      if (staged === undefined && buffer.length === 0 && store.stage !== undefined) staged = store.stage();
+      if (staged !== undefined) {
+        staged.add(transition);
+        count = ++stagedCount;
+      } else count = buffer.push(transition);
+      if (count >= maxBatch) void startCommit().catch(() => undefined);
       else armTimer();
     },
     end(episode) {
@@ -223,7 +257,7 @@ export function createStoreRecorder(store: RecordingTarget, options: StoreRecord
     },
     flush() {
       if (failure !== undefined) return Promise.reject(failure);
-      if (buffer.length === 0 && episodes.size === 0) {
+      if (buffer.length === 0 && stagedCount === 0 && episodes.size === 0) {
         return chain.then(() => {
           if (failure !== undefined) throw failure;
         });
@@ -240,7 +274,7 @@ export function createStoreRecorder(store: RecordingTarget, options: StoreRecord
       }
     },
     get pending() {
-      return buffer.length + episodes.size;
+      return buffer.length + stagedCount + episodes.size;
     },
     get commits() {
       return commits;

@@ -40,7 +40,7 @@ import { CHECKPOINT_INTERVAL_MS, CHECKPOINTER_AFTER_WRITES, FALLBACK_AUTOCHECKPO
 import { migrate, SCHEMA_VERSION, userVersion } from './schema.js';
 import { TRANSITION_SQL, TransitionInserter } from './transitions.js';
 import { DEFAULT_WAL_LIMIT_BYTES, WalPressure } from './wal-pressure.js';
-import { WriterThread, type WriterCall, type WriterReply } from './transition-writer.js';
+import { serialiseCall, WriterCallBuilder, WriterThread, type WriterCall, type WriterReply } from './transition-writer.js';
 import { readGenerationLog, writeGenerationLog } from './generation-log.js';
 import { batchTaskRows, limitClause as sharedLimitClause, questionMark, reviewFromRow, storedTaskFromRow, taskBody, taskQuery as sharedTaskQuery, whereOf as sharedWhereOf, type ReviewRow, type TaskRow } from '../rows.js';
 
@@ -104,6 +104,20 @@ export interface SqliteStoreInfo {
 export interface TransitionWriter extends Pick<Store, 'appendTransitions'> {
   /** Calls are taken in call order and committed in that order (a recorder may hand over without waiting). */
   readonly ordered: true;
+  /**
+   * A call filled transition by transition (what `createStoreRecorder` uses when offered): each transition is
+   * serialised as it is added, and `commit(episodes)` hands the call over as `appendTransitions` would, in
+   * the order of the `commit` calls. Absent for a `:memory:` store (its writer commits in-thread).
+   */
+  readonly stage?: () => StagedTransitions | undefined;
+}
+
+/** A call being filled (`TransitionWriter.stage`, `SqliteStore.stage`): the shape of the runtime's `StagedCall`. */
+export interface StagedTransitions {
+  /** Takes one transition (serialised now). Never throws: a transition that cannot be written fails the commit. */
+  add(transition: Transition): void;
+  /** Commits what was added and these records in one transaction, as one `appendTransitions` call. Once. */
+  commit(episodes: readonly EpisodeRecord[]): Promise<void>;
 }
 
 /**
@@ -389,20 +403,62 @@ export class SqliteStore implements Store {
     this.guard('appendTransitions', () => this.appendNow(transitions, episodes));
   }
 
+  /**
+   * A call filled transition by transition and committed on this connection (what `createStoreRecorder`
+   * uses when given the store): each transition is serialised when it is added, so a recorder holds its
+   * text rather than its objects until the commit. `commit(episodes)` is `appendTransitions(added, { episodes })`.
+   * Undefined when this store's `appendTransitions` was replaced (a wrapper, a test's fault): recorders then call it.
+   */
+  stage(): StagedTransitions | undefined {
+    if (this.appendTransitions !== SqliteStore.prototype.appendTransitions) return undefined;
+    const ids: string[] = [];
+    const steps: number[] = [];
+    const texts: string[] = [];
+    let failure: unknown;
+    return {
+      add: (transition) => {
+        if (failure !== undefined) return;
+        try {
+          const text = canonicalize(transition);
+          // Kept flat: one string per transition until the commit, not the writer's tree of pieces.
+          text.charCodeAt(0);
+          texts.push(text);
+        } catch (error) {
+          failure = error;
+          return;
+        }
+        ids.push(transition.episodeId);
+        steps.push(transition.step);
+      },
+      commit: async (episodes) => {
+        if (this.wal?.due()) await this.wal.admit();
+        this.guard('appendTransitions', () => {
+          if (failure !== undefined) throw failure;
+          this.appendRows({ count: texts.length, episodeId: (i) => ids[i]!, step: (i) => steps[i]!, body: (i) => texts[i]! }, episodes);
+        });
+      },
+    };
+  }
+
   /** appendTransitions on this connection, now (inside guard). */
   private appendNow(transitions: readonly Transition[], episodes: readonly EpisodeRecord[]): void {
-    if (transitions.length === 0 && episodes.length === 0) return;
+    this.appendRows({ count: transitions.length, episodeId: (i) => transitions[i]!.episodeId, step: (i) => transitions[i]!.step, body: (i) => canonicalize(transitions[i]!) }, episodes);
+  }
+
+  /** Transition rows (bodies made on demand) and episode records in one transaction, now (inside guard). */
+  private appendRows(rows: TransitionRows, episodes: readonly EpisodeRecord[]): void {
+    if (rows.count === 0 && episodes.length === 0) return;
     const created = new Map<string, number>();
-    this.write(() => this.writeTransitions(transitions, episodes, created));
+    this.write(() => this.writeTransitions(rows, episodes, created));
     // Committed now: the keys this call created can be reused without a lookup.
     for (const [id, key] of created) this.rememberEpisodeKey(id, key);
   }
 
   /** The error of a writer-thread call that did not commit. */
-  private replyError(error: NonNullable<WriterReply['error']>, transitions: readonly Transition[]): EnvHarnessError {
+  private replyError(error: NonNullable<WriterReply['error']>, count: number, transitionAt: (index: number) => { episodeId: string; step: number }): EnvHarnessError {
     if (error.kind === 'conflict') {
-      const { episodeId, step } = transitions[error.index]!;
-      const message = `episode ${episodeId} already has step ${step}; none of the ${transitions.length} transitions of this call were written`;
+      const { episodeId, step } = transitionAt(error.index);
+      const message = `episode ${episodeId} already has step ${step}; none of the ${count} transitions of this call were written`;
       return conflict('appendTransitions', message, { conflict: 'duplicate_step', episodeId, step });
     }
     if (error.kind === 'earlier') return this.earlierFailure(error.message);
@@ -449,23 +505,16 @@ export class SqliteStore implements Store {
       failed ??= wrapped;
       return wrapped;
     };
-    const appendTransitions = (transitions: readonly Transition[], options: { episodes?: readonly EpisodeRecord[] } = {}): Promise<void> => {
-      const episodes = options.episodes ?? [];
-      if (failed !== undefined) return Promise.reject(this.earlierFailure(failed));
-      if (transitions.length === 0 && episodes.length === 0) return Promise.resolve();
-      if (this.isMemory) {
-        try {
-          this.guard('appendTransitions', () => this.appendNow(transitions, episodes));
-          return Promise.resolve();
-        } catch (error) {
-          return Promise.reject(sticky(error));
-        }
-      }
+    /**
+     * Hands one call to the thread: `make` serialises it now (in the caller's turn, as the writer promises);
+     * `count` and `transitionAt` name a duplicate step in the error.
+     */
+    const submit = (make: () => WriterCall, count: number, transitionAt: (index: number) => { episodeId: string; step: number }): Promise<void> => {
       let call: Parameters<WriterThread['post']>;
       try {
         call = this.guard('appendTransitions', () => {
           this.refuseWhileFaulted();
-          return [stream, serialiseCall(transitions, episodes)] as Parameters<WriterThread['post']>;
+          return [stream, make()] as Parameters<WriterThread['post']>;
         });
       } catch (error) {
         return Promise.reject(sticky(error));
@@ -488,7 +537,7 @@ export class SqliteStore implements Store {
               this.countWrite();
               return;
             }
-            throw sticky(this.replyError(answer.error, transitions));
+            throw sticky(this.replyError(answer.error, count, transitionAt));
           },
           (error) => {
             throw sticky(error);
@@ -504,7 +553,36 @@ export class SqliteStore implements Store {
       });
       return run;
     };
-    return { ordered: true, appendTransitions };
+    const appendTransitions = (transitions: readonly Transition[], options: { episodes?: readonly EpisodeRecord[] } = {}): Promise<void> => {
+      const episodes = options.episodes ?? [];
+      if (failed !== undefined) return Promise.reject(this.earlierFailure(failed));
+      if (transitions.length === 0 && episodes.length === 0) return Promise.resolve();
+      if (this.isMemory) {
+        try {
+          this.guard('appendTransitions', () => this.appendNow(transitions, episodes));
+          return Promise.resolve();
+        } catch (error) {
+          return Promise.reject(sticky(error));
+        }
+      }
+      return submit(() => serialiseCall(transitions, episodes), transitions.length, (index) => transitions[index]!);
+    };
+    if (this.isMemory) return { ordered: true, appendTransitions };
+    const stage = (): StagedTransitions | undefined => {
+      // A replaced appendTransitions (a wrapper, a test's fault) is never bypassed.
+      if (writer.appendTransitions !== appendTransitions) return undefined;
+      const builder = new WriterCallBuilder();
+      return {
+        add: (transition) => builder.add(transition),
+        commit: (episodes) => {
+          if (failed !== undefined) return Promise.reject(this.earlierFailure(failed));
+          if (builder.size === 0 && episodes.length === 0 && builder.failure === undefined) return Promise.resolve();
+          return submit(() => builder.finish(episodes), builder.size, (index) => builder.transition(index));
+        },
+      };
+    };
+    const writer: TransitionWriter = { ordered: true, appendTransitions, stage };
+    return writer;
   }
 
   async listTransitions(episodeId: string): Promise<Transition[]> {
@@ -931,18 +1009,18 @@ export class SqliteStore implements Store {
    * integer key, so the rows and index entries of one group commit share a few pages (docs/storage.md).
    * Keys this transaction creates go into `created`, for the caller to remember once it has committed.
    */
-  private writeTransitions(transitions: readonly Transition[], episodes: readonly EpisodeRecord[], created: Map<string, number>): void {
+  private writeTransitions(rows: TransitionRows, episodes: readonly EpisodeRecord[], created: Map<string, number>): void {
     (this.transitionInserter ??= new TransitionInserter(this.db)).insert(
-      transitions.length,
+      rows.count,
       (index, params, at) => {
-        const t = transitions[index]!;
-        params[at] = this.episodeKey(t.episodeId, created);
-        params[at + 1] = t.step;
-        params[at + 2] = canonicalize(t);
+        params[at] = this.episodeKey(rows.episodeId(index), created);
+        params[at + 1] = rows.step(index);
+        params[at + 2] = rows.body(index);
       },
       (index) => {
-        const { episodeId, step } = transitions[index]!;
-        const message = `episode ${episodeId} already has step ${step}; none of the ${transitions.length} transitions of this call were written`;
+        const episodeId = rows.episodeId(index);
+        const step = rows.step(index);
+        const message = `episode ${episodeId} already has step ${step}; none of the ${rows.count} transitions of this call were written`;
         throw conflict('appendTransitions', message, { conflict: 'duplicate_step', episodeId, step });
       },
       isUniqueViolation,
@@ -1151,46 +1229,12 @@ export class SqliteStore implements Store {
 
 // ---- rows and their mapping ----
 
-/** Reused by `serialiseCall`: the UTF-8 of a call is written here first, then copied out at its exact size. */
-let scratch = new Uint8Array(1 << 16);
-const utf8 = new TextEncoder();
-
-/**
- * A writer-thread call as bytes and key columns: the canonical JSON the store writes, made on this thread,
- * as UTF-8 in one buffer that is transferred, not copied: the transitions' bodies, then the records'
- * (`ends[i]` is where body i ends). Each transition's episode is `keys[key[i]]`, its step `steps[i]`.
- */
-function serialiseCall(transitions: readonly Transition[], episodes: readonly EpisodeRecord[]): WriterCall {
-  const n = transitions.length;
-  const keys: string[] = [];
-  const key = new Uint32Array(n);
-  const steps = new Float64Array(n);
-  const ends = new Uint32Array(n + episodes.length);
-  let at = 0;
-  const put = (text: string, i: number): void => {
-    // UTF-8 takes at most 3 bytes per UTF-16 unit.
-    if (scratch.length - at < text.length * 3) {
-      const bigger = new Uint8Array(Math.max(scratch.length * 2, at + text.length * 3));
-      bigger.set(scratch.subarray(0, at));
-      scratch = bigger;
-    }
-    at += utf8.encodeInto(text, scratch.subarray(at)).written;
-    ends[i] = at;
-  };
-  let last: string | undefined;
-  for (let i = 0; i < n; i++) {
-    const t = transitions[i]!;
-    // Calls hold runs of one episode's steps: a new key only where the episode changes.
-    if (t.episodeId !== last) {
-      last = t.episodeId;
-      keys.push(last);
-    }
-    key[i] = keys.length - 1;
-    steps[i] = t.step;
-    put(canonicalize(t), i);
-  }
-  for (let j = 0; j < episodes.length; j++) put(canonicalize(episodes[j]!), n + j);
-  return { keys, key, steps, bytes: scratch.slice(0, at), ends };
+/** The transition rows of one write: row i's episode id, step and canonical JSON body. */
+interface TransitionRows {
+  count: number;
+  episodeId(index: number): string;
+  step(index: number): number;
+  body(index: number): string;
 }
 
 type IndexRow = [string, number, string, string, string, number, Split, TaskStatus];

@@ -6,6 +6,7 @@
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { canonicalize, type EpisodeRecord, type Transition } from '../../core/index.js';
 import { TRANSITION_CHUNK, TRANSITION_SQL } from './transitions.js';
 
 /** Calls handed over and not yet committed past which a caller waits (blocking) for the thread to catch up. */
@@ -120,9 +121,97 @@ export interface WriterCall {
   keys: string[];
   key: Uint32Array;
   steps: Float64Array;
-  /** The transitions' canonical JSON, then the episode records', as UTF-8 one after another; text i ends at `ends[i]`. */
+  /** The transitions' canonical JSON, then the episode records', as UTF-8 one after another; text i ends at `ends[i]` (a view: its whole buffer is transferred). */
   bytes: Uint8Array;
   ends: Uint32Array;
+}
+
+/** Bytes a new call buffer starts with: the last call's size (calls of one recorder are alike), at least this. */
+const MIN_CALL_BYTES = 4096;
+let lastCallBytes = 1 << 16;
+const utf8 = new TextEncoder();
+
+/**
+ * A writer-thread call built transition by transition: each transition's canonical JSON is written as UTF-8
+ * when it is added (while its objects are young: a recorder that stages through this holds no transition
+ * objects until its commit), into a buffer that is then transferred whole to the thread.
+ */
+export class WriterCallBuilder {
+  private bytes: Uint8Array;
+  private at = 0;
+  private readonly ends: number[] = [];
+  private readonly keys: string[] = [];
+  private readonly key: number[] = [];
+  private readonly steps: number[] = [];
+  private last: string | undefined;
+  /** The first transition that could not be serialised (the call then must fail as a whole), or undefined. */
+  failure: unknown;
+
+  constructor() {
+    this.bytes = new Uint8Array(Math.max(MIN_CALL_BYTES, lastCallBytes));
+  }
+
+  /** Transitions added so far. */
+  get size(): number {
+    return this.key.length;
+  }
+
+  /** The episode id and step of transition `index` (for errors). */
+  transition(index: number): { episodeId: string; step: number } {
+    return { episodeId: this.keys[this.key[index]!]!, step: this.steps[index]! };
+  }
+
+  /** Adds one transition; a serialisation failure is kept in `failure` (the first one), never thrown. */
+  add(t: Transition): void {
+    if (this.failure !== undefined) return;
+    let text: string;
+    try {
+      text = canonicalize(t);
+    } catch (error) {
+      this.failure = error;
+      return;
+    }
+    // Calls hold runs of one episode's steps: a new key only where the episode changes.
+    if (t.episodeId !== this.last) {
+      this.last = t.episodeId;
+      this.keys.push(t.episodeId);
+    }
+    this.key.push(this.keys.length - 1);
+    this.steps.push(t.step);
+    this.put(text);
+  }
+
+  /** The call: the transitions added, then these episode records (canonical JSON, as the store writes them). Throws what `failure` holds. */
+  finish(episodes: readonly EpisodeRecord[]): WriterCall {
+    if (this.failure !== undefined) throw this.failure;
+    for (const episode of episodes) this.put(canonicalize(episode));
+    lastCallBytes = this.at;
+    return {
+      keys: this.keys,
+      key: Uint32Array.from(this.key),
+      steps: Float64Array.from(this.steps),
+      bytes: this.bytes.subarray(0, this.at),
+      ends: Uint32Array.from(this.ends),
+    };
+  }
+
+  private put(text: string): void {
+    // UTF-8 takes at most 3 bytes per UTF-16 unit.
+    if (this.bytes.length - this.at < text.length * 3) {
+      const bigger = new Uint8Array(Math.max(this.bytes.length * 2, this.at + text.length * 3));
+      bigger.set(this.bytes.subarray(0, this.at));
+      this.bytes = bigger;
+    }
+    this.at += utf8.encodeInto(text, this.bytes.subarray(this.at)).written;
+    this.ends.push(this.at);
+  }
+}
+
+/** A whole `appendTransitions` call as a writer-thread call (serialised now, on the calling thread). */
+export function serialiseCall(transitions: readonly Transition[], episodes: readonly EpisodeRecord[]): WriterCall {
+  const builder = new WriterCallBuilder();
+  for (const t of transitions) builder.add(t);
+  return builder.finish(episodes);
 }
 
 /** The thread's answer: committed, or why not. */
