@@ -191,6 +191,12 @@ describe('minhash feature extraction', () => {
     expect([...minhashText(text, params)]).toEqual([...referenceSignature(text, params)]);
   });
 
+  // Integer leaves and array positions are hashed digit by digit below 2^31, through String above: the edges.
+  const edgeNumber = fc.constantFrom(0, -0, 1, -1, 9, 10, 99, 100, 2147483647, -2147483647, 2147483648, -2147483648, 4294967296, Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER, 1e21, -1e21, 1.5, -0.5, 5e-7);
+  test.prop([fc.array(edgeNumber, { maxLength: 12 })], { numRuns: 200 })('gives the reference algorithm\'s signatures for integer edges and long arrays', (numbers) => {
+    expect([...minhashText('What is it?', { numbers })]).toEqual([...referenceSignature('What is it?', { numbers })]);
+  });
+
   it('gives the reference algorithm\'s signatures for retail tasks of every template and level', () => {
     for (const template of retailTemplates) {
       for (let level = 1; level <= template.levels.length; level++) {
