@@ -279,10 +279,82 @@ export function bandKeysOf(signature: MinHashSignature, threshold: number): numb
 }
 
 /**
- * One banding of the index: per band, bucket key -> entry positions in insertion order. Most buckets hold
- * one entry, kept as the bare position (no array per entry and band: far less garbage per added task).
+ * One banding of the index: per band, bucket key -> the entry positions with that key, in insertion order.
+ * Typed arrays instead of a Map per band: each band hashes its keys into `slots` chains (a chain may mix
+ * keys that share a slot; readers skip the other keys), so adding an entry allocates nothing but growth.
  */
-type BandTable = Array<Map<number, number | number[]>>;
+class BandTable {
+  readonly rows: number;
+  /** keys[position * bands + band]: the entry's bucket key in that band. */
+  private keys = new Int32Array(0);
+  /** next[position * bands + band]: the next position in the same slot of that band, or -1. */
+  private next = new Int32Array(0);
+  /** heads/tails[band * slots + slot]: the first and last position in that slot, or -1. */
+  private heads = new Int32Array(0);
+  private tails = new Int32Array(0);
+  private slots = 0;
+  private count = 0;
+
+  constructor(readonly bands: number) {
+    this.rows = MINHASH_PERMUTATIONS / bands;
+    this.resize(64);
+  }
+
+  /** Appends the entry at `position` (always the next one): its band keys, given or computed from its signature. */
+  add(position: number, signatures: Uint32Array, keys?: readonly number[]): void {
+    const bands = this.bands;
+    if ((position + 1) * bands > this.keys.length) {
+      const keys = new Int32Array(this.keys.length * 2 || bands * 64);
+      keys.set(this.keys);
+      this.keys = keys;
+      const next = new Int32Array(keys.length);
+      next.set(this.next);
+      this.next = next;
+    }
+    for (let band = 0; band < bands; band++) {
+      this.keys[position * bands + band] = keys !== undefined ? keys[band]! : bandKey(signatures, position * MINHASH_PERMUTATIONS, band, this.rows);
+    }
+    this.count = position + 1;
+    if (this.count > this.slots) this.resize(this.slots * 2);
+    else this.link(position);
+  }
+
+  /** The first position of the chain `key` falls in, in band `band` (-1: none); walk on with `after`. */
+  first(band: number, key: number): number {
+    return this.heads[band * this.slots + (key & (this.slots - 1))]!;
+  }
+
+  /** The position after `position` in its chain of band `band` (-1: the end). */
+  after(band: number, position: number): number {
+    return this.next[position * this.bands + band]!;
+  }
+
+  /** The key of the entry at `position` in band `band`. */
+  keyAt(band: number, position: number): number {
+    return this.keys[position * this.bands + band]!;
+  }
+
+  private link(position: number): void {
+    const { bands, slots, heads, tails, keys, next } = this;
+    for (let band = 0; band < bands; band++) {
+      const at = position * bands + band;
+      const slot = band * slots + (keys[at]! & (slots - 1));
+      next[at] = -1;
+      const tail = tails[slot]!;
+      if (tail === -1) heads[slot] = position;
+      else next[tail * bands + band] = position;
+      tails[slot] = position;
+    }
+  }
+
+  /** Rehashes every entry, in insertion order, into `slots` slots per band. */
+  private resize(slots: number): void {
+    this.slots = slots;
+    this.heads = new Int32Array(this.bands * slots).fill(-1);
+    this.tails = new Int32Array(this.bands * slots).fill(-1);
+    for (let position = 0; position < this.count; position++) this.link(position);
+  }
+}
 
 /** A match found in an index. */
 export interface MinHashMatch {
@@ -299,7 +371,7 @@ export class MinHashIndex {
   private positions = new Map<string, number>();
   private signatures = new Uint32Array(MINHASH_PERMUTATIONS * 64);
   // Bandings by band count, built on the first query that needs one and kept up to date after.
-  private tables = new Map<number, BandTable>();
+  private tables: BandTable[] = [];
   // Per-entry "seen in this query" marks, so an entry sharing several bands is compared once.
   private marks = new Uint32Array(64);
   private query = 0;
@@ -335,27 +407,19 @@ export class MinHashIndex {
     this.signatures.set(signature, position * MINHASH_PERMUTATIONS);
     this.ids.push(id);
     this.positions.set(id, position);
-    for (const [bands, table] of this.tables) this.band(table, bands, position, keys?.length === bands ? keys : undefined);
+    for (const table of this.tables) this.band(table, position, keys?.length === table.bands ? keys : undefined);
   }
 
-  private band(table: BandTable, bands: number, position: number, keys?: readonly number[]): void {
-    const rows = MINHASH_PERMUTATIONS / bands;
-    for (let band = 0; band < bands; band++) {
-      const key = keys !== undefined ? keys[band]! : bandKey(this.signatures, position * MINHASH_PERMUTATIONS, band, rows);
-      const buckets = table[band]!;
-      const bucket = buckets.get(key);
-      if (bucket === undefined) buckets.set(key, position);
-      else if (typeof bucket === 'number') buckets.set(key, [bucket, position]);
-      else bucket.push(position);
-    }
+  private band(table: BandTable, position: number, keys?: readonly number[]): void {
+    table.add(position, this.signatures, keys);
   }
 
   private tableFor(bands: number): BandTable {
-    let table = this.tables.get(bands);
+    let table = this.tables.find((t) => t.bands === bands);
     if (table === undefined) {
-      table = Array.from({ length: bands }, () => new Map<number, number | number[]>());
-      for (let position = 0; position < this.ids.length; position++) this.band(table, bands, position);
-      this.tables.set(bands, table);
+      table = new BandTable(bands);
+      for (let position = 0; position < this.ids.length; position++) this.band(table, position);
+      this.tables.push(table);
     }
     return table;
   }
@@ -383,14 +447,9 @@ export class MinHashIndex {
     const table = this.tableFor(bands);
     const given = keys?.length === bands ? keys : undefined;
     for (let band = 0; band < bands; band++) {
-      const bucket = table[band]!.get(given !== undefined ? given[band]! : bandKey(signature, 0, band, rows));
-      if (bucket === undefined) continue;
-      if (typeof bucket === 'number') {
-        const match = this.matchAt(signature, bucket, threshold);
-        if (match !== undefined) return match;
-        continue;
-      }
-      for (const position of bucket) {
+      const key = given !== undefined ? given[band]! : bandKey(signature, 0, band, rows);
+      for (let position = table.first(band, key); position !== -1; position = table.after(band, position)) {
+        if (table.keyAt(band, position) !== key) continue;
         const match = this.matchAt(signature, position, threshold);
         if (match !== undefined) return match;
       }
