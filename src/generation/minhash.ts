@@ -245,7 +245,10 @@ function signatureInto(out: Uint32Array, offset: number): void {
       h ^= h >>> 15;
       h = Math.imul(h, 0x2c1b3c6d);
       h = h ^ (h >>> 12) ^ 0x80000000;
-      if (h < min) min = h;
+      // min = h < min ? h : min, without a branch (a new minimum is unpredictable): the halves' difference
+      // fits in 31 bits, and the low bits break its tie.
+      const less = ((h >> 1) - (min >> 1) - (~h & min & 1)) >> 31;
+      min = (h & less) | (min & ~less);
     }
     out[offset + i] = min ^ 0x80000000;
   }
