@@ -81,6 +81,20 @@ describe('rngFor', () => {
   );
 });
 
+describe('rngFor on both sides of one SHA-256 block', () => {
+  it('is the stream of createRng([seed, label, index]) for texts of 40 to 70 bytes, ASCII or not', () => {
+    for (let length = 20; length <= 50; length++) {
+      for (const label of ['m'.repeat(length), `q"\\${'x'.repeat(length)}`, `é${'y'.repeat(length)}`]) {
+        for (const [seed, index] of [[0, 0], [-9_007_199_254_740_991, 9_007_199_254_740_991], [42, 123_456]] as const) {
+          const fast = rngFor(seed, label, index);
+          const core = createRng([seed, label, index]);
+          expect([fast.nextUint32(), fast.nextUint32()]).toEqual([core.nextUint32(), core.nextUint32()]);
+        }
+      }
+    }
+  });
+});
+
 describe('fastRng', () => {
   test.prop([fc.string(), fc.oneof(fc.integer(), fc.constant('reference')), fc.string(), fc.array(value, { maxLength: 3 })])(
     'is the stream of createRng(parts) for the runtime\'s part lists',

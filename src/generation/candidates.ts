@@ -4,7 +4,7 @@ import type { RegisteredTemplate, Task } from '../core/index.js';
 import type { TaskVerdicts } from './gates.js';
 import { rngFor } from '../core/index.js';
 import { instantiateTaskWithBody } from './instantiate.js';
-import { minhashTask } from './minhash.js';
+import { minhashTaskInto } from './minhash.js';
 
 /** What every candidate of a batch is drawn from. */
 export interface CandidatePlan {
@@ -95,7 +95,7 @@ function instantiateRange(plan: CandidatePlan, start: number, end: number, check
     try {
       const { task, body } = instantiateTaskWithBody(template, { level: pick.level, seed: plan.seed, index });
       results[index - start] = packed ? { index, template: template.id, level: pick.level, body } : { index, template: template.id, level: pick.level, task, body };
-      if (signatures !== undefined) signatures.set(minhashTask(task), (index - start) * MINHASH_PERMUTATIONS);
+      if (signatures !== undefined) minhashTaskInto(task, signatures, (index - start) * MINHASH_PERMUTATIONS);
       if (verdicts !== undefined) {
         const verdict = check!(task);
         if (allPassed(verdict)) passed ??= verdict;

@@ -34,7 +34,8 @@ export interface GateCandidate {
   task?: Task;
   /**
    * A task not parsed yet (it came from a worker thread as its body): its id, and how to get the task.
-   * The gates parse it only if a check needs more than the id (a verdict or signature not given).
+   * The gates parse it only if a check needs more than the id (a verdict or signature not given), and
+   * then keep it in `task`.
    */
   pending?: { id: string; parse: () => Task };
   /** Why the template could not produce this candidate (it is then rejected by the schema gate). */
@@ -95,8 +96,16 @@ export function checkTaskGates(task: Task, gates: TaskGates, hooks: GateHooks | 
   return out;
 }
 
+/** A candidate's task, parsed from its body the first time a gate needs more than its id. */
+function taskOf(candidate: GateCandidate): Task {
+  return (candidate.task ??= candidate.pending!.parse());
+}
+
 /** What the gates say about one candidate. */
 export type GateOutcome = { accepted: true } | { accepted: false; gate: GateName; reason: string; details?: JsonValue; problem: Problem<GateProblemCode> };
+
+/** The outcome of every accepted candidate (one shared object: callers only read it). */
+const ACCEPTED: GateOutcome = Object.freeze({ accepted: true });
 
 /** The inputs of one batch's gates. */
 export interface GateRunnerOptions {
@@ -188,7 +197,7 @@ export function createGateRunner(options: GateRunnerOptions): GateRunner {
   }
 
   function check(candidate: GateCandidate): GateOutcome {
-    let task = candidate.task;
+    const task = candidate.task;
     const pending = task === undefined ? candidate.pending : undefined;
     if (task === undefined && pending === undefined) {
       // Always rejected, even with the schema gate off: there is no task to accept.
@@ -198,10 +207,9 @@ export function createGateRunner(options: GateRunnerOptions): GateRunner {
       return record('schema', verdict)!;
     }
     const id = task !== undefined ? task.id : pending!.id;
-    const full = (): Task => (task ??= pending!.parse());
     let outcome: GateOutcome | undefined;
     if (enabled.schema) {
-      outcome = record('schema', candidate.verdicts?.schema ?? checkTaskSchema(full(), options.template?.(full().template)));
+      outcome = record('schema', candidate.verdicts?.schema ?? checkTaskSchema(taskOf(candidate), options.template?.(taskOf(candidate).template)));
       if (outcome) return outcome;
     }
     if (enabled.exact_duplicate) {
@@ -222,7 +230,7 @@ export function createGateRunner(options: GateRunnerOptions): GateRunner {
     // One signature is looked up in up to three indexes and added to one: its band keys are computed once.
     let keys: number[] | undefined;
     if (enabled.near_duplicate) {
-      signature ??= minhashTask(full());
+      signature ??= minhashTask(taskOf(candidate));
       keys = bandKeysOf(signature, threshold);
       const inPool = options.poolIndex?.findSimilar(signature, threshold, keys);
       const match = inPool ?? accepted.findSimilar(signature, threshold, keys);
@@ -244,7 +252,7 @@ export function createGateRunner(options: GateRunnerOptions): GateRunner {
       if (regression.has(id)) {
         verdict = rejection('LEAKS_REGRESSION', `leaks regression task ${id}: identical content`, { regressionTask: id, similarity: 1 });
       } else {
-        signature ??= minhashTask(full());
+        signature ??= minhashTask(taskOf(candidate));
         keys ??= bandKeysOf(signature, threshold);
         const match = regression.findSimilar(signature, threshold, keys);
         if (match !== undefined) {
@@ -258,18 +266,18 @@ export function createGateRunner(options: GateRunnerOptions): GateRunner {
       if (outcome) return outcome;
     }
     if (enabled.oracle) {
-      outcome = record('oracle', candidate.verdicts?.oracle ?? runGateHook('oracle', options.hooks!.oracle!, full()));
+      outcome = record('oracle', candidate.verdicts?.oracle ?? runGateHook('oracle', options.hooks!.oracle!, taskOf(candidate)));
       if (outcome) return outcome;
     }
     if (enabled.non_trivial) {
-      outcome = record('non_trivial', candidate.verdicts?.nonTrivial ?? runGateHook('non_trivial', options.hooks!.nonTrivial!, full()));
+      outcome = record('non_trivial', candidate.verdicts?.nonTrivial ?? runGateHook('non_trivial', options.hooks!.nonTrivial!, taskOf(candidate)));
       if (outcome) return outcome;
     }
     if (enabled.near_duplicate) {
       accepted.addSignature(id, signature!, keys);
       acceptedAt.set(id, candidate.index);
     }
-    return { accepted: true };
+    return ACCEPTED;
   }
 
   return {

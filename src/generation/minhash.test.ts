@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { canonicalize, createRng, EnvHarnessError, MINHASH_PERMUTATIONS, SHINGLE_SIZE } from '../core/index.js';
 import type { JsonValue } from '../core/index.js';
 import { retailTemplates } from '../domains/retail/index.js';
-import { estimateSimilarity, MinHashIndex, minhashTask, minhashText, normalizeWords } from './minhash.js';
+import { bandKeysOf, estimateSimilarity, MinHashIndex, minhashTask, minhashText, normalizeWords } from './minhash.js';
 import { instantiateTask } from './instantiate.js';
 import { storyTemplate } from './testing/templates.js';
 import { jsonValue as arbitraryJson } from './testing/arbitraries.js';
@@ -89,6 +89,42 @@ describe('MinHashIndex', () => {
       }
     }
     expect(positives).toBeGreaterThan(300);
+  });
+
+  it('returns the first match in band order, then insertion order, as a scan of the bands does', () => {
+    const rng = createRng(['lsh-order']);
+    const index = new MinHashIndex();
+    const stored: Array<[string, Uint32Array]> = [];
+    const reference = (probe: Uint32Array, threshold: number) => {
+      const keys = bandKeysOf(probe, threshold);
+      const compared = new Set<string>();
+      for (let band = 0; band < keys.length; band++) {
+        for (const [id, signature] of stored) {
+          if (compared.has(id) || bandKeysOf(signature, threshold)[band] !== keys[band]) continue;
+          compared.add(id);
+          const similarity = estimateSimilarity(signature, probe);
+          if (similarity >= threshold) return { id, similarity };
+        }
+      }
+      return undefined;
+    };
+    // Many close variants of a few texts: long chains, slot collisions and several table growths.
+    const roots = Array.from({ length: 5 }, () => text(rng, 30));
+    for (let i = 0; i < 600; i++) {
+      const words = rng.pick(roots).map((w) => (rng.chance(0.05) ? rng.pick(WORDS) : w));
+      const id = `t${i}`;
+      const signature = minhashText(words.join(' '), { i: i % 7 });
+      // Some entries come with their band keys, as the gate runner adds them; the rest are keyed here.
+      index.addSignature(id, signature, rng.chance(0.5) ? bandKeysOf(signature, 0.9) : undefined);
+      stored.push([id, signature]);
+      if (i % 50 === 49) {
+        for (const threshold of [0.5, 0.9]) {
+          const probe = minhashText(rng.pick(roots).join(' '), { i: rng.int(0, 6) });
+          expect(index.findSimilar(probe, threshold)).toEqual(reference(probe, threshold));
+          expect(index.findSimilar(probe, threshold, bandKeysOf(probe, threshold))).toEqual(reference(probe, threshold));
+        }
+      }
+    }
   });
 
   it('round-trips through JSON', () => {
@@ -189,6 +225,12 @@ describe('minhash feature extraction', () => {
   const mixedText = fc.array(fc.oneof(fc.constantFrom(' ', '\t', '\n', '\u0000', '-', 'A', 'z', '9', 'É', 'ß', '\u00a0', '\u2003', '٣', '😀'), fc.string({ unit: 'binary', maxLength: 4 })), { maxLength: 30 }).map((parts) => parts.join(''));
   test.prop([mixedText, jsonValue], { numRuns: 500 })('gives the reference algorithm\'s signatures for ASCII controls, Unicode letters, digits and spaces', (text, params) => {
     expect([...minhashText(text, params)]).toEqual([...referenceSignature(text, params)]);
+  });
+
+  // Integer leaves and array positions are hashed digit by digit below 2^31, through String above: the edges.
+  const edgeNumber = fc.constantFrom(0, -0, 1, -1, 9, 10, 99, 100, 2147483647, -2147483647, 2147483648, -2147483648, 4294967296, Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER, 1e21, -1e21, 1.5, -0.5, 5e-7);
+  test.prop([fc.array(edgeNumber, { maxLength: 12 })], { numRuns: 200 })('gives the reference algorithm\'s signatures for integer edges and long arrays', (numbers) => {
+    expect([...minhashText('What is it?', { numbers })]).toEqual([...referenceSignature('What is it?', { numbers })]);
   });
 
   it('gives the reference algorithm\'s signatures for retail tasks of every template and level', () => {

@@ -29,8 +29,8 @@ function bandsFor(threshold: number): number {
 
 // The permutations are fixed forever by this seed: changing it would change every signature.
 const PERMUTATION_SEED = createRng(['envharness/minhash', 1]);
-const XOR = new Uint32Array(MINHASH_PERMUTATIONS);
-const MUL = new Uint32Array(MINHASH_PERMUTATIONS);
+const XOR = new Int32Array(MINHASH_PERMUTATIONS);
+const MUL = new Int32Array(MINHASH_PERMUTATIONS);
 for (let i = 0; i < MINHASH_PERMUTATIONS; i++) {
   XOR[i] = PERMUTATION_SEED.nextUint32();
   MUL[i] = PERMUTATION_SEED.nextUint32() | 1;
@@ -62,21 +62,51 @@ export function normalizeWords(text: string): string[] {
   return words.filter((w) => w !== '');
 }
 
+// One task's feature hashes (and its instructions' word hashes) go into scratch buffers reused from task to
+// task, grown as needed: a signature allocates no arrays. Only the functions below touch them, each run
+// to completion (no re-entry), so a buffer never holds two tasks' features at once.
+let featureBuffer = new Int32Array(256);
+let featureCount = 0;
+let wordBuffer = new Int32Array(256);
+let wordCount = 0;
+
+function pushFeature(h: number): void {
+  if (featureCount === featureBuffer.length) {
+    const grown = new Int32Array(featureBuffer.length * 2);
+    grown.set(featureBuffer);
+    featureBuffer = grown;
+  }
+  featureBuffer[featureCount++] = h;
+}
+
+function pushWord(h: number): void {
+  if (wordCount === wordBuffer.length) {
+    const grown = new Int32Array(wordBuffer.length * 2);
+    grown.set(wordBuffer);
+    wordBuffer = grown;
+  }
+  wordBuffer[wordCount++] = h;
+}
+
 /**
- * `normalizeWords(text).map(hashString)`. ASCII text (the usual case) is scanned once, hashing each
- * maximal run of letters and digits lower-cased as it goes: in ASCII those runs are exactly the words
- * (every other character is whitespace or punctuation, and both separate words).
+ * `normalizeWords(text).map(hashString)` into the word buffer. ASCII text (the usual case) is scanned
+ * once, hashing each maximal run of letters and digits lower-cased as it goes: in ASCII those runs are
+ * exactly the words (every other character is whitespace or punctuation, and both separate words).
  */
-function wordHashes(text: string): number[] {
-  const out: number[] = [];
+function wordHashes(text: string): void {
+  wordCount = 0;
   let h = 0x811c9dc5;
   let inWord = false;
   for (let i = 0; i < text.length; i++) {
     let c = text.charCodeAt(i);
-    if (c > 0x7f) return normalizeWords(text).map(hashString);
+    if (c > 0x7f) {
+      wordCount = 0;
+      for (const word of normalizeWords(text)) pushWord(hashString(word));
+      return;
+    }
     if (c >= 0x41 && c <= 0x5a) c += 0x20;
     else if (!((c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39))) {
-      if (inWord) out.push(fmix32(h));
+      if (inWord) pushWord(fmix32(h));
       inWord = false;
       h = 0x811c9dc5;
       continue;
@@ -84,43 +114,68 @@ function wordHashes(text: string): number[] {
     h = Math.imul(h ^ c, 0x01000193);
     inWord = true;
   }
-  if (inWord) out.push(fmix32(h));
-  return out;
+  if (inWord) pushWord(fmix32(h));
 }
 
-/** The feature hashes of a task: word shingles of its instructions plus one feature per param leaf. */
-function features(instructions: string, params: JsonValue): number[] {
-  const out = instructionFeatures(instructions).slice();
-  paramFeatures(params, PARAM_STATE, out);
-  return out;
+/** The feature hashes of a task into the feature buffer: word shingles of its instructions plus one feature per param leaf. */
+function features(instructions: string, params: JsonValue): void {
+  featureCount = 0;
+  instructionFeatures(instructions);
+  paramFeatures(params, PARAM_STATE);
 }
 
-// Tasks of one template usually share their instructions: the last text's shingles are kept (pure memo).
+// Tasks of one template usually share their instructions: the last text's shingles are kept (pure memo),
+// copied into a buffer of their own that is reused too.
 let lastInstructions: string | undefined;
-let lastShingles: readonly number[] = [];
+let lastShingles = new Int32Array(256);
+let lastShingleCount = 0;
 
-function instructionFeatures(instructions: string): readonly number[] {
-  if (instructions === lastInstructions) return lastShingles;
-  const words = wordHashes(instructions);
-  const out: number[] = [];
-  if (words.length > 0 && words.length < SHINGLE_SIZE) {
-    let h = 0;
-    for (const w of words) h = fmix32(Math.imul(h, 0x9e3779b1) ^ w);
-    out.push(h);
+function instructionFeatures(instructions: string): void {
+  if (instructions === lastInstructions) {
+    for (let i = 0; i < lastShingleCount; i++) pushFeature(lastShingles[i]!);
+    return;
   }
-  for (let i = 0; i + SHINGLE_SIZE <= words.length; i++) {
+  wordHashes(instructions);
+  const words = wordBuffer;
+  const n = wordCount;
+  if (n > 0 && n < SHINGLE_SIZE) {
+    let h = 0;
+    for (let i = 0; i < n; i++) h = fmix32(Math.imul(h, 0x9e3779b1) ^ words[i]!);
+    pushFeature(h);
+  }
+  for (let i = 0; i + SHINGLE_SIZE <= n; i++) {
     let h = 0;
     for (let k = 0; k < SHINGLE_SIZE; k++) h = fmix32(Math.imul(h, 0x9e3779b1) ^ words[i + k]!);
-    out.push(h);
+    pushFeature(h);
   }
+  // Called first for a task, so the buffer holds exactly these shingles.
+  if (lastShingles.length < featureCount) lastShingles = new Int32Array(featureBuffer.length);
+  lastShingles.set(featureBuffer.subarray(0, featureCount));
+  lastShingleCount = featureCount;
   lastInstructions = instructions;
-  lastShingles = out;
-  return out;
 }
 
 /** FNV-1a state after `text`, continuing from state `h` (so a prefix is hashed once for every leaf under it). */
 function fnv(h: number, text: string): number {
   for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return h;
+}
+
+/** `fnv(h, String(n))` for an integer, digit by digit below 2^31 (no string); -0 is written "0", as String does. */
+function fnvInteger(h: number, n: number): number {
+  if (n < 0) {
+    h = Math.imul(h ^ 0x2d, 0x01000193);
+    n = -n;
+  }
+  if (n > 0x7fffffff) return fnv(h, String(n));
+  let scale = 1;
+  while (scale * 10 <= n) scale *= 10;
+  while (scale >= 1) {
+    const digit = (n / scale) | 0;
+    h = Math.imul(h ^ (0x30 + digit), 0x01000193);
+    n -= digit * scale;
+    scale = (scale / 10) | 0;
+  }
   return h;
 }
 
@@ -130,19 +185,20 @@ const EQUALS = 0x3d;
 
 // A leaf's feature is hashString(`\u0000param${pointer}=${canonical value}`); the FNV state is carried
 // down the path instead of building each pointer string.
-function paramFeatures(value: JsonValue, h: number, out: number[]): void {
+function paramFeatures(value: JsonValue, h: number): void {
   if (value !== null && typeof value === 'object') {
     if (Array.isArray(value)) {
       for (let i = 0; i < value.length; i++) {
         if (!(i in value)) continue; // forEach's holes
-        paramFeatures(value[i]!, fnv(Math.imul(h ^ SLASH, 0x01000193), String(i)), out);
+        paramFeatures(value[i]!, fnvInteger(Math.imul(h ^ SLASH, 0x01000193), i));
       }
     } else {
-      for (const key of Object.keys(value).sort()) paramFeatures(value[key]!, fnv(Math.imul(h ^ SLASH, 0x01000193), key), out);
+      for (const key of Object.keys(value).sort()) paramFeatures(value[key]!, fnv(Math.imul(h ^ SLASH, 0x01000193), key));
     }
     return;
   }
-  out.push(fmix32(fnv(Math.imul(h ^ EQUALS, 0x01000193), leafText(value))));
+  const at = Math.imul(h ^ EQUALS, 0x01000193);
+  pushFeature(fmix32(Number.isInteger(value) ? fnvInteger(at, value as number) : fnv(at, leafText(value))));
 }
 
 /** A leaf's canonical JSON: a finite number's or a boolean's is its `String` (RFC 8785); the rest through `canonicalize`. */
@@ -153,7 +209,10 @@ function leafText(value: JsonValue): string {
 
 /** The MinHash signature of instructions plus canonical params. */
 export function minhashText(instructions: string, params: JsonValue = null): MinHashSignature {
-  return signatureOf(features(instructions, params));
+  const signature = new Uint32Array(MINHASH_PERMUTATIONS);
+  features(instructions, params);
+  signatureInto(signature, 0);
+  return signature;
 }
 
 /** The MinHash signature of a task (its normalised instructions and canonical params). */
@@ -161,24 +220,38 @@ export function minhashTask(task: Pick<Task, 'spec' | 'params'>): MinHashSignatu
   return minhashText(task.spec.instructions, task.params);
 }
 
-function signatureOf(hashes: readonly number[]): MinHashSignature {
-  const signature = new Uint32Array(MINHASH_PERMUTATIONS);
-  const n = hashes.length;
+/**
+ * `minhashTask(task)` written into `out` at `offset` (a chunk's signatures back to back): no typed array
+ * per task.
+ */
+export function minhashTaskInto(task: Pick<Task, 'spec' | 'params'>, out: Uint32Array, offset: number): void {
+  features(task.spec.instructions, task.params);
+  signatureInto(out, offset);
+}
+
+/** The signature of the features in the buffer, into `out` at `offset`. */
+function signatureInto(out: Uint32Array, offset: number): void {
+  const hashes = featureBuffer;
+  const n = featureCount;
   for (let i = 0; i < MINHASH_PERMUTATIONS; i++) {
     const xor = XOR[i]!;
     const mul = MUL[i]!;
-    let min = 0xffffffff;
+    // Minima compared as signed 32-bit integers with the top bit flipped: the unsigned order, without
+    // leaving int32 arithmetic.
+    let min = 0x7fffffff;
     for (let f = 0; f < n; f++) {
       // xor, odd multiply and xorshifts are each bijective, so this is a permutation of 2^32.
       let h = Math.imul(hashes[f]! ^ xor, mul);
       h ^= h >>> 15;
       h = Math.imul(h, 0x2c1b3c6d);
-      h = (h ^ (h >>> 12)) >>> 0;
-      if (h < min) min = h;
+      h = h ^ (h >>> 12) ^ 0x80000000;
+      // min = h < min ? h : min, without a branch (a new minimum is unpredictable): the halves' difference
+      // fits in 31 bits, and the low bits break its tie.
+      const less = ((h >> 1) - (min >> 1) - (~h & min & 1)) >> 31;
+      min = (h & less) | (min & ~less);
     }
-    signature[i] = min;
+    out[offset + i] = min ^ 0x80000000;
   }
-  return signature;
 }
 
 /** Estimated Jaccard similarity of two signatures: the share of equal minima. */
@@ -209,10 +282,82 @@ export function bandKeysOf(signature: MinHashSignature, threshold: number): numb
 }
 
 /**
- * One banding of the index: per band, bucket key -> entry positions in insertion order. Most buckets hold
- * one entry, kept as the bare position (no array per entry and band: far less garbage per added task).
+ * One banding of the index: per band, bucket key -> the entry positions with that key, in insertion order.
+ * Typed arrays instead of a Map per band: each band hashes its keys into `slots` chains (a chain may mix
+ * keys that share a slot; readers skip the other keys), so adding an entry allocates nothing but growth.
  */
-type BandTable = Array<Map<number, number | number[]>>;
+class BandTable {
+  readonly rows: number;
+  /** keys[position * bands + band]: the entry's bucket key in that band. */
+  private keys = new Int32Array(0);
+  /** next[position * bands + band]: the next position in the same slot of that band, or -1. */
+  private next = new Int32Array(0);
+  /** heads/tails[band * slots + slot]: the first and last position in that slot, or -1. */
+  private heads = new Int32Array(0);
+  private tails = new Int32Array(0);
+  private slots = 0;
+  private count = 0;
+
+  constructor(readonly bands: number) {
+    this.rows = MINHASH_PERMUTATIONS / bands;
+    this.resize(64);
+  }
+
+  /** Appends the entry at `position` (always the next one): its band keys, given or computed from its signature. */
+  add(position: number, signatures: Uint32Array, keys?: readonly number[]): void {
+    const bands = this.bands;
+    if ((position + 1) * bands > this.keys.length) {
+      const keys = new Int32Array(this.keys.length * 2 || bands * 64);
+      keys.set(this.keys);
+      this.keys = keys;
+      const next = new Int32Array(keys.length);
+      next.set(this.next);
+      this.next = next;
+    }
+    for (let band = 0; band < bands; band++) {
+      this.keys[position * bands + band] = keys !== undefined ? keys[band]! : bandKey(signatures, position * MINHASH_PERMUTATIONS, band, this.rows);
+    }
+    this.count = position + 1;
+    if (this.count > this.slots) this.resize(this.slots * 2);
+    else this.link(position);
+  }
+
+  /** The first position of the chain `key` falls in, in band `band` (-1: none); walk on with `after`. */
+  first(band: number, key: number): number {
+    return this.heads[band * this.slots + (key & (this.slots - 1))]!;
+  }
+
+  /** The position after `position` in its chain of band `band` (-1: the end). */
+  after(band: number, position: number): number {
+    return this.next[position * this.bands + band]!;
+  }
+
+  /** The key of the entry at `position` in band `band`. */
+  keyAt(band: number, position: number): number {
+    return this.keys[position * this.bands + band]!;
+  }
+
+  private link(position: number): void {
+    const { bands, slots, heads, tails, keys, next } = this;
+    for (let band = 0; band < bands; band++) {
+      const at = position * bands + band;
+      const slot = band * slots + (keys[at]! & (slots - 1));
+      next[at] = -1;
+      const tail = tails[slot]!;
+      if (tail === -1) heads[slot] = position;
+      else next[tail * bands + band] = position;
+      tails[slot] = position;
+    }
+  }
+
+  /** Rehashes every entry, in insertion order, into `slots` slots per band. */
+  private resize(slots: number): void {
+    this.slots = slots;
+    this.heads = new Int32Array(this.bands * slots).fill(-1);
+    this.tails = new Int32Array(this.bands * slots).fill(-1);
+    for (let position = 0; position < this.count; position++) this.link(position);
+  }
+}
 
 /** A match found in an index. */
 export interface MinHashMatch {
@@ -229,7 +374,7 @@ export class MinHashIndex {
   private positions = new Map<string, number>();
   private signatures = new Uint32Array(MINHASH_PERMUTATIONS * 64);
   // Bandings by band count, built on the first query that needs one and kept up to date after.
-  private tables = new Map<number, BandTable>();
+  private tables: BandTable[] = [];
   // Per-entry "seen in this query" marks, so an entry sharing several bands is compared once.
   private marks = new Uint32Array(64);
   private query = 0;
@@ -265,27 +410,19 @@ export class MinHashIndex {
     this.signatures.set(signature, position * MINHASH_PERMUTATIONS);
     this.ids.push(id);
     this.positions.set(id, position);
-    for (const [bands, table] of this.tables) this.band(table, bands, position, keys?.length === bands ? keys : undefined);
+    for (const table of this.tables) this.band(table, position, keys?.length === table.bands ? keys : undefined);
   }
 
-  private band(table: BandTable, bands: number, position: number, keys?: readonly number[]): void {
-    const rows = MINHASH_PERMUTATIONS / bands;
-    for (let band = 0; band < bands; band++) {
-      const key = keys !== undefined ? keys[band]! : bandKey(this.signatures, position * MINHASH_PERMUTATIONS, band, rows);
-      const buckets = table[band]!;
-      const bucket = buckets.get(key);
-      if (bucket === undefined) buckets.set(key, position);
-      else if (typeof bucket === 'number') buckets.set(key, [bucket, position]);
-      else bucket.push(position);
-    }
+  private band(table: BandTable, position: number, keys?: readonly number[]): void {
+    table.add(position, this.signatures, keys);
   }
 
   private tableFor(bands: number): BandTable {
-    let table = this.tables.get(bands);
+    let table = this.tables.find((t) => t.bands === bands);
     if (table === undefined) {
-      table = Array.from({ length: bands }, () => new Map<number, number | number[]>());
-      for (let position = 0; position < this.ids.length; position++) this.band(table, bands, position);
-      this.tables.set(bands, table);
+      table = new BandTable(bands);
+      for (let position = 0; position < this.ids.length; position++) this.band(table, position);
+      this.tables.push(table);
     }
     return table;
   }
@@ -313,14 +450,9 @@ export class MinHashIndex {
     const table = this.tableFor(bands);
     const given = keys?.length === bands ? keys : undefined;
     for (let band = 0; band < bands; band++) {
-      const bucket = table[band]!.get(given !== undefined ? given[band]! : bandKey(signature, 0, band, rows));
-      if (bucket === undefined) continue;
-      if (typeof bucket === 'number') {
-        const match = this.matchAt(signature, bucket, threshold);
-        if (match !== undefined) return match;
-        continue;
-      }
-      for (const position of bucket) {
+      const key = given !== undefined ? given[band]! : bandKey(signature, 0, band, rows);
+      for (let position = table.first(band, key); position !== -1; position = table.after(band, position)) {
+        if (table.keyAt(band, position) !== key) continue;
         const match = this.matchAt(signature, position, threshold);
         if (match !== undefined) return match;
       }

@@ -380,3 +380,45 @@ describe('sqlite store: checkpoints', () => {
     await store.close();
   });
 });
+
+describe('sqlite store: saveBatch task rows in groups', () => {
+  // 70 tasks: two full groups of 32 rows per statement, then 6 rows one by one.
+  const tasks = Array.from({ length: 70 }, (_, i) => makeTask(1_000 + i));
+
+  it('stores every row in batch order with consecutive seqs, its review items and its log', async () => {
+    const store = createSqliteStore(':memory:', { now: systemClock });
+    await store.saveBatch(makeBatch([makeTask(1)], { seed: 1 }));
+    const batch = makeBatch(tasks);
+    const review = [tasks[3]!.id, tasks[31]!.id, tasks[32]!.id, tasks[66]!.id];
+    await store.saveBatch(batch, { review });
+    const stored = await store.listTasks({ batchId: batch.manifest.id });
+    expect(stored.map((t) => t.id)).toEqual(tasks.map((t) => t.id));
+    expect(stored.map((t) => t.seq)).toEqual(tasks.map((_, k) => stored[0]!.seq + k));
+    expect(stored.filter((t) => t.status === 'pending_review').map((t) => t.id)).toEqual(review);
+    expect((await store.listReviews('pending')).map((r) => r.taskId)).toEqual(review);
+    expect(await store.listGenerationLog({ batchId: batch.manifest.id })).toEqual(batch.log);
+    await store.close();
+  });
+
+  it('names a task already stored that falls in a group, and writes nothing of the batch', async () => {
+    const store = createSqliteStore(':memory:', { now: systemClock });
+    await store.saveBatch(makeBatch([tasks[40]!], { seed: 1 }));
+    const clash = makeBatch(tasks);
+    const error = await rejection(store.saveBatch(clash));
+    expect(error.code).toBe('STORE_CONFLICT');
+    expect(error.details).toMatchObject({ conflict: 'task_exists', taskId: tasks[40]!.id });
+    expect(await store.getBatch(clash.manifest.id)).toBeUndefined();
+    expect(await store.countTasks()).toBe(1);
+    await store.close();
+  });
+
+  it('names a task listed twice within one group', async () => {
+    const store = createSqliteStore(':memory:', { now: systemClock });
+    const twice = [...tasks.slice(0, 10), tasks[4]!, ...tasks.slice(10, 40)];
+    const error = await rejection(store.saveBatch(makeBatch(twice)));
+    expect(error.code).toBe('STORE_CONFLICT');
+    expect(error.details).toMatchObject({ taskId: tasks[4]!.id });
+    expect(await store.countTasks()).toBe(0);
+    await store.close();
+  });
+});

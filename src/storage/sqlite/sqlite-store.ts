@@ -10,6 +10,7 @@ import {
   DEFAULT_SQLITE_BUSY_TIMEOUT_MS,
   type Batch,
   type BatchManifest,
+  type BatchTaskRow,
   type EpisodeRecord,
   type GateName,
   type GenerationLogEntry,
@@ -869,13 +870,52 @@ export class SqliteStore implements Store {
     const batchSeq = Number(
       this.sql('INSERT INTO batches (id, split, manifest) VALUES (?, ?, ?)').run(manifest.id, manifest.split, manifestText).lastInsertRowid,
     );
-    const insertTask = this.sql(
-      'INSERT INTO tasks (id, template, domain, task_type, level, split, status, batch_id, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-    );
     const insertReview = this.sql("INSERT INTO reviews (task_id, batch_id, status) VALUES (?, ?, 'pending')");
     const rows = batchTaskRows(batch);
     const taskSeqs: number[] = new Array(rows.length);
-    for (let k = 0; k < rows.length; k++) {
+    // Task rows go in TASK_ROWS_PER_INSERT at a time (one statement step per group instead of per row: a
+    // fifth less CPU per row); a group that hits a unique id is inserted again row by row, which names the task.
+    const group = this.sql(TASK_GROUP_INSERT);
+    const args: unknown[] = new Array(TASK_ROWS_PER_INSERT * TASK_INSERT_COLUMNS);
+    let k = 0;
+    for (; k + TASK_ROWS_PER_INSERT <= rows.length; k += TASK_ROWS_PER_INSERT) {
+      for (let j = 0; j < TASK_ROWS_PER_INSERT; j++) {
+        const row = rows[k + j]!;
+        const at = j * TASK_INSERT_COLUMNS;
+        args[at] = row.id;
+        args[at + 1] = row.template;
+        args[at + 2] = row.domain;
+        args[at + 3] = row.taskType;
+        args[at + 4] = row.level;
+        args[at + 5] = manifest.split;
+        args[at + 6] = review.has(row.id) ? 'pending_review' : 'active';
+        args[at + 7] = manifest.id;
+        args[at + 8] = row.body;
+      }
+      let last: number;
+      try {
+        last = Number(group.run(args).lastInsertRowid);
+      } catch (error) {
+        if (!isUniqueViolation(error)) throw error;
+        this.insertTaskRows(manifest, rows, k, k + TASK_ROWS_PER_INSERT, review, taskSeqs);
+        continue;
+      }
+      // The rows of one statement take consecutive seqs (each new rowid is the largest so far plus one).
+      for (let j = 0; j < TASK_ROWS_PER_INSERT; j++) {
+        taskSeqs[k + j] = last - (TASK_ROWS_PER_INSERT - 1 - j);
+        if (args[j * TASK_INSERT_COLUMNS + 6] === 'pending_review') insertReview.run(rows[k + j]!.id, manifest.id);
+      }
+    }
+    this.insertTaskRows(manifest, rows, k, rows.length, review, taskSeqs);
+    writeGenerationLog((source) => this.sql(source), { seq: batchSeq, id: manifest.id }, batch.log, rows, taskSeqs);
+    this.addTaskRows(rows.length);
+  }
+
+  /** Task rows [from, to) of a batch, one statement each: a unique id is reported as the batch's conflict. */
+  private insertTaskRows(manifest: BatchManifest, rows: readonly BatchTaskRow[], from: number, to: number, review: ReadonlySet<string>, taskSeqs: number[]): void {
+    const insertTask = this.sql(TASK_ROW_INSERT);
+    const insertReview = this.sql("INSERT INTO reviews (task_id, batch_id, status) VALUES (?, ?, 'pending')");
+    for (let k = from; k < to; k++) {
       const row = rows[k]!;
       const status: TaskStatus = review.has(row.id) ? 'pending_review' : 'active';
       try {
@@ -892,8 +932,6 @@ export class SqliteStore implements Store {
       }
       if (status === 'pending_review') insertReview.run(row.id, manifest.id);
     }
-    writeGenerationLog((source) => this.sql(source), { seq: batchSeq, id: manifest.id }, batch.log, rows, taskSeqs);
-    this.addTaskRows(rows.length);
   }
 
   /** Counts inserted task rows in the task watermark (in the inserting transaction; see schema.ts, version 5). */
@@ -1289,6 +1327,12 @@ function withWriteIndex(error: unknown, index: number, op: string): unknown {
 }
 
 /** A write refused by a uniqueness rule (duplicate step, event or task). */
+/** Task rows per INSERT statement in saveBatch, and the columns each binds. */
+const TASK_ROWS_PER_INSERT = 32;
+const TASK_INSERT_COLUMNS = 9;
+const TASK_ROW_INSERT = 'INSERT INTO tasks (id, template, domain, task_type, level, split, status, batch_id, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)';
+const TASK_GROUP_INSERT = `INSERT INTO tasks (id, template, domain, task_type, level, split, status, batch_id, body) VALUES ${Array.from({ length: TASK_ROWS_PER_INSERT }, () => '(?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`;
+
 function conflict(operation: string, message: string, details: Record<string, unknown>): EnvHarnessError {
   return new EnvHarnessError('STORE_CONFLICT', `${operation}: ${message}`, { details: { operation, ...details } });
 }
