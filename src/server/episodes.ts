@@ -158,7 +158,16 @@ export class EpisodeRegistry {
   readonly idleMs: number;
   readonly maxBatch: number;
   readonly maxOpenEpisodes: number;
-  private tickPromise: Promise<void> | undefined;
+  /** The commit group being gathered: steps applied in this event-loop turn, committed together in its check phase. */
+  private gathering: { ready: Promise<void>; episodes: number } | undefined;
+  /** Episodes in the last commit group (its size decides whether the next step may commit at once, see `commit`). */
+  private lastGroup = 0;
+  /** A step committed at once in this event-loop turn: later ones of the same turn gather again. */
+  private loneThisTurn = false;
+  /** Commits under way (flushes not settled). */
+  private committing = 0;
+  /** Commit groups so far and the episodes they held (`lone`: groups committed without waiting), for tests and benches. */
+  readonly commitStats = { groups: 0, episodes: 0, lone: 0 };
   private readonly listeners: Array<(ep: ServerEpisode, event: EpisodeEvent) => void> = [];
   private readonly shared: SharedEpisodes | undefined;
   readonly durability: Durability;
@@ -699,24 +708,55 @@ export class EpisodeRegistry {
   }
 
   /**
-   * Makes the given episodes' recorded transitions durable. Waiting one macrotask first lets every step
-   * that arrived in the same I/O phase join one group commit.
+   * Makes the given episodes' recorded transitions durable, in groups: a step waits for the check phase of
+   * the event-loop turn it was read in (one `setImmediate`), so that every step read in the same I/O phase
+   * (other connections, pipelined requests) joins one transaction. A step may commit at once instead, when the
+   * group it would join is certain to hold only itself: no group is gathering, no commit is under way, no step
+   * committed at once earlier in this turn, and the last group held one episode (a lone client; under
+   * concurrent load groups are larger, and steps keep waiting). Either way the caller answers only after the
+   * commit: acknowledged means durable.
    */
   private async commit(episodes: readonly Episode[], owners: readonly ServerEpisode[]): Promise<void> {
-    this.tickPromise ??= new Promise<void>((resolve) =>
+    const stats = this.commitStats;
+    if (this.gathering === undefined && this.committing === 0 && !this.loneThisTurn && this.lastGroup === 1) {
+      this.loneThisTurn = true;
       setImmediate(() => {
-        this.tickPromise = undefined;
-        resolve();
-      }),
-    );
-    await this.tickPromise;
+        this.loneThisTurn = false;
+      });
+      this.lastGroup = episodes.length;
+      stats.groups++;
+      stats.lone++;
+      stats.episodes += episodes.length;
+    } else {
+      let group = this.gathering;
+      if (group === undefined) {
+        const gathered: { ready: Promise<void>; episodes: number } = { ready: undefined as unknown as Promise<void>, episodes: 0 };
+        gathered.ready = new Promise<void>((resolve) =>
+          setImmediate(() => {
+            this.gathering = undefined;
+            this.lastGroup = gathered.episodes;
+            stats.groups++;
+            stats.episodes += gathered.episodes;
+            resolve();
+          }),
+        );
+        this.gathering = group = gathered;
+      }
+      group.episodes += episodes.length;
+      await group.ready;
+    }
+    this.committing++;
     try {
-      await Promise.all(episodes.map((e) => e.flush()));
+      // One episode (a step, a reset): its flush alone, without Promise.all's extra turns.
+      if (episodes.length === 1) await episodes[0]!.flush();
+      else await Promise.all(episodes.map((e) => e.flush()));
     } catch (error) {
       const e = isEnvHarnessError(error) ? error : new EnvHarnessError('STORE_FAILED', `recording failed: ${String(error)}`, { cause: error });
       const broken = new EnvHarnessError(e.code === 'STORE_CONFLICT' ? 'STORE_CONFLICT' : 'STORE_FAILED', `the step was applied but could not be recorded (${e.message}); this episode refuses further requests, create a new one`, { cause: error });
       for (const ep of owners) ep.broken = broken;
       throw broken;
+    } finally {
+      this.committing--;
     }
   }
 }
