@@ -236,3 +236,17 @@ export interface Store {
    */
   fault?(): StoreFault | undefined;
 }
+
+/**
+ * An `appendTransitions` call filled transition by transition (a store's optional `stage()`, used by the
+ * runtime's store recorder): each transition is read, and may be serialised, when it is added, so the
+ * caller holds no transition objects until the commit. `commit` then writes what was added and the given
+ * episode records as one `appendTransitions` call would: one transaction, the same rows, checks and errors
+ * (a transition that could not be serialised makes the whole call fail).
+ */
+export interface StagedTransitions {
+  /** Takes one transition (its data is read now). Never throws: a failure is kept for `commit` to reject with. */
+  add(transition: Transition): void;
+  /** Commits the added transitions and these records; settles as `appendTransitions` would. Called once. */
+  commit(episodes: readonly EpisodeRecord[]): Promise<void>;
+}

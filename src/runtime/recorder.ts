@@ -1,6 +1,6 @@
 /** Recording episodes: the Recorder contract, an in-memory recorder and a group-committing store recorder. */
 import { EnvHarnessError, toEnvHarnessError } from '../core/index.js';
-import type { EpisodeRecord, Store, Transition } from '../core/index.js';
+import type { EpisodeRecord, StagedTransitions, Store, Transition } from '../core/index.js';
 import { DEFAULT_RECORDER_MAX_BATCH, DEFAULT_RECORDER_MAX_DELAY_MS } from './defaults.js';
 
 /**
@@ -96,17 +96,8 @@ export type RecordingTarget = Pick<Store, 'appendTransitions'> & {
   stage?(): StagedCall | undefined;
 };
 
-/**
- * A commit being filled transition by transition (`RecordingTarget.stage`). `commit` then writes what was
- * staged and the given episode records as one `appendTransitions` call would: one transaction, the same
- * rows, checks and errors (a transition that could not be serialised makes the whole call fail).
- */
-export interface StagedCall {
-  /** Takes one transition (its data is read now). Never throws: a failure is kept for `commit` to reject with. */
-  add(transition: Transition): void;
-  /** Commits the staged transitions and these records; settles as `appendTransitions` would. Called once. */
-  commit(episodes: readonly EpisodeRecord[]): Promise<void>;
-}
+/** A commit being filled transition by transition (`RecordingTarget.stage`): core's `StagedTransitions`. */
+export type StagedCall = StagedTransitions;
 
 /** A recorder that group-commits to a `Store`. */
 export interface StoreRecorder extends Recorder {

@@ -12,6 +12,7 @@ import {
   type BatchManifest,
   type BatchTaskRow,
   type EpisodeRecord,
+  type StagedTransitions,
   type GateName,
   type GenerationLogEntry,
   type JsonValue,
@@ -111,14 +112,6 @@ export interface TransitionWriter extends Pick<Store, 'appendTransitions'> {
    * the order of the `commit` calls. Absent for a `:memory:` store (its writer commits in-thread).
    */
   readonly stage?: () => StagedTransitions | undefined;
-}
-
-/** A call being filled (`TransitionWriter.stage`, `SqliteStore.stage`): the shape of the runtime's `StagedCall`. */
-export interface StagedTransitions {
-  /** Takes one transition (serialised now). Never throws: a transition that cannot be written fails the commit. */
-  add(transition: Transition): void;
-  /** Commits what was added and these records in one transaction, as one `appendTransitions` call. Once. */
-  commit(episodes: readonly EpisodeRecord[]): Promise<void>;
 }
 
 /**
