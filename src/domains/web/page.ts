@@ -121,7 +121,8 @@ function draft(page: PageState): Draft {
     messages: page.messages,
     finished: page.finished,
     notes: page.notes,
-  };
+    // Every field, optional ones included: a field added to PageState and left out here does not compile.
+  } satisfies Record<keyof PageState, unknown>;
 }
 
 /** What `step` returns. */
