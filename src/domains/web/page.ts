@@ -3,7 +3,7 @@
  * pure `step(page, action) -> { page, error? }` that runs the action set on it. Invalid actions (unknown
  * bid, hidden, covered by a modal, disabled, wrong kind of element) return the same page and an error.
  */
-import { arrange, has, labelFor, type PageConfig } from './perturbation.js';
+import { arrange, configMemo, has, labelFor, type PageConfig } from './perturbation.js';
 import { button, EMPTY_VIEW, form, input, isKept, keep, link, menu, modal, text, toast, type Effect, type HandleContext, type RenderContext, type Site, type Spec, type View } from './site.js';
 import { BidMap } from './bid-registry.js';
 import { hashStore, type WebStore } from './store.js';
@@ -455,7 +455,6 @@ function login(page: PageState): PageState {
 
 function renderContext(page: PageState): RenderContext {
   const [path, query] = page.url.split('?') as [string, string | undefined];
-  const memo = labelMemo(page.config);
   const params: Record<string, string> = {};
   if (query !== undefined) {
     for (const pair of query.split('&')) {
@@ -472,18 +471,10 @@ function renderContext(page: PageState): RenderContext {
     config: page.config,
     tick: page.tick,
     scroll: page.scroll,
-    label: (plain) => labelFor(page.config, plain, memo),
+    label: (plain) => labelFor(page.config, plain),
     arrange: (label, items) => arrange(page.config, label, items),
     has: (p) => has(page.config, p),
   };
-}
-
-// Labels per config: a pure memo (the same config always gives the same labels), shared by every render.
-const labelMemos = new WeakMap<PageConfig, Map<string, string>>();
-function labelMemo(config: PageConfig): Map<string, string> {
-  let memo = labelMemos.get(config);
-  if (memo === undefined) labelMemos.set(config, (memo = new Map()));
-  return memo;
 }
 
 /** decodeURIComponent that keeps malformed escapes as they are (a typed URL must not throw). */
@@ -734,8 +725,8 @@ function sameFields(spec: Spec, node: WebNode): boolean {
  * a symbol (see `FROM`; no digest sees symbols).
  */
 function stableSpec(config: PageConfig, key: string, make: () => Spec): Spec {
-  let specs = stableSpecs.get(config);
-  if (specs === undefined) stableSpecs.set(config, (specs = new Map()));
+  const memo = configMemo(config);
+  const specs = (memo.stable ??= new Map()) as Map<string, Spec>;
   let spec = specs.get(key);
   if (spec === undefined) {
     specs.set(key, (spec = keep(make())));
@@ -743,7 +734,6 @@ function stableSpec(config: PageConfig, key: string, make: () => Spec): Spec {
   return spec;
 }
 
-const stableSpecs = new WeakMap<PageConfig, Map<string, Spec>>();
 
 /**
  * What a rendered tree's main content was rendered from, kept on the tree's root under a symbol (no

@@ -3,7 +3,7 @@
  * page's form values and write the store. Also the spec builders sites use (forms, inputs, selects,
  * checkboxes, tables with sorting and pagination, search, tabs, menus, modals, toasts, links).
  */
-import { ICONS, type PageConfig } from './perturbation.js';
+import { configMemo, ICONS, type PageConfig } from './perturbation.js';
 import type { Row, WebStore } from './store.js';
 import type { NodeInit } from './tree.js';
 
@@ -313,11 +313,9 @@ interface HeldRow {
   readonly shape: string;
   readonly spec: Spec;
 }
-const rowMemos = new WeakMap<PageConfig, Map<string, HeldRow>>();
 function rowMemo(config: PageConfig): Map<string, HeldRow> {
-  let memo = rowMemos.get(config);
-  if (memo === undefined) rowMemos.set(config, (memo = new Map()));
-  return memo;
+  const memo = configMemo(config);
+  return (memo.rows ??= new Map()) as Map<string, HeldRow>;
 }
 
 // ---- perturbation-aware parts ----
