@@ -266,12 +266,17 @@ function elementAction(page: PageState, action: ElementAction): PageStep {
 export function locate(page: PageState, bid: string): { node: WebNode; path: readonly number[] } | WebError {
   const path = page.index.get(bid);
   if (path === undefined) return { code: 'UNKNOWN_BID', message: `no element [${bid}] on this page (${page.url})`, bid };
-  const { node, ancestors } = nodeAt(page.tree, path);
-  for (const n of [...ancestors, node]) {
-    if (!isShown(page, n)) {
-      const why = n.hidden === true ? 'hidden' : n.showAt !== undefined && n.showAt > page.tick ? 'not loaded yet' : 'below the fold (scroll down)';
-      return { code: 'HIDDEN', message: `element [${bid}] ${describe(node)} is not visible: ${why}`, bid };
-    }
+  // The root, then each node down the path to the target: the first one not shown hides it.
+  let hiding: WebNode | undefined = isShown(page, page.tree) ? undefined : page.tree;
+  let node = page.tree;
+  for (let i = 0; i < path.length; i++) {
+    node = node.children[path[i]!]!;
+    if (hiding === undefined && !isShown(page, node)) hiding = node;
+  }
+  if (hiding !== undefined) {
+    const n = hiding;
+    const why = n.hidden === true ? 'hidden' : n.showAt !== undefined && n.showAt > page.tick ? 'not loaded yet' : 'below the fold (scroll down)';
+    return { code: 'HIDDEN', message: `element [${bid}] ${describe(node)} is not visible: ${why}`, bid };
   }
   const cover = topModal(page);
   if (cover !== undefined && !startsWith(path, cover.path)) {
