@@ -665,8 +665,12 @@ function render(page: PageState): PageState {
     const specs = spec.children;
     const n = specs === undefined ? 0 : specs.length;
     const before = old === undefined ? undefined : old.children;
-    let same = old !== undefined && before!.length === n && sameFields(spec, old);
-    const children: WebNode[] = new Array(n);
+    const sameCount = before !== undefined && before.length === n;
+    let same = sameCount && sameFields(spec, old!);
+    // The new children, made only once one differs from the old node's child at its place: while
+    // every child is the old one, the old (immutable) array serves, and a re-render that changes
+    // nothing below a node allocates no array for it.
+    let children: WebNode[] | undefined = sameCount ? undefined : new Array<WebNode>(n);
     let byKey: Map<string, WebNode> | undefined;
     for (let i = 0; i < n; i++) {
       const child = specs![i]!;
@@ -680,14 +684,18 @@ function render(page: PageState): PageState {
         }
       }
       const built = build(child, prior);
+      if (children === undefined) {
+        if (built === before![i]) continue;
+        children = before!.slice(0, i);
+        same = false;
+      } else same = false;
       children[i] = built;
-      if (built !== (before === undefined ? undefined : before[i])) same = false;
     }
     if (same) return old!;
     // Object.assign, not `{ ...rest }`: object rest is lowered to a slow helper and this is the hot path.
     const node = Object.assign({}, spec) as unknown as { -readonly [K in keyof WebNode]: WebNode[K] };
     node.bid = bid;
-    node.children = children;
+    node.children = children ?? before!;
     if (isKept(spec)) (node as Built)[FROM] = { spec, node };
     return node;
   };
