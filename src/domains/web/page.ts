@@ -3,7 +3,7 @@
  * pure `step(page, action) -> { page, error? }` that runs the action set on it. Invalid actions (unknown
  * bid, hidden, covered by a modal, disabled, wrong kind of element) return the same page and an error.
  */
-import { arrange, has, labelFor, type PageConfig } from './perturbation.js';
+import { arrange, configMemo, has, labelFor, type PageConfig } from './perturbation.js';
 import { button, EMPTY_VIEW, form, input, isKept, keep, link, menu, modal, text, toast, type Effect, type HandleContext, type RenderContext, type Site, type Spec, type View } from './site.js';
 import { BidMap } from './bid-registry.js';
 import { hashStore, type WebStore } from './store.js';
@@ -266,12 +266,17 @@ function elementAction(page: PageState, action: ElementAction): PageStep {
 export function locate(page: PageState, bid: string): { node: WebNode; path: readonly number[] } | WebError {
   const path = page.index.get(bid);
   if (path === undefined) return { code: 'UNKNOWN_BID', message: `no element [${bid}] on this page (${page.url})`, bid };
-  const { node, ancestors } = nodeAt(page.tree, path);
-  for (const n of [...ancestors, node]) {
-    if (!isShown(page, n)) {
-      const why = n.hidden === true ? 'hidden' : n.showAt !== undefined && n.showAt > page.tick ? 'not loaded yet' : 'below the fold (scroll down)';
-      return { code: 'HIDDEN', message: `element [${bid}] ${describe(node)} is not visible: ${why}`, bid };
-    }
+  // The root, then each node down the path to the target: the first one not shown hides it.
+  let hiding: WebNode | undefined = isShown(page, page.tree) ? undefined : page.tree;
+  let node = page.tree;
+  for (let i = 0; i < path.length; i++) {
+    node = node.children[path[i]!]!;
+    if (hiding === undefined && !isShown(page, node)) hiding = node;
+  }
+  if (hiding !== undefined) {
+    const n = hiding;
+    const why = n.hidden === true ? 'hidden' : n.showAt !== undefined && n.showAt > page.tick ? 'not loaded yet' : 'below the fold (scroll down)';
+    return { code: 'HIDDEN', message: `element [${bid}] ${describe(node)} is not visible: ${why}`, bid };
   }
   const cover = topModal(page);
   if (cover !== undefined && !startsWith(path, cover.path)) {
@@ -455,7 +460,6 @@ function login(page: PageState): PageState {
 
 function renderContext(page: PageState): RenderContext {
   const [path, query] = page.url.split('?') as [string, string | undefined];
-  const memo = labelMemo(page.config);
   const params: Record<string, string> = {};
   if (query !== undefined) {
     for (const pair of query.split('&')) {
@@ -472,18 +476,10 @@ function renderContext(page: PageState): RenderContext {
     config: page.config,
     tick: page.tick,
     scroll: page.scroll,
-    label: (plain) => labelFor(page.config, plain, memo),
+    label: (plain) => labelFor(page.config, plain),
     arrange: (label, items) => arrange(page.config, label, items),
     has: (p) => has(page.config, p),
   };
-}
-
-// Labels per config: a pure memo (the same config always gives the same labels), shared by every render.
-const labelMemos = new WeakMap<PageConfig, Map<string, string>>();
-function labelMemo(config: PageConfig): Map<string, string> {
-  let memo = labelMemos.get(config);
-  if (memo === undefined) labelMemos.set(config, (memo = new Map()));
-  return memo;
 }
 
 /** decodeURIComponent that keeps malformed escapes as they are (a typed URL must not throw). */
@@ -669,8 +665,12 @@ function render(page: PageState): PageState {
     const specs = spec.children;
     const n = specs === undefined ? 0 : specs.length;
     const before = old === undefined ? undefined : old.children;
-    let same = old !== undefined && before!.length === n && sameFields(spec, old);
-    const children: WebNode[] = new Array(n);
+    const sameCount = before !== undefined && before.length === n;
+    let same = sameCount && sameFields(spec, old!);
+    // The new children, made only once one differs from the old node's child at its place: while
+    // every child is the old one, the old (immutable) array serves, and a re-render that changes
+    // nothing below a node allocates no array for it.
+    let children: WebNode[] | undefined = sameCount ? undefined : new Array<WebNode>(n);
     let byKey: Map<string, WebNode> | undefined;
     for (let i = 0; i < n; i++) {
       const child = specs![i]!;
@@ -684,14 +684,18 @@ function render(page: PageState): PageState {
         }
       }
       const built = build(child, prior);
+      if (children === undefined) {
+        if (built === before![i]) continue;
+        children = before!.slice(0, i);
+        same = false;
+      } else same = false;
       children[i] = built;
-      if (built !== (before === undefined ? undefined : before[i])) same = false;
     }
     if (same) return old!;
     // Object.assign, not `{ ...rest }`: object rest is lowered to a slow helper and this is the hot path.
     const node = Object.assign({}, spec) as unknown as { -readonly [K in keyof WebNode]: WebNode[K] };
     node.bid = bid;
-    node.children = children;
+    node.children = children ?? before!;
     if (isKept(spec)) (node as Built)[FROM] = { spec, node };
     return node;
   };
@@ -734,8 +738,8 @@ function sameFields(spec: Spec, node: WebNode): boolean {
  * a symbol (see `FROM`; no digest sees symbols).
  */
 function stableSpec(config: PageConfig, key: string, make: () => Spec): Spec {
-  let specs = stableSpecs.get(config);
-  if (specs === undefined) stableSpecs.set(config, (specs = new Map()));
+  const memo = configMemo(config);
+  const specs = (memo.stable ??= new Map()) as Map<string, Spec>;
   let spec = specs.get(key);
   if (spec === undefined) {
     specs.set(key, (spec = keep(make())));
@@ -743,7 +747,6 @@ function stableSpec(config: PageConfig, key: string, make: () => Spec): Spec {
   return spec;
 }
 
-const stableSpecs = new WeakMap<PageConfig, Map<string, Spec>>();
 
 /**
  * What a rendered tree's main content was rendered from, kept on the tree's root under a symbol (no

@@ -97,13 +97,15 @@ export function has(config: PageConfig, p: Perturbation): boolean {
 }
 
 /** The label a page shows for `plain` (a seeded synonym under `synonyms`, stable per label). */
-export function labelFor(config: PageConfig, plain: string, memo: Map<string, string>): string {
+export function labelFor(config: PageConfig, plain: string): string {
   if (!has(config, 'synonyms')) return SYNONYMS[plain]?.[0] ?? plain;
-  const known = memo.get(plain);
+  const memo = configMemo(config);
+  const labels = (memo.labels ??= new Map());
+  const known = labels.get(plain);
   if (known !== undefined) return known;
   const choices = SYNONYMS[plain];
   const out = choices === undefined ? plain : choices[1 + perturbationRng(config, `label:${plain}`).int(0, choices.length - 2)]!;
-  memo.set(plain, out);
+  labels.set(plain, out);
   return out;
 }
 
@@ -111,15 +113,49 @@ export function labelFor(config: PageConfig, plain: string, memo: Map<string, st
 export function arrange<T>(config: PageConfig, label: string, items: readonly T[]): T[] {
   if (!has(config, 'reorder') || items.length < 2) return items.slice();
   // The permutation depends only on (config, label, length): memoised per config.
-  let memo = orders.get(config);
-  if (memo === undefined) orders.set(config, (memo = new Map()));
+  const memo = configMemo(config);
+  const orders: Map<string, number[]> = (memo.orders ??= new Map());
   const key = `${label}\u0000${items.length}`;
-  let order = memo.get(key);
-  if (order === undefined) memo.set(key, (order = perturbationRng(config, `order:${label}`).shuffle(items.map((_, i) => i))));
-  return order.map((i) => items[i]!);
+  let order = orders.get(key);
+  if (order === undefined) orders.set(key, (order = perturbationRng(config, `order:${label}`).shuffle(items.map((_, i) => i))));
+  return order.map((i: number) => items[i]!);
 }
 
-const orders = new WeakMap<PageConfig, Map<string, number[]>>();
+/**
+ * What is kept per page config (a pure function of the config's content): drawn labels and orders, and
+ * the page's and the sites' kept specs (`site.ts`, `page.ts` fill the fields they own). A config lives as
+ * long as its world, and so does this.
+ */
+export interface ConfigMemo {
+  /** The config it was made for (a spread copy carries the symbol along but is not this config). */
+  readonly config: PageConfig;
+  labels?: Map<string, string>;
+  orders?: Map<string, number[]>;
+  /** Site-side kept specs (table rows), by key. */
+  rows?: Map<string, unknown>;
+  /** Page-side kept specs (banner, dialogs), by key. */
+  stable?: Map<string, unknown>;
+}
+
+const MEMO = Symbol('config memo');
+
+/**
+ * The memo of a config, kept on the config under a symbol (no digest or JSON sees symbols). Not a
+ * WeakMap: a fresh world's config is a young object, and weak entries keyed by young objects
+ * (ephemerons) make every scavenge slower. A frozen config keeps its memo in a WeakMap instead.
+ */
+export function configMemo(config: PageConfig): ConfigMemo {
+  const held = (config as { [MEMO]?: ConfigMemo })[MEMO];
+  if (held !== undefined && held.config === config) return held;
+  let memo = frozenMemos.get(config);
+  if (memo !== undefined) return memo;
+  memo = { config };
+  if (Object.isExtensible(config)) (config as { [MEMO]?: ConfigMemo })[MEMO] = memo;
+  else frozenMemos.set(config, memo);
+  return memo;
+}
+
+const frozenMemos = new WeakMap<PageConfig, ConfigMemo>();
 
 /** A default config (no perturbations) for tests and the browser half. */
 export function plainConfig(seed = 1): PageConfig {

@@ -3,7 +3,7 @@
  * page's form values and write the store. Also the spec builders sites use (forms, inputs, selects,
  * checkboxes, tables with sorting and pagination, search, tabs, menus, modals, toasts, links).
  */
-import { ICONS, type PageConfig } from './perturbation.js';
+import { configMemo, ICONS, type PageConfig } from './perturbation.js';
 import type { Row, WebStore } from './store.js';
 import type { NodeInit } from './tree.js';
 
@@ -177,14 +177,20 @@ export function table(
     const column = columns.find((c) => c.key === sort.key);
     if (column !== undefined) {
       const num = (s: string): number | undefined => (/^-?[\d.]+$/.test(s.replace(/[$,]/g, '')) ? Number(s.replace(/[$,]/g, '')) : undefined);
-      sorted.sort((a, b) => {
-        const x = column.cell(a.row, a.id);
-        const y = column.cell(b.row, b.id);
-        const nx = num(x);
-        const ny = num(y);
-        const c = nx !== undefined && ny !== undefined ? nx - ny : x < y ? -1 : x > y ? 1 : 0;
-        return (sort.dir === 'ascending' ? c : -c) || (a.id < b.id ? -1 : 1);
+      // Each row's cell text and number once, not once per comparison (the comparator sees the same values).
+      const keyed = sorted.map((r) => {
+        const text = column.cell(r.row, r.id);
+        return { r, text, n: num(text) };
       });
+      keyed.sort((a, b) => {
+        const x = a.text;
+        const y = b.text;
+        const nx = a.n;
+        const ny = b.n;
+        const c = nx !== undefined && ny !== undefined ? nx - ny : x < y ? -1 : x > y ? 1 : 0;
+        return (sort.dir === 'ascending' ? c : -c) || (a.r.id < b.r.id ? -1 : 1);
+      });
+      sorted = keyed.map((k) => k.r);
     }
   }
   const size = ctx.config.pageSize;
@@ -313,11 +319,9 @@ interface HeldRow {
   readonly shape: string;
   readonly spec: Spec;
 }
-const rowMemos = new WeakMap<PageConfig, Map<string, HeldRow>>();
 function rowMemo(config: PageConfig): Map<string, HeldRow> {
-  let memo = rowMemos.get(config);
-  if (memo === undefined) rowMemos.set(config, (memo = new Map()));
-  return memo;
+  const memo = configMemo(config);
+  return (memo.rows ??= new Map()) as Map<string, HeldRow>;
 }
 
 // ---- perturbation-aware parts ----

@@ -40,17 +40,32 @@ export function getRow(store: WebStore, table: string, id: string): Row | undefi
  * table (every render of a page reads its tables again; most steps do not write).
  */
 export function rowsOf(store: WebStore, table: string): ReadonlyArray<{ id: string; row: Row }> {
-  let tables = listed.get(store);
-  if (tables === undefined) listed.set(store, (tables = new Map()));
-  let rows = tables.get(table);
-  if (rows === undefined) tables.set(table, (rows = Object.freeze(listRows(store, table))));
+  // Kept on the store under a symbol that names its store (a spread copy carries it but is not that
+  // store); not a WeakMap, whose entries keyed by young stores slow every scavenge (ephemerons).
+  let held = (store as Listed)[LISTED];
+  if (held === undefined || held.store !== store) {
+    held = { store, tables: new Map() };
+    if (Object.isExtensible(store)) (store as Listed)[LISTED] = held;
+  }
+  let rows = held.tables.get(table);
+  if (rows === undefined) held.tables.set(table, (rows = Object.freeze(listRows(store, table))));
   return rows;
 }
 
-const listed = new WeakMap<WebStore, Map<string, ReadonlyArray<{ id: string; row: Row }>>>();
+const LISTED = Symbol('listed rows');
+interface Listed {
+  [LISTED]?: { readonly store: WebStore; readonly tables: Map<string, ReadonlyArray<{ id: string; row: Row }>> };
+}
 
 function listRows(store: WebStore, table: string): Array<{ id: string; row: Row }> {
   const base = store.base[table] ?? {};
+  if (!changesTable(store, table)) {
+    // Nothing of this table changed: the base's records in id order, without a map in between.
+    const ids = Object.keys(base).sort(byId);
+    const rows = new Array<{ id: string; row: Row }>(ids.length);
+    for (let i = 0; i < ids.length; i++) rows[i] = { id: ids[i]!, row: base[ids[i]!]! };
+    return rows;
+  }
   const out = new Map<string, Row>();
   for (const id of Object.keys(base)) out.set(id, base[id]!);
   const prefix = `${table}/`;
@@ -62,7 +77,17 @@ function listRows(store: WebStore, table: string): Array<{ id: string; row: Row 
       else out.set(id, row);
     }
   }
-  return [...out.entries()].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(([id, row]) => ({ id, row }));
+  return [...out.entries()].sort((a, b) => byId(a[0], b[0])).map(([id, row]) => ({ id, row }));
+}
+
+const byId = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Whether the store changed any record of `table`. */
+function changesTable(store: WebStore, table: string): boolean {
+  if (store.changes.size === 0) return false;
+  const prefix = `${table}/`;
+  for (const key of store.changes.keys()) if (key.startsWith(prefix)) return true;
+  return false;
 }
 
 /** A new store with `table/id` set to `row` (`null` deletes). Writing a record back to its base value drops the change. */

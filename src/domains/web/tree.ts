@@ -142,18 +142,32 @@ export class TreeIndex implements BidIndex {
 
 /** The path to the first node (depth first) with `bid`, or undefined. */
 function pathOf(root: WebNode, bid: string): number[] | undefined {
-  const path: number[] = [];
-  const find = (node: WebNode): boolean => {
-    if (node.bid === bid) return true;
-    const children = node.children;
-    for (let i = 0; i < children.length; i++) {
-      path.push(i);
-      if (find(children[i]!)) return true;
-      path.pop();
+  if (root.bid === bid) return [];
+  // Iterative, in document order: `nodes[d]` is the node at depth d on the way, `path[d]` the index of
+  // the child of `nodes[d]` being visited.
+  const nodes: WebNode[] = [root];
+  const path: number[] = [0];
+  let depth = 0;
+  for (;;) {
+    const children = nodes[depth]!.children;
+    const i = path[depth]!;
+    if (i >= children.length) {
+      if (depth === 0) return undefined;
+      depth--;
+      path[depth]!++;
+      continue;
     }
-    return false;
-  };
-  return find(root) ? path : undefined;
+    const child = children[i]!;
+    if (child.bid === bid) {
+      path.length = depth + 1;
+      return path;
+    }
+    if (child.children.length > 0) {
+      depth++;
+      nodes[depth] = child;
+      path[depth] = 0;
+    } else path[depth] = i + 1;
+  }
 }
 
 /** Indexes a tree by bid (duplicate bids are a site bug and throw). */
