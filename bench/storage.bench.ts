@@ -4,8 +4,9 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import BetterSqlite3 from 'better-sqlite3';
-import { canonicalize, type Task, type Transition } from '../src/core/index.js';
+import { canonicalize, digest, type Task, type Transition } from '../src/core/index.js';
 import { createSqliteStore, type SqliteStore, type SqliteStoreOptions } from '../src/storage/sqlite/index.js';
+import { SEGMENT_STEPS } from '../src/storage/sqlite/transitions.js';
 import { makeBatch, makeTask, makeTransition } from '../test/conformance/store-fixtures.js';
 import { fmt, measure, measureAsync, median, type BenchRow, type BenchSection } from './lib.js';
 import { systemClock } from '../src/cli/clock.js';
@@ -162,16 +163,22 @@ function make0(template: Transition, s: number): Transition {
 /**
  * One commit holding one transition of each of `live` concurrently running episodes (what a server commits per
  * batch of concurrent steps), after a history of such commits: the store against raw better-sqlite3 writing
- * the same rows into the same table, with its unique (episode_seq, step) index and without any index (what
- * that index costs a commit). CPU per commit, interleaved, median of 5.
+ * the same rows into the same table, keyed as the store keys them (a key per 64 steps of an episode, with its
+ * unique (key, step) index), keyed per episode (schema versions 2-5) and without any index (what the index costs
+ * a commit). CPU per commit, interleaved, median of 5.
  */
+/** Episode `n`'s id: hash-like at the front, as runtime ids (`<task id>:<seed>:<index>`) are. */
+function benchEpisodeId(n: number): string {
+  return `${digest(['bench-episode', n]).slice(0, 16)}:${n}:0`;
+}
+
 async function benchLiveCommits(open: (options?: SqliteStoreOptions) => SqliteStore, dir: string): Promise<BenchSection> {
   const loadAtStart = loadavg()[0]!;
   const rows: BenchRow[] = [];
   const HISTORY = 4_000;
   const COMMITS = 1_000;
   const STEPS = 200;
-  for (const live of [8, 64]) {
+  for (const live of [1, 8, 64]) {
     // Episodes run STEPS steps; one that ends is replaced by a new one (a new integer key).
     const cursor = (newEpisode: () => number) => {
       const running = Array.from({ length: live }, () => ({ key: newEpisode(), step: 0 }));
@@ -182,56 +189,78 @@ async function benchLiveCommits(open: (options?: SqliteStoreOptions) => SqliteSt
           return row;
         });
     };
-    const raw = (indexed: boolean) => {
-      const db = new BetterSqlite3(join(dir, `live-${live}-${indexed ? 'index' : 'none'}.db`));
+    // Raw rows keyed as `layout` says; an episode id is hash-like (as runtime ids, which begin with a task id).
+    const raw = (layout: 'segment' | 'episode' | 'none') => {
+      const db = new BetterSqlite3(join(dir, `live-${live}-${layout}.db`));
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = NORMAL');
       db.exec(
-        'CREATE TABLE episode_keys (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE) STRICT; ' +
+        (layout === 'segment'
+          ? 'CREATE TABLE episode_keys (seq INTEGER PRIMARY KEY, id TEXT NOT NULL, segment INTEGER NOT NULL, UNIQUE (id, segment)) STRICT; '
+          : 'CREATE TABLE episode_keys (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE) STRICT; ') +
           'CREATE TABLE transitions (seq INTEGER PRIMARY KEY, episode_seq INTEGER NOT NULL, step INTEGER NOT NULL, body TEXT NOT NULL) STRICT;' +
-          (indexed ? ' CREATE UNIQUE INDEX transitions_by_episode ON transitions (episode_seq, step);' : ''),
+          (layout !== 'none' ? ' CREATE UNIQUE INDEX transitions_by_episode ON transitions (episode_seq, step);' : ''),
       );
-      const newKey = db.prepare('INSERT INTO episode_keys (id) VALUES (?)');
+      const newKey = layout === 'segment' ? db.prepare('INSERT INTO episode_keys (id, segment) VALUES (?, ?)') : db.prepare('INSERT INTO episode_keys (id) VALUES (?)');
+      // Episode number -> [segment, key] of its current segment.
+      const keys = new Map<number, [number, number]>();
+      const keyOf = (episode: number, step: number): number => {
+        const segment = layout === 'segment' ? Math.trunc(step / SEGMENT_STEPS) : 0;
+        const known = keys.get(episode);
+        if (known !== undefined && known[0] === segment) return known[1];
+        const id = benchEpisodeId(episode);
+        const key = Number((layout === 'segment' ? newKey.run(id, segment) : newKey.run(id)).lastInsertRowid);
+        keys.set(episode, [segment, key]);
+        return key;
+      };
       let n = 0;
-      const next = cursor(() => Number(newKey.run(`bench-episode-${String(n++).padStart(16, '0')}`).lastInsertRowid));
+      const next = cursor(() => n++);
       const insert = db.prepare('INSERT INTO transitions (episode_seq, step, body) VALUES (?, ?, ?)');
       const commit = db.transaction((batch: ReadonlyArray<[number, Transition]>) => {
-        for (const [key, t] of batch) insert.run(key, t.step, JSON.stringify(t));
+        for (const [episode, t] of batch) insert.run(keyOf(episode, t.step), t.step, JSON.stringify(t));
       });
       // The transitions of the next `count` commits, made before the timed loop (as the store's side is).
-      const prepare = (count: number) => Array.from({ length: count }, () => next().map(([key, step]) => [key, makeTransition('bench-episode-0000000000000000', step)] as [number, Transition]));
+      const prepare = (count: number) => Array.from({ length: count }, () => next().map(([episode, step]) => [episode, makeTransition('bench-episode-0000000000000000', step)] as [number, Transition]));
       return { run: (batches: ReadonlyArray<ReadonlyArray<[number, Transition]>>) => { for (const b of batches) commit.immediate(b); }, prepare, close: () => db.close() };
     };
     const store = open({ now: systemClock });
     let n = 0;
     const next = cursor(() => n++);
-    const prepareStore = (count: number) => Array.from({ length: count }, () => next().map(([key, step]) => makeTransition(`bench-episode-${String(key).padStart(16, '0')}`, step)));
+    const prepareStore = (count: number) => Array.from({ length: count }, () => next().map(([key, step]) => makeTransition(benchEpisodeId(key), step)));
     const runStore = async (batches: Transition[][]) => {
       for (const b of batches) await store.appendTransitions(b);
     };
-    const indexed = raw(true);
-    const bare = raw(false);
+    const indexed = raw('segment');
+    const perEpisode = raw('episode');
+    const bare = raw('none');
+    // A lone episode's commits are cheap: as many of them as 64 episodes' transitions.
+    const commits = live === 1 ? COMMITS * 8 : COMMITS;
     for (let i = 0; i < HISTORY; i += COMMITS) {
-      await runStore(prepareStore(COMMITS));
-      indexed.run(indexed.prepare(COMMITS));
-      bare.run(bare.prepare(COMMITS));
+      await runStore(prepareStore(commits));
+      indexed.run(indexed.prepare(commits));
+      perEpisode.run(perEpisode.prepare(commits));
+      bare.run(bare.prepare(commits));
     }
-    const cpu: Record<'store' | 'indexed' | 'bare', number[]> = { store: [], indexed: [], bare: [] };
+    const cpu: Record<'store' | 'indexed' | 'perEpisode' | 'bare', number[]> = { store: [], indexed: [], perEpisode: [], bare: [] };
     for (let r = 0; r < 5; r++) {
-      const ours = prepareStore(COMMITS);
-      cpu.store.push((await cpuOf(() => runStore(ours))) / COMMITS);
-      const withIndex = indexed.prepare(COMMITS);
-      cpu.indexed.push((await cpuOf(() => indexed.run(withIndex))) / COMMITS);
-      const withoutIndex = bare.prepare(COMMITS);
-      cpu.bare.push((await cpuOf(() => bare.run(withoutIndex))) / COMMITS);
+      const ours = prepareStore(commits);
+      cpu.store.push((await cpuOf(() => runStore(ours))) / commits);
+      const withIndex = indexed.prepare(commits);
+      cpu.indexed.push((await cpuOf(() => indexed.run(withIndex))) / commits);
+      const keyedPerEpisode = perEpisode.prepare(commits);
+      cpu.perEpisode.push((await cpuOf(() => perEpisode.run(keyedPerEpisode))) / commits);
+      const withoutIndex = bare.prepare(commits);
+      cpu.bare.push((await cpuOf(() => bare.run(withoutIndex))) / commits);
     }
     indexed.close();
+    perEpisode.close();
     bare.close();
     await store.close();
     rows.push({
       'live episodes (transitions per commit)': live,
       'store µs/commit (CPU)': median(cpu.store).toFixed(1),
-      'raw, unique (episode_seq, step) index µs/commit': median(cpu.indexed).toFixed(1),
+      'raw, segment keys µs/commit': median(cpu.indexed).toFixed(1),
+      'raw, a key per episode µs/commit': median(cpu.perEpisode).toFixed(1),
       'raw, no index µs/commit': median(cpu.bare).toFixed(1),
       'store vs raw same rows (CPU)': `${Math.round((median(cpu.indexed) / median(cpu.store)) * 100)}%`,
       'index share of the raw commit': `${Math.round((1 - median(cpu.bare) / median(cpu.indexed)) * 100)}%`,
@@ -242,8 +271,9 @@ async function benchLiveCommits(open: (options?: SqliteStoreOptions) => SqliteSt
     description:
       `One \`appendTransitions\` call holding one transition of each of N running episodes (${STEPS} steps each, then replaced), after ${fmt(HISTORY, 2)} such commits; ` +
       'CPU per commit (process: the store\'s checkpoint thread included), interleaved, median of 5. Raw better-sqlite3 writes the same rows (bodies from JSON.stringify) ' +
-      'into the same table with the unique (episode_seq, step) index and without any index: the difference is what that index costs, since each running ' +
-      `episode's entries end on a leaf page of their own once they outgrow a shared one. Machine load (1 min): ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end.`,
+      `into the same table keyed as the store keys them (a key per ${SEGMENT_STEPS} steps of an episode, unique (key, step) index), keyed per episode (schema versions 2-5: ` +
+      "each running episode's index entries end on a leaf page of their own) and without any index (the difference is what the index costs). " +
+      `Machine load (1 min): ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end.`,
     rows,
     notes: ['The store side includes canonical JSON of each transition (about a quarter of its commit at 8 episodes) and its checkpoint thread.'],
   };

@@ -259,6 +259,46 @@ export const MIGRATIONS: readonly Migration[] = [
       END;
     `,
   },
+  {
+    version: 6,
+    description: 'segment keys: an episode gets an episode_keys row per 64 steps, (id, segment) unique, and transitions are re-keyed by it',
+    // Version 2 gave each episode one key, so a long episode's (episode_seq, step) index entries spread over
+    // leaf pages of their own and a commit of N running episodes wrote about one index page per episode.
+    // Now the key is of (id, step / 64): running episodes' current segments all have recent keys, and their
+    // entries share the index's last pages; (segment key, step) is still unique, so a duplicate step is
+    // refused at any isolation level. Every row is kept with its seq and re-keyed by its segment (64 is
+    // SEGMENT_STEPS in transitions.ts); keys are given in first-write order. Keys left with no transitions
+    // (deleted episodes) are not carried over: an episode's next transition makes a new one.
+    // The new tables reference each other until the renames, so no foreign key ever points at a dropped table.
+    sql: `
+      CREATE TABLE episode_keys_v6 (
+        seq     INTEGER PRIMARY KEY,
+        id      TEXT NOT NULL,
+        segment INTEGER NOT NULL,
+        UNIQUE (id, segment)
+      ) STRICT;
+      INSERT INTO episode_keys_v6 (id, segment)
+        SELECT k.id, t.step / 64 FROM transitions t JOIN episode_keys k ON k.seq = t.episode_seq
+        GROUP BY k.id, t.step / 64 ORDER BY min(t.seq);
+      CREATE TABLE transitions_v6 (
+        seq         INTEGER PRIMARY KEY,
+        episode_seq INTEGER NOT NULL REFERENCES episode_keys_v6 (seq),
+        step        INTEGER NOT NULL,
+        body        TEXT NOT NULL
+      ) STRICT;
+      INSERT INTO transitions_v6 (seq, episode_seq, step, body)
+        SELECT t.seq, n.seq, t.step, t.body FROM transitions t
+          JOIN episode_keys k ON k.seq = t.episode_seq
+          JOIN episode_keys_v6 n ON n.id = k.id AND n.segment = t.step / 64
+        ORDER BY t.seq;
+      DROP TABLE transitions;
+      DROP TABLE episode_keys;
+      ALTER TABLE episode_keys_v6 RENAME TO episode_keys;
+      ALTER TABLE transitions_v6 RENAME TO transitions;
+      -- The unique index refuses a second write of the same step at any isolation level.
+      CREATE UNIQUE INDEX transitions_by_episode ON transitions (episode_seq, step);
+    `,
+  },
 ];
 
 /** The schema version this code writes: the last migration's. */

@@ -172,7 +172,89 @@ describe('sqlite store: migrations', () => {
       .prepare('SELECT t.seq AS rowid, k.id AS episode_id, t.step, t.body FROM transitions t JOIN episode_keys k ON k.seq = t.episode_seq WHERE t.seq <= ? ORDER BY t.seq')
       .all(oldRows.length);
     expect(migrated).toEqual(oldRows);
-    expect(check.prepare('SELECT id FROM episode_keys ORDER BY seq').pluck().all()).toEqual([...ids, 'ep-new']);
+    // One key per (episode, 64-step segment), in first-write order: step 100 of ids[2] opened its segment 1.
+    expect(check.prepare('SELECT id, segment FROM episode_keys ORDER BY seq').raw().all()).toEqual([
+      ...ids.map((id) => [id, 0]),
+      [ids[2], 1],
+      ['ep-new', 0],
+    ]);
+    check.close();
+  });
+
+  it('upgrades a version-5 store to segment keys: same transitions, same order, same duplicate refusal, same repair', async () => {
+    const file = join(tempDir(), 'v5.db');
+    const db = new BetterSqlite3(file);
+    db.pragma('journal_mode = WAL');
+    expect(migrate(db, MIGRATIONS.slice(0, 5))).toEqual([1, 2, 3, 4, 5]);
+    // Written as version 5 wrote them: one key per episode at its first transition, rows in write order,
+    // episodes interleaved, longer than a segment (64 steps), each round's steps out of order.
+    const ids = ['ep_f3a1:1', 'ep_05c9:1', 'ep_9b7e:1', 'deleted-later'];
+    const lengths = [200, 64, 130, 70];
+    const written = new Map<string, number[]>(ids.map((id) => [id, []]));
+    const newKey = db.prepare('INSERT INTO episode_keys (id) VALUES (?)');
+    const keyOf = (id: string) => db.prepare('SELECT seq FROM episode_keys WHERE id = ?').pluck().get(id) as number | undefined;
+    const insert = db.prepare('INSERT INTO transitions (episode_seq, step, body) VALUES (?, ?, ?)');
+    db.transaction(() => {
+      for (let round = 0; round < 200; round++) {
+        for (const [i, id] of ids.entries()) {
+          if (round >= lengths[i]!) continue;
+          const step = round % 2 === 0 ? round + 1 : round - 1; // 1, 0, 3, 2, ...
+          if (step >= lengths[i]!) continue;
+          const key = keyOf(id) ?? Number(newKey.run(id).lastInsertRowid);
+          insert.run(key, step, canonicalize(makeTransition(id, step)));
+          written.get(id)!.push(step);
+        }
+      }
+      // A deleted episode's key stays in version 5, with no transitions.
+      db.prepare('DELETE FROM transitions WHERE episode_seq = ?').run(keyOf('deleted-later'));
+      // The running record of ids[0] lags its transitions (a crash between the two writes).
+      const lagging = makeEpisode(ids[0]!, 'task-1', { runId: 'run-1', steps: 10 });
+      db.prepare('INSERT INTO episodes (id, task_id, run_id, status, steps, created_at, updated_at, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(
+        lagging.id, lagging.taskId, lagging.runId, lagging.status, lagging.steps, lagging.createdAt, lagging.updatedAt, canonicalize(lagging),
+      );
+    })();
+    const read = (d: BetterSqlite3.Database, id: string) =>
+      d.prepare('SELECT t.body FROM episode_keys k JOIN transitions t ON t.episode_seq = k.seq WHERE k.id = ? ORDER BY t.step').pluck().all(id) as string[];
+    const before = new Map(ids.map((id) => [id, read(db, id)]));
+    const seqsBefore = db.prepare('SELECT t.seq, k.id, t.step FROM transitions t JOIN episode_keys k ON k.seq = t.episode_seq ORDER BY t.seq').raw().all();
+    db.close();
+
+    const store = createSqliteStore(file, { now: systemClock });
+    expect((await store.getInfo()).schemaVersion).toBe(SCHEMA_VERSION);
+    for (const id of ids) {
+      const steps = [...written.get(id)!].sort((a, b) => a - b);
+      const expected = id === 'deleted-later' ? [] : steps.map((step) => makeTransition(id, step));
+      expect(await store.listTransitions(id)).toEqual(expected);
+      expect((await store.listTransitions(id)).map((t) => canonicalize(t))).toEqual(before.get(id));
+    }
+    expect(await store.checkIntegrity()).toEqual([]);
+    // The repair of a lagging record counts every segment's transitions.
+    const report = await store.recover({ isLive: () => true, now: '2026-01-02T00:00:00.000Z' });
+    expect(report.episodes).toEqual([{ id: ids[0], steps: { from: 10, to: 200 }, status: { from: 'running', to: 'running' } }]);
+    expect((await store.getEpisode(ids[0]!))?.steps).toBe(200);
+    // A step stored before the upgrade, in any segment, is still refused with the same typed error.
+    for (const step of [0, 63, 64, 150, 199]) {
+      const error = await rejection(store.appendTransitions([makeTransition(ids[1]!, 64), makeTransition(ids[0]!, step)]));
+      expect(error.code).toBe('STORE_CONFLICT');
+      expect(error.details).toMatchObject({ conflict: 'duplicate_step', episodeId: ids[0], step });
+    }
+    expect(await store.listTransitions(ids[1]!)).toHaveLength(64);
+    // New writes continue old episodes (in an old segment and a new one) and a deleted one starts over.
+    await store.appendTransitions([makeTransition(ids[2]!, 130), makeTransition(ids[1]!, 64), makeTransition('deleted-later', 5)]);
+    expect((await store.listTransitions(ids[2]!)).map((t) => t.step)).toEqual(Array.from({ length: 131 }, (_, i) => i));
+    expect((await store.listTransitions(ids[1]!)).map((t) => t.step)).toEqual(Array.from({ length: 65 }, (_, i) => i));
+    expect(await store.listTransitions('deleted-later')).toEqual([makeTransition('deleted-later', 5)]);
+    await store.close();
+
+    const check = new BetterSqlite3(file, { readonly: true });
+    // Every old row keeps its seq; each key is one (episode, segment), given in first-write order.
+    expect(check.prepare('SELECT t.seq, k.id, t.step FROM transitions t JOIN episode_keys k ON k.seq = t.episode_seq WHERE t.seq <= ? ORDER BY t.seq').raw().all((seqsBefore.at(-1) as unknown[])[0])).toEqual(seqsBefore);
+    expect(check.prepare('SELECT count(*) FROM transitions t JOIN episode_keys k ON k.seq = t.episode_seq WHERE t.step / 64 <> k.segment').pluck().get()).toBe(0);
+    expect(check.prepare('SELECT id, segment FROM episode_keys ORDER BY seq').raw().all()).toEqual([
+      [ids[0], 0], [ids[1], 0], [ids[2], 0], [ids[0], 1], [ids[2], 1], [ids[0], 2], [ids[2], 2], [ids[0], 3],
+      // After the upgrade: ids[1]'s second segment, and the deleted episode's new key.
+      [ids[1], 1], ['deleted-later', 0],
+    ]);
     check.close();
   });
 
@@ -202,6 +284,78 @@ describe('sqlite store: migrations', () => {
     const open = () => createSqliteStore(file, { now: systemClock });
     expect(open).toThrow(expect.objectContaining({ code: 'STORE_FAILED', message: expect.stringContaining('newer than this EnvHarness supports') }));
     expect(open).toThrow(expect.objectContaining({ details: expect.objectContaining({ schemaVersion: SCHEMA_VERSION + 5, supported: SCHEMA_VERSION }) }));
+  });
+});
+
+describe('sqlite store: segment keys (a key per 64 steps of an episode)', () => {
+  const stepsOf = (id: string, list: readonly number[]) => list.map((step) => makeTransition(id, step));
+  const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
+
+  for (const via of ['connection', 'writer thread'] as const) {
+    it(`keeps long episodes written out of order and refuses a duplicate in any segment (${via})`, async () => {
+      const file = join(tempDir(), 'segments.db');
+      const store = createSqliteStore(file, { now: systemClock });
+      const other = createSqliteStore(file, { now: systemClock });
+      try {
+        const append = via === 'connection'
+          ? (t: readonly ReturnType<typeof makeTransition>[]) => store.appendTransitions(t)
+          : (() => {
+              let writer = store.openTransitionWriter();
+              // A writer refuses every call after a failed one: a fresh writer per call keeps the test's calls independent.
+              return async (t: readonly ReturnType<typeof makeTransition>[]) => {
+                try {
+                  await writer.appendTransitions(t);
+                } finally {
+                  writer = store.openTransitionWriter();
+                }
+              };
+            })();
+        // Segments reached in every order: the last first, a call spanning three, one step at a time.
+        await append(stepsOf('long', range(150, 200)));
+        await append(stepsOf('long', range(0, 140)));
+        for (const step of range(140, 150)) await append([makeTransition('long', step), makeTransition(`short-${step}`, 0)]);
+        expect(await store.listTransitions('long')).toEqual(stepsOf('long', range(0, 200)));
+        // A duplicate is refused whichever segment it is in, and whichever connection wrote the original.
+        await other.appendTransitions(stepsOf('long', [200, 256]));
+        for (const step of [0, 63, 64, 127, 128, 199, 200, 256]) {
+          const error = await rejection(append([makeTransition('fresh', 0), makeTransition('long', step)]));
+          expect(error.code).toBe('STORE_CONFLICT');
+          expect(error.details).toMatchObject({ conflict: 'duplicate_step', episodeId: 'long', step });
+        }
+        // Within one call, too, across a segment boundary, and nothing of the call is written.
+        const within = await rejection(append(stepsOf('twice', [70, 5, 64, 70])));
+        expect(within.details).toMatchObject({ conflict: 'duplicate_step', episodeId: 'twice', step: 70 });
+        expect(await store.listTransitions('twice')).toEqual([]);
+        expect(await store.listTransitions('fresh')).toEqual([]);
+        expect(await other.listTransitions('long')).toEqual(stepsOf('long', [...range(0, 201), 256]));
+      } finally {
+        await other.close();
+        await store.close();
+      }
+      const check = new BetterSqlite3(file, { readonly: true });
+      // Each key is one (episode, step / 64) and holds only that segment's steps.
+      expect(check.prepare("SELECT segment FROM episode_keys WHERE id = 'long' ORDER BY seq").pluck().all()).toEqual([2, 3, 0, 1, 4]);
+      expect(check.prepare('SELECT count(*) FROM transitions t JOIN episode_keys k ON k.seq = t.episode_seq WHERE t.step / 64 <> k.segment').pluck().get()).toBe(0);
+      check.close();
+    });
+  }
+
+  it('repairs a lagging record of a long episode from all its segments, and deletes them all', async () => {
+    const store = createSqliteStore(join(tempDir(), 'lag.db'), { now: systemClock });
+    try {
+      const episode = makeEpisode('long', 'task-1', { runId: 'run-1', steps: 100 });
+      await store.appendTransitions(stepsOf('long', range(0, 100)), { episodes: [episode] });
+      await store.appendTransitions(stepsOf('long', range(100, 150)));
+      const report = await store.recover({ isLive: () => true, now: '2026-01-02T00:00:00.000Z' });
+      expect(report.episodes).toEqual([{ id: 'long', steps: { from: 100, to: 150 }, status: { from: 'running', to: 'running' } }]);
+      await store.applyWrites([{ op: 'discardEpisodes', ids: ['long'] }]);
+      expect(await store.listTransitions('long')).toEqual([]);
+      // Its keys stay; writing the episode again reuses them.
+      await store.appendTransitions(stepsOf('long', [0, 149]));
+      expect(await store.listTransitions('long')).toEqual(stepsOf('long', [0, 149]));
+    } finally {
+      await store.close();
+    }
   });
 });
 

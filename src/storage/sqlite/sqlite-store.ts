@@ -40,7 +40,7 @@ import {
 } from '../../core/index.js';
 import { CHECKPOINT_INTERVAL_MS, CHECKPOINTER_AFTER_WRITES, FALLBACK_AUTOCHECKPOINT_PAGES, TRUNCATE_AFTER_FRAMES, startCheckpointer, type Checkpointer, type CheckpointReport } from './checkpointer.js';
 import { migrate, SCHEMA_VERSION, userVersion } from './schema.js';
-import { TRANSITION_SQL, TransitionInserter } from './transitions.js';
+import { segmentOf, TRANSITION_SQL, TransitionInserter } from './transitions.js';
 import { DEFAULT_WAL_LIMIT_BYTES, WalPressure } from './wal-pressure.js';
 import { serialiseCall, WriterCallBuilder, WriterThread, type WriterCall, type WriterReply } from './transition-writer.js';
 import { readGenerationLog, writeGenerationLog } from './generation-log.js';
@@ -48,7 +48,7 @@ import { batchTaskRows, limitClause as sharedLimitClause, questionMark, reviewFr
 
 /** Milliseconds a write waits for another connection's lock before it fails with STORE_FAILED. */
 const DEFAULT_BUSY_TIMEOUT_MS = DEFAULT_SQLITE_BUSY_TIMEOUT_MS;
-/** Committed episode keys remembered per store (`episode_keys` rows never change); the map starts over past this. */
+/** Committed segment keys remembered per store (`episode_keys` rows never change); the map starts over past this many episodes. */
 const EPISODE_KEY_CACHE_SIZE = 65_536;
 /** The WAL file is truncated back to this size after a checkpoint (bounds disk use after big writes). */
 const JOURNAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
@@ -150,10 +150,11 @@ export class SqliteStore implements Store {
   /** The WAL's size as the checkpointer reports it, once checkpoints run on the worker (undefined before). */
   private wal: WalPressure | undefined;
   /**
-   * Episode id -> its `episode_keys.seq`, for keys known to be committed. A key never changes once
-   * committed, so a cached one stays right; keys created by a transaction join only after it commits.
+   * Episode id -> the key (`episode_keys.seq`) of one of its segments, the latest one used, for keys known
+   * to be committed. A key never changes once committed, so a cached one stays right; keys created by a
+   * transaction join only after it commits.
    */
-  private readonly episodeKeys = new Map<string, number>();
+  private readonly episodeKeys = new Map<string, SegmentKey>();
   /** The storage failure writes are refused for (docs/storage.md, "Storage errors"). */
   private storeFault: StoreFault | undefined;
   /** When a write may next probe whether the fault has cleared (ms since epoch). */
@@ -442,10 +443,14 @@ export class SqliteStore implements Store {
   /** Transition rows (bodies made on demand) and episode records in one transaction, now (inside guard). */
   private appendRows(rows: TransitionRows, episodes: readonly EpisodeRecord[]): void {
     if (rows.count === 0 && episodes.length === 0) return;
-    const created = new Map<string, number>();
+    const created: CreatedKeys = new Map();
     this.write(() => this.writeTransitions(rows, episodes, created));
-    // Committed now: the keys this call created can be reused without a lookup.
-    for (const [id, key] of created) this.rememberEpisodeKey(id, key);
+    // Committed now: the keys this call created can be reused without a lookup (an episode's last segment).
+    for (const [id, segments] of created) {
+      let last: SegmentKey | undefined;
+      for (const [segment, key] of segments) if (last === undefined || segment > last.segment) last = { segment, key };
+      this.rememberEpisodeKey(id, last!);
+    }
   }
 
   /** The error of a writer-thread call that did not commit. */
@@ -582,7 +587,8 @@ export class SqliteStore implements Store {
   async listTransitions(episodeId: string): Promise<Transition[]> {
     return this.guard('listTransitions', () => {
       const texts = this.pluck(
-        'SELECT t.body FROM episode_keys k JOIN transitions t ON t.episode_seq = k.seq WHERE k.id = ? ORDER BY t.step',
+        // Segments in order and steps in order within each: step order, without a sort.
+        'SELECT t.body FROM episode_keys k JOIN transitions t ON t.episode_seq = k.seq WHERE k.id = ? ORDER BY k.segment, t.step',
       ).all(episodeId) as string[];
       return texts.map((t) => JSON.parse(t) as Transition);
     });
@@ -706,14 +712,14 @@ export class SqliteStore implements Store {
     {
       {
         const report: RecoveryReport = { episodes: [], runs: [] };
-        // Only episodes that have transitions can lag; the aggregate runs over the episode key index.
         // Only a `running` record can lag (the recorder writes the final record with the last transitions);
-        // each count probes the (episode_seq, step) index.
+        // each count runs over the episode's segment keys (the (id, segment) index) and probes the
+        // (episode_seq, step) index per key. An episode with no transitions counts 0 and cannot lag.
         const lagging = this.sql(
           'SELECT body, n, last FROM (SELECT e.body AS body, e.steps AS steps, ' +
-            '(SELECT count(*) FROM transitions t WHERE t.episode_seq = k.seq) AS n, ' +
-            '(SELECT max(t.step) FROM transitions t WHERE t.episode_seq = k.seq) AS last, e.seq AS seq ' +
-            "FROM episodes e JOIN episode_keys k ON k.id = e.id WHERE e.status = 'running') WHERE n > steps ORDER BY seq",
+            '(SELECT count(*) FROM episode_keys k JOIN transitions t ON t.episode_seq = k.seq WHERE k.id = e.id) AS n, ' +
+            '(SELECT max(t.step) FROM episode_keys k JOIN transitions t ON t.episode_seq = k.seq WHERE k.id = e.id) AS last, e.seq AS seq ' +
+            "FROM episodes e WHERE e.status = 'running') WHERE n > steps ORDER BY seq",
         ).all() as Array<{ body: string; n: number; last: number }>;
         for (const row of lagging) {
           const episode = JSON.parse(row.body) as EpisodeRecord;
@@ -723,7 +729,7 @@ export class SqliteStore implements Store {
           const last = JSON.parse(lastText) as Transition;
           // Summed in step order, as the episode summed them.
           const rewards = this.pluck(
-            "SELECT json_extract(t.body, '$.reward') FROM episode_keys k JOIN transitions t ON t.episode_seq = k.seq WHERE k.id = ? ORDER BY t.step",
+            "SELECT json_extract(t.body, '$.reward') FROM episode_keys k JOIN transitions t ON t.episode_seq = k.seq WHERE k.id = ? ORDER BY k.segment, t.step",
           ).all(episode.id) as number[];
           let reward = 0;
           for (const r of rewards) reward += r;
@@ -1036,16 +1042,18 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Transitions are appended in write order (`seq`), keyed for uniqueness and reading by the episode's
-   * integer key, so the rows and index entries of one group commit share a few pages (docs/storage.md).
-   * Keys this transaction creates go into `created`, for the caller to remember once it has committed.
+   * Transitions are appended in write order (`seq`), keyed for uniqueness and reading by the integer key
+   * of the episode's segment (64 steps), so the rows and index entries of one group commit share a few
+   * pages (docs/storage.md). Keys this transaction creates go into `created`, for the caller to remember
+   * once it has committed.
    */
-  private writeTransitions(rows: TransitionRows, episodes: readonly EpisodeRecord[], created: Map<string, number>): void {
+  private writeTransitions(rows: TransitionRows, episodes: readonly EpisodeRecord[], created: CreatedKeys): void {
     (this.transitionInserter ??= new TransitionInserter(this.db)).insert(
       rows.count,
       (index, params, at) => {
-        params[at] = this.episodeKey(rows.episodeId(index), created);
-        params[at + 1] = rows.step(index);
+        const step = rows.step(index);
+        params[at] = this.segmentKey(rows.episodeId(index), step, created);
+        params[at + 1] = step;
         params[at + 2] = rows.body(index);
       },
       (index) => {
@@ -1056,29 +1064,37 @@ export class SqliteStore implements Store {
       },
       isUniqueViolation,
     );
-    // An episode whose first transition is in this call is most likely new to the episodes table too: its
-    // row goes straight to the upsert rather than first missing with the progress UPDATE.
-    for (const episode of episodes) this.writeEpisode(episode, created.has(episode.id));
+    // An episode whose first segment's key is created by this call is most likely new to the episodes table
+    // too: its row goes straight to the upsert rather than first missing with the progress UPDATE.
+    for (const episode of episodes) this.writeEpisode(episode, created.get(episode.id)?.has(0) === true);
   }
 
-  /** The integer key of an episode id, created (into `created`) at its first transition. Inside a write transaction. */
-  private episodeKey(episodeId: string, created: Map<string, number>): number {
-    const known = this.episodeKeys.get(episodeId) ?? created.get(episodeId);
-    if (known !== undefined) return known;
-    // An id not remembered is usually a new episode: insert first, and look the key up only if it existed.
-    const inserted = this.sql(TRANSITION_SQL.newEpisodeKey).run(episodeId);
+  /**
+   * The integer key of the segment of `step` of an episode, created (into `created`) at the segment's first
+   * transition. Inside a write transaction.
+   */
+  private segmentKey(episodeId: string, step: number, created: CreatedKeys): number {
+    const segment = segmentOf(step);
+    const known = this.episodeKeys.get(episodeId);
+    if (known !== undefined && known.segment === segment) return known.key;
+    const mine = created.get(episodeId)?.get(segment);
+    if (mine !== undefined) return mine;
+    // A segment not remembered is usually a new one: insert first, and look the key up only if it existed.
+    const inserted = this.sql(TRANSITION_SQL.newEpisodeKey).run(episodeId, segment);
     if (inserted.changes === 0) {
       // Not created by this transaction (that would be in `created`), so committed already.
-      const stored = this.pluck(TRANSITION_SQL.episodeKey).get(episodeId) as number;
-      this.rememberEpisodeKey(episodeId, stored);
+      const stored = this.pluck(TRANSITION_SQL.episodeKey).get(episodeId, segment) as number;
+      this.rememberEpisodeKey(episodeId, { segment, key: stored });
       return stored;
     }
     const key = Number(inserted.lastInsertRowid);
-    created.set(episodeId, key);
+    let segments = created.get(episodeId);
+    if (segments === undefined) created.set(episodeId, (segments = new Map()));
+    segments.set(segment, key);
     return key;
   }
 
-  private rememberEpisodeKey(episodeId: string, key: number): void {
+  private rememberEpisodeKey(episodeId: string, key: SegmentKey): void {
     if (this.episodeKeys.size >= EPISODE_KEY_CACHE_SIZE) this.episodeKeys.clear();
     this.episodeKeys.set(episodeId, key);
   }
@@ -1259,6 +1275,15 @@ export class SqliteStore implements Store {
 }
 
 // ---- rows and their mapping ----
+
+/** The key (`episode_keys.seq`) of one segment of an episode. */
+interface SegmentKey {
+  segment: number;
+  key: number;
+}
+
+/** Segment keys a write transaction created: episode id -> segment -> key. */
+type CreatedKeys = Map<string, Map<number, number>>;
 
 /** The transition rows of one write: row i's episode id, step and canonical JSON body. */
 interface TransitionRows {

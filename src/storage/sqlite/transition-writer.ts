@@ -7,7 +7,7 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { canonicalize, type EpisodeRecord, type Transition } from '../../core/index.js';
-import { TRANSITION_CHUNK, TRANSITION_SQL } from './transitions.js';
+import { SEGMENT_STEPS, TRANSITION_CHUNK, TRANSITION_SQL } from './transitions.js';
 
 /** Calls handed over and not yet committed past which a caller waits (blocking) for the thread to catch up. */
 export const WRITER_MAX_IN_FLIGHT = 64;
@@ -34,23 +34,29 @@ try {
 const statements = new Map();
 const sql = (text) => { let s = statements.get(text); if (s === undefined) { s = db.prepare(text); statements.set(text, s); } return s; };
 const insertOf = (size) => sql(SQL.insertPrefix + Array(size).fill(SQL.insertRow).join(', '));
-// Episode id -> key, for keys known committed (a key never changes once committed).
+// Episode id -> [segment, key] of its latest segment used, for keys known committed (a key never changes once committed).
 let keys = new Map();
+const SEGMENT = workerData.segmentSteps;
 // Streams (one per writer handle) whose earlier call failed: later calls of theirs are refused, never committed after it.
 const failed = new Map();
 const isUnique = (e) => e && (e.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || e.code === 'SQLITE_CONSTRAINT_UNIQUE');
 class Conflict extends Error { constructor(index) { super('duplicate step'); this.index = index; } }
-function keyOf(id, created) {
-  const known = keys.get(id) ?? created.get(id);
-  if (known !== undefined) return known;
-  const inserted = sql(SQL.newEpisodeKey).run(id);
+// The key of the segment of \`step\` (created: id -> Map(segment -> key) of this transaction), as the store's segmentKey.
+function keyOf(id, step, created) {
+  const segment = Math.trunc(step / SEGMENT);
+  const known = keys.get(id);
+  if (known !== undefined && known[0] === segment) return known[1];
+  const segments = created.get(id);
+  const mine = segments === undefined ? undefined : segments.get(segment);
+  if (mine !== undefined) return mine;
+  const inserted = sql(SQL.newEpisodeKey).run(id, segment);
   if (inserted.changes === 0) {
-    const stored = sql(SQL.episodeKey).pluck().get(id);
-    keys.set(id, stored);
+    const stored = sql(SQL.episodeKey).pluck().get(id, segment);
+    keys.set(id, [segment, stored]);
     return stored;
   }
   const key = Number(inserted.lastInsertRowid);
-  created.set(id, key);
+  if (segments === undefined) created.set(id, new Map([[segment, key]])); else segments.set(segment, key);
   return key;
 }
 function write(m, created) {
@@ -62,14 +68,14 @@ function write(m, created) {
   for (let start = 0; start < n; start += CHUNK) {
     const size = Math.min(CHUNK, n - start);
     params.length = 0;
-    for (let i = start; i < start + size; i++) params.push(keyOf(m.keys[m.key[i]], created), m.steps[i], texts[i]);
+    for (let i = start; i < start + size; i++) params.push(keyOf(m.keys[m.key[i]], m.steps[i], created), m.steps[i], texts[i]);
     try {
       insertOf(size).run(params);
     } catch (error) {
       if (!isUnique(error)) throw error;
       const one = insertOf(1);
       for (let i = start; i < start + size; i++) {
-        try { one.run(keyOf(m.keys[m.key[i]], created), m.steps[i], texts[i]); } catch (inner) { if (isUnique(inner)) throw new Conflict(i); throw inner; }
+        try { one.run(keyOf(m.keys[m.key[i]], m.steps[i], created), m.steps[i], texts[i]); } catch (inner) { if (isUnique(inner)) throw new Conflict(i); throw inner; }
       }
       throw error;
     }
@@ -79,7 +85,8 @@ function write(m, created) {
     const body = texts[i];
     const e = JSON.parse(body);
     const run = e.runId === undefined ? null : e.runId;
-    if (!created.has(e.id) && sql(SQL.episodeProgress).run(e.status, e.steps, e.createdAt, e.updatedAt, body, e.id, e.taskId, run).changes > 0) continue;
+    const segments = created.get(e.id);
+    if (!(segments !== undefined && segments.has(0)) && sql(SQL.episodeProgress).run(e.status, e.steps, e.createdAt, e.updatedAt, body, e.id, e.taskId, run).changes > 0) continue;
     sql(SQL.episodeUpsert).run(e.id, e.taskId, run, e.status, e.steps, e.createdAt, e.updatedAt, body);
   }
 }
@@ -98,7 +105,11 @@ function commit(m) {
     return { seq: m.seq, error: reply };
   }
   if (keys.size >= 65536) keys = new Map();
-  for (const [id, key] of created) keys.set(id, key);
+  for (const [id, segments] of created) {
+    let last;
+    for (const [segment, key] of segments) if (last === undefined || segment > last[0]) last = [segment, key];
+    keys.set(id, last);
+  }
   return { seq: m.seq };
 }
 parentPort.on('message', (m) => {
@@ -247,7 +258,7 @@ export class WriterThread {
     this.done = new Int32Array(done);
     this.worker = new Worker(SOURCE, {
       eval: true,
-      workerData: { driver: driverPath(), location, synchronous: options.synchronous, busyTimeoutMs: options.busyTimeoutMs, sql: TRANSITION_SQL, chunk: TRANSITION_CHUNK, done },
+      workerData: { driver: driverPath(), location, synchronous: options.synchronous, busyTimeoutMs: options.busyTimeoutMs, sql: TRANSITION_SQL, chunk: TRANSITION_CHUNK, segmentSteps: SEGMENT_STEPS, done },
     });
     // Only pending calls keep the process alive (ref'd while any is waiting).
     this.worker.unref();

@@ -10,15 +10,29 @@ import type { Database, Statement } from 'better-sqlite3';
 export const TRANSITION_CHUNK = 16;
 
 /**
+ * Steps per segment key (schema version 6): an episode's transitions are keyed by `episode_keys` rows of
+ * `(id, segment)`, segment = step / SEGMENT_STEPS truncated, so running episodes' current keys are all
+ * recent and their `(episode_seq, step)` index entries share the index's last pages (docs/storage.md).
+ * Part of the stored layout: the migration re-keyed old rows with this value; never change it.
+ */
+export const SEGMENT_STEPS = 64;
+
+/** The segment of a step: `step / SEGMENT_STEPS` truncated, as SQLite's integer division gives it in the migration. */
+export function segmentOf(step: number): number {
+  return Math.trunc(step / SEGMENT_STEPS);
+}
+
+/**
  * The statements of a transition write, shared by the store's own connection and the writer thread's
  * (transition-writer.ts), so both write exactly the same rows.
  */
 export const TRANSITION_SQL = {
-  /** The INSERT of `size` transition rows, 3 parameters each (episode key, step, body). */
+  /** The INSERT of `size` transition rows, 3 parameters each (segment key, step, body). */
   insertPrefix: 'INSERT INTO transitions (episode_seq, step, body) VALUES ',
   insertRow: '(?, ?, ?)',
-  newEpisodeKey: 'INSERT INTO episode_keys (id) VALUES (?) ON CONFLICT (id) DO NOTHING',
-  episodeKey: 'SELECT seq FROM episode_keys WHERE id = ?',
+  /** A segment's key (parameters: id, segment). */
+  newEpisodeKey: 'INSERT INTO episode_keys (id, segment) VALUES (?, ?) ON CONFLICT (id, segment) DO NOTHING',
+  episodeKey: 'SELECT seq FROM episode_keys WHERE id = ? AND segment = ?',
   /** The progress save of an episode whose indexed columns are unchanged (parameters: status, steps, created, updated, body, id, task, run). */
   episodeProgress: 'UPDATE episodes SET status = ?, steps = ?, created_at = ?, updated_at = ?, body = ? WHERE id = ? AND task_id = ? AND run_id IS ?',
   /** Any other save (parameters: id, task, run, status, steps, created, updated, body). */
@@ -34,7 +48,7 @@ export function transitionInsertSql(size: number): string {
 }
 
 /**
- * Writes row `index`'s three parameters (the episode's integer key, the step, the canonical JSON body) at
+ * Writes row `index`'s three parameters (the key of the episode's segment, the step, the canonical JSON body) at
  * `params[at..at+2]`.
  */
 export type TransitionFill = (index: number, params: unknown[], at: number) => void;
