@@ -157,6 +157,8 @@ export function installFront(server: Server, options: FrontOptions): void {
     let lent: LentSocket | undefined;
 
     const onData = (chunk: Buffer) => {
+      // Closing after a last answer: what else arrives is never read (node:http discards it too).
+      if (gone) return;
       if (size === 0) buffer = chunk;
       else pieces.push(chunk);
       size += chunk.length;
