@@ -19,7 +19,10 @@ export class LentSocket extends Duplex {
     readonly real: Socket,
     private readonly answered: () => void,
   ) {
-    super({ allowHalfOpen: true, decodeStrings: true });
+    // node:http's header strings go to the socket as they are (it encodes them once).
+    super({ allowHalfOpen: true, decodeStrings: false });
+    // node:http listens for errors while it has the connection; one after it let go must not throw.
+    this.on('error', () => undefined);
   }
 
   /** Gives node:http the bytes of one whole request. */
@@ -42,17 +45,17 @@ export class LentSocket extends Duplex {
     // Requests are pushed by the front (lend), never pulled.
   }
 
-  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+  override _write(chunk: Buffer | string, encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
     if (this.detached || this.real.destroyed) return callback();
-    if (this.real.write(chunk)) return callback();
+    if (typeof chunk === 'string' ? this.real.write(chunk, encoding) : this.real.write(chunk)) return callback();
     this.waitDrain(callback);
   }
 
-  override _writev(chunks: Array<{ chunk: Buffer }>, callback: (error?: Error | null) => void): void {
+  override _writev(chunks: Array<{ chunk: Buffer | string; encoding: BufferEncoding }>, callback: (error?: Error | null) => void): void {
     if (this.detached || this.real.destroyed) return callback();
     this.real.cork();
     let ok = true;
-    for (const { chunk } of chunks) ok = this.real.write(chunk);
+    for (const { chunk, encoding } of chunks) ok = typeof chunk === 'string' ? this.real.write(chunk, encoding) : this.real.write(chunk);
     this.real.uncork();
     if (ok) return callback();
     this.waitDrain(callback);
