@@ -452,4 +452,25 @@ describe('the hot routes\' front', () => {
     expect(timedOut.status).toBe(408);
     await c.untilClosed();
   });
+
+  it('closes kept connections on server.close(), idle ones and one whose lent request is in flight, without hanging', async () => {
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((r) => (release = r));
+    const other = createServer({ harness, port: 0, extraRoutes: (app) => app.get('/test/held', async (c) => (await held, c.json({ held: true }))) });
+    const { port: otherPort } = await other.listen();
+    const idle = new Conn(otherPort);
+    idle.write(createRequest().replace(server.token, other.token));
+    created(await idle.read());
+    const busy = new Conn(otherPort);
+    busy.write(`GET /test/held HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${other.token}\r\n\r\n`);
+    await expect.poll(() => other.front.lending).toBe(2);
+    const started = performance.now();
+    const closing = other.close();
+    await idle.untilClosed();
+    release();
+    await closing;
+    await busy.untilClosed();
+    expect(performance.now() - started).toBeLessThan(2500);
+    await expect.poll(() => other.front.lending).toBe(0);
+  });
 });
