@@ -473,4 +473,27 @@ describe('the hot routes\' front', () => {
     expect(performance.now() - started).toBeLessThan(2500);
     await expect.poll(() => other.front.lending).toBe(0);
   });
+
+  it('frames lent and hot requests that arrive split at any byte, pipelined, and answers them in order', async () => {
+    const ep = await newEpisode();
+    const c = new Conn();
+    try {
+      const health = `GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${server.token}\r\n\r\n`;
+      const text = Buffer.from(createRequest() + stepRequest(ep) + health + stepRequest(ep) + createRequest() + stepRequest(ep));
+      // Pieces of 1..29 bytes (a fixed sequence), each its own write and TCP segment.
+      let x = 7;
+      for (let i = 0; i < text.length; ) {
+        x = (x * 17 + 5) % 29;
+        c.socket.write(text.subarray(i, i + x + 1));
+        i += x + 1;
+        await new Promise((r) => setImmediate(r));
+      }
+      const got: Response[] = [];
+      for (let i = 0; i < 6; i++) got.push(await c.read());
+      expect(got.map((r) => r.status)).toEqual([201, 200, 200, 200, 201, 200]);
+      expect([got[1]!, got[3]!, got[5]!].map((r) => (JSON.parse(r.body) as { info: { step: number } }).info.step)).toEqual([1, 2, 3]);
+    } finally {
+      c.end();
+    }
+  });
 });
