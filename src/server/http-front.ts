@@ -206,8 +206,9 @@ export function installFront(server: Server, options: FrontOptions): void {
       else handOff();
     };
     const onTimeout = () => {
-      // node:http's keep-alive timeout: only between requests, after one was answered.
-      if (!busy && !waitingDrain && served > 0 && size === 0) socket.destroy();
+      // node:http's keep-alive timeout: only between requests, after one was answered; a closing connection's peer
+      // that does not close its side within it is not waited for.
+      if (gone || (!busy && !waitingDrain && served > 0 && size === 0)) socket.destroy();
     };
     const onError = () => socket.destroy();
     socket.on('data', onData);
@@ -308,6 +309,10 @@ export function installFront(server: Server, options: FrontOptions): void {
       if (closed()) return;
       if (lent === undefined) {
         lent = new LentSocket(socket, lentAnswered);
+        // node:http ended the connection (an error answer without a response object, a socket end): nothing more is read.
+        lent.once('finish', () => {
+          gone = true;
+        });
         stats.lending++;
         nodeConnection.call(server, lent as unknown as Socket);
       }
