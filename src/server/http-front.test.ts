@@ -1,8 +1,9 @@
 /**
  * The hand-written front of the hot routes (http-front.ts) over raw sockets: it answers like node:http (same
  * status, headers and bytes as the same request sent chunked, which node:http answers), keeps pipelined
- * requests in order, hands a connection to node:http mid-stream with the bytes it read, and keeps the
- * per-socket deadlines and the keep-alive idle close.
+ * requests in order, lends node:http the requests it does not answer on a connection it keeps (in order, with
+ * node:http's own answers), hands a connection to node:http for good mid-stream with the bytes it read, and
+ * keeps the per-socket deadlines and the keep-alive idle close.
  */
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,7 +14,6 @@ import { createServer, type EnvHarnessServer } from './index.js';
 
 let harness: Harness;
 let server: EnvHarnessServer;
-let url: string;
 let port: number;
 const task = { ...makeInventoryTask({ budget: { steps: 10_000 } }), split: 'heldout' as const, status: 'active' as const, batchId: 'front', seq: 1 };
 
@@ -21,19 +21,46 @@ beforeAll(async () => {
   harness = await createHarness({ clock: systemClock, store: ':memory:', domains: [createInventoryDomain()] });
   await harness.initialize({ seed: 1 });
   await harness.store.putTasks([task]);
-  server = createServer({ harness, port: 0, limits: { headersTimeoutMs: 1000, bodyTimeoutMs: 1000 } });
-  ({ url, port } = await server.listen());
+  server = createServer({
+    harness,
+    port: 0,
+    limits: { headersTimeoutMs: 1000, bodyTimeoutMs: 1000 },
+    // A route slower than a step: it answers once the front has answered another step, or after 300 ms. Pipelined
+    // behind it, a step answered out of order makes it answer second; in order, it answers first.
+    extraRoutes: (app) =>
+      app.get('/test/slow', async (c) => {
+        const start = server.front.answered;
+        for (let waited = 0; waited < 300 && server.front.answered === start; waited += 5) await new Promise((r) => setTimeout(r, 5));
+        return c.json({ slow: true });
+      }),
+  });
+  ({ port } = await server.listen());
 });
 afterAll(async () => {
   await server.close();
   await harness.close();
 });
 
-async function newEpisode(): Promise<{ id: string; token: string }> {
-  const res = await fetch(`${url}/v1/episodes`, { method: 'POST', headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ taskId: task.id, seed: 0 }) });
-  expect(res.status).toBe(201);
-  const body = (await res.json()) as { episode: { id: string }; token: string };
+function createRequest(extra = ''): string {
+  const body = JSON.stringify({ taskId: task.id, seed: 0 });
+  return `POST /v1/episodes HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${server.token}\r\nContent-Type: application/json\r\n${extra}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+}
+
+function created(r: Response): { id: string; token: string } {
+  expect(r.status).toBe(201);
+  const body = JSON.parse(r.body) as { episode: { id: string }; token: string };
   return { id: body.episode.id, token: body.token };
+}
+
+/** A new episode, created on a raw connection of its own (closed after). */
+async function newEpisode(): Promise<{ id: string; token: string }> {
+  const c = new Conn();
+  try {
+    c.write(createRequest());
+    return created(await c.read());
+  } finally {
+    c.end();
+  }
 }
 
 const ACTION = JSON.stringify({ action: { type: 'tool', tool: 'get_stock', args: { item: 'widget-1' } } });
@@ -91,6 +118,16 @@ class Conn {
       if (this.closed) throw new Error(`connection closed; unread: ${this.data.toString('latin1')}`);
       await new Promise<void>((r) => this.waiters.push(r));
     }
+  }
+  /** The next `n` raw bytes. */
+  async bytes(n: number): Promise<Buffer> {
+    while (this.data.length < n) {
+      if (this.closed) throw new Error('connection closed');
+      await new Promise<void>((r) => this.waiters.push(r));
+    }
+    const out = this.data.subarray(0, n);
+    this.data = this.data.subarray(n);
+    return out;
   }
   async untilClosed(): Promise<void> {
     while (!this.closed) await new Promise<void>((r) => this.waiters.push(r));
@@ -250,12 +287,13 @@ describe('the hot routes\' front', () => {
 
     // Default limits: a 10 s head deadline, a 5 s keep-alive idle time (node:http's keepAliveTimeout before the front).
     const other = createServer({ harness, port: 0 });
-    const { url: otherUrl, port: otherPort } = await other.listen();
+    const { port: otherPort } = await other.listen();
     try {
-      const res = await fetch(`${otherUrl}/v1/episodes`, { method: 'POST', headers: { authorization: `Bearer ${other.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ taskId: task.id, seed: 0 }) });
-      const created = (await res.json()) as { episode: { id: string }; token: string };
+      // The episode is created on the same connection (a lent request), then stepped by the front.
       const d = new Conn(otherPort);
-      d.write(stepRequest({ id: created.episode.id, token: created.token }));
+      d.write(createRequest().replace(server.token, other.token));
+      const ep = created(await d.read());
+      d.write(stepRequest(ep));
       const r = await d.read();
       expect(r.headers['keep-alive']).toBe('timeout=5');
       const answered = performance.now();
@@ -276,5 +314,186 @@ describe('the hot routes\' front', () => {
     expect(r.status).toBe(200);
     expect(r.headers['connection']).toBe('close');
     await c.untilClosed();
+  });
+
+  it('keeps a connection whose first request is another route: an episode created on it is stepped by the front', async () => {
+    const before = { ...server.front };
+    const c = new Conn();
+    try {
+      c.write(createRequest());
+      const r = await c.read();
+      expect(r.headers['connection']).toBe('keep-alive');
+      const ep = created(r);
+      for (const n of [1, 2]) {
+        c.write(stepRequest(ep));
+        const s = await c.read();
+        expect(s.status).toBe(200);
+        expect((JSON.parse(s.body) as { info: { step: number } }).info.step).toBe(n);
+      }
+      expect(server.front.lent - before.lent).toBe(1);
+      expect(server.front.answered - before.answered).toBe(2);
+      expect(server.front.handedOver).toBe(before.handedOver);
+    } finally {
+      c.end();
+    }
+  });
+
+  it('answers pipelined lent and hot requests in request order: a step behind a lent request waits for its answer', async () => {
+    const ep = await newEpisode();
+    const before = { ...server.front };
+    const c = new Conn();
+    try {
+      const health = `GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${server.token}\r\n\r\n`;
+      const slow = `GET /test/slow HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${server.token}\r\n\r\n`;
+      // Steps a guard refuses, so the front lends them: a wrong token (404), a wrong content type (415, and
+      // node:http closes the connection: it refuses before reading the body).
+      const wrongToken = stepRequest({ id: ep.id, token: 'ehe_wrong-token-0123456789' });
+      const textStep = stepRequest(ep).replace('Content-Type: application/json', 'Content-Type: text/plain');
+      c.write(slow + stepRequest(ep) + health + stepRequest(ep) + wrongToken + stepRequest(ep) + textStep + stepRequest(ep));
+      const got: Response[] = [];
+      for (let i = 0; i < 7; i++) got.push(await c.read());
+      expect(got.map((r) => r.status)).toEqual([200, 200, 200, 200, 404, 200, 415]);
+      expect(JSON.parse(got[0]!.body)).toEqual({ slow: true });
+      const steps = [got[1]!, got[3]!, got[5]!].map((r) => (JSON.parse(r.body) as { info: { step: number } }).info.step);
+      expect(steps).toEqual([1, 2, 3]);
+      expect(JSON.parse(got[2]!.body)).toMatchObject({ status: 'ok' });
+      expect(got[6]!.headers['connection']).toBe('close');
+      await c.untilClosed();
+      expect(server.front.lent - before.lent).toBe(4);
+      expect(server.front.answered - before.answered).toBe(3);
+      expect(server.front.handedOver).toBe(before.handedOver);
+    } finally {
+      c.end();
+    }
+  });
+
+  it('closes the connection after a lent request that node:http answers with Connection: close, and after a Connection: close request', async () => {
+    const c = new Conn();
+    c.write(createRequest());
+    const ep = created(await c.read());
+    // A refused guard with the body unread: node:http answers 403 with Connection: close; the step behind it is never applied.
+    c.write(stepRequest(ep).replace('Host: 127.0.0.1', 'Host: evil.example') + stepRequest(ep));
+    const refused = await c.read();
+    expect(refused.status).toBe(403);
+    expect(refused.headers['connection']).toBe('close');
+    await c.untilClosed();
+
+    const d = new Conn();
+    d.write(createRequest());
+    const other = created(await d.read());
+    d.write(stepRequest(other));
+    expect((await d.read()).status).toBe(200);
+    d.write(`GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${server.token}\r\nConnection: close\r\n\r\n`);
+    const h = await d.read();
+    expect(h.status).toBe(200);
+    expect(h.headers['connection']).toBe('close');
+    await d.untilClosed();
+    const e = new Conn();
+    try {
+      e.write(stepRequest(ep));
+      expect((JSON.parse((await e.read()).body) as { info: { step: number } }).info.step).toBe(1);
+    } finally {
+      e.end();
+    }
+  });
+
+  it('hands the connection over for a WebSocket upgrade after lent requests, and the session answers on it', async () => {
+    const before = { ...server.front };
+    const c = new Conn();
+    try {
+      c.write(createRequest());
+      created(await c.read());
+      c.write(`GET /openenv/ws HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${server.token}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`);
+      const r = await c.read();
+      expect(r.status).toBe(101);
+      expect(r.headers['sec-websocket-accept']).toBe('s3pPLMBiTxaQ9kYGzzhZRbK+xOo=');
+      expect(server.front.handedOver - before.handedOver).toBe(1);
+      // A masked text frame (mask 0) with a message of an unknown type: the session answers with an error frame.
+      const payload = Buffer.from(JSON.stringify({ type: 'nope' }));
+      c.socket.write(Buffer.concat([Buffer.from([0x81, 0x80 | payload.length, 0, 0, 0, 0]), payload]));
+      const frame = await c.bytes(2);
+      expect(frame[0]).toBe(0x81);
+    } finally {
+      c.end();
+    }
+  });
+
+  it('frees node:http\'s side of a kept connection when the client goes away mid-request or node:http cannot parse a lent request', async () => {
+    await expect.poll(() => server.front.lending, { timeout: 5000 }).toBe(0);
+    // The client leaves while node:http answers a lent request.
+    const gone = new Conn();
+    gone.write(createRequest());
+    await expect.poll(() => server.front.lending).toBe(1);
+    gone.end();
+    // A method node:http does not know: its parser's 400, and the connection closes.
+    const bad = new Conn();
+    bad.write(createRequest());
+    created(await bad.read());
+    bad.write('FROB /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    const r = await bad.read();
+    expect(r.status).toBe(400);
+    await bad.untilClosed();
+    await expect.poll(() => server.front.lending, { timeout: 5000 }).toBe(0);
+    const ep = await newEpisode();
+    const c = new Conn();
+    try {
+      c.write(stepRequest(ep));
+      expect((await c.read()).status).toBe(200);
+    } finally {
+      c.end();
+    }
+  });
+
+  it('keeps the next head deadline after a lent request (408, closed)', async () => {
+    const c = new Conn();
+    c.write(createRequest());
+    created(await c.read());
+    const timedOut = await c.read();
+    expect(timedOut.status).toBe(408);
+    await c.untilClosed();
+  });
+
+  it('closes kept connections on server.close(), idle ones and one whose lent request is in flight, without hanging', async () => {
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((r) => (release = r));
+    const other = createServer({ harness, port: 0, extraRoutes: (app) => app.get('/test/held', async (c) => (await held, c.json({ held: true }))) });
+    const { port: otherPort } = await other.listen();
+    const idle = new Conn(otherPort);
+    idle.write(createRequest().replace(server.token, other.token));
+    created(await idle.read());
+    const busy = new Conn(otherPort);
+    busy.write(`GET /test/held HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${other.token}\r\n\r\n`);
+    await expect.poll(() => other.front.lending).toBe(2);
+    const started = performance.now();
+    const closing = other.close();
+    await idle.untilClosed();
+    release();
+    await closing;
+    await busy.untilClosed();
+    expect(performance.now() - started).toBeLessThan(2500);
+    await expect.poll(() => other.front.lending).toBe(0);
+  });
+
+  it('frames lent and hot requests that arrive split at any byte, pipelined, and answers them in order', async () => {
+    const ep = await newEpisode();
+    const c = new Conn();
+    try {
+      const health = `GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${server.token}\r\n\r\n`;
+      const text = Buffer.from(createRequest() + stepRequest(ep) + health + stepRequest(ep) + createRequest() + stepRequest(ep));
+      // Pieces of 1..29 bytes (a fixed sequence), each its own write and TCP segment.
+      let x = 7;
+      for (let i = 0; i < text.length; ) {
+        x = (x * 17 + 5) % 29;
+        c.socket.write(text.subarray(i, i + x + 1));
+        i += x + 1;
+        await new Promise((r) => setImmediate(r));
+      }
+      const got: Response[] = [];
+      for (let i = 0; i < 6; i++) got.push(await c.read());
+      expect(got.map((r) => r.status)).toEqual([201, 200, 200, 200, 201, 200]);
+      expect([got[1]!, got[3]!, got[5]!].map((r) => (JSON.parse(r.body) as { info: { step: number } }).info.step)).toEqual([1, 2, 3]);
+    } finally {
+      c.end();
+    }
   });
 });

@@ -5,19 +5,23 @@
  *
  * The front answers only what it fully understands and what passes every guard: a plain HTTP/1.1 POST to a
  * hot route with a Content-Length body within the limit, an allowed Host/Origin, a JSON content type and the
- * right token (the registry's own problem replies, e.g. 409 busy or 422, are answered here too). Anything
- * else (another route, a malformed or unusual head, chunked bodies, `Expect`, `Connection: close`, a
- * refused guard, an oversized body) is handed to node:http with every byte the front read, so it gets
- * exactly the answer it got before this front existed; from then on node:http owns the connection. The head
- * and body deadlines are the same per-socket timers (limits.ts), and a kept-alive connection is closed after
- * the same idle time as node:http's.
+ * right token (the registry's own problem replies, e.g. 409 busy or 422, are answered here too). Another
+ * plain request (another route, or a hot one a guard refuses) is lent to node:http: its bytes, and only
+ * those, go to node:http through an in-memory connection (front-lent.ts) whose writes go to the socket, and
+ * the front reads the next request once node:http's response is written, so answers stay in request order
+ * and the connection stays the front's. A head the front does not fully understand, chunked bodies,
+ * `Expect`, an upgrade, `Connection: close`, a repeated header it reads, or an oversized body hands the
+ * connection to node:http for good, with every byte the front read, so it gets exactly the answer it got
+ * before this front existed. The head and body deadlines are the same per-socket timers (limits.ts), and a
+ * kept-alive connection is closed after the same idle time as node:http's.
  */
-import { STATUS_CODES, type Server } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { admit, isJsonContentType, tokenMatches, type HostPolicy } from './auth.js';
 import { parseJsonBody } from './body.js';
 import { problemOf, problemReply, type Reply } from './errors.js';
 import type { EpisodeRegistry } from './episodes.js';
+import { LentSocket } from './front-lent.js';
 import type { SocketDeadlines } from './limits.js';
 import { decodeSegment } from './raw-http.js';
 
@@ -28,24 +32,42 @@ export interface FrontOptions {
   bodyLimit: number;
   deadlines: SocketDeadlines;
   keepAliveTimeoutMs: number;
+  /** Counted into when given (the server's diagnostics and tests). */
+  stats?: FrontStats;
 }
 
-/** Bytes of a request head the front reads before it leaves the request to node:http (whose limit is 16 KiB). */
+/** What the front did since the server started. */
+export interface FrontStats {
+  /** Hot requests the front answered itself. */
+  answered: number;
+  /** Requests lent to node:http on a connection the front kept. */
+  lent: number;
+  /** Connections handed to node:http for good (an upgrade, `Connection: close`, an unusual head, ...). */
+  handedOver: number;
+  /** Connections open now with an in-memory connection to node:http (0 once their clients are gone). */
+  lending: number;
+}
+
+/** Bytes of a request head the front reads before it leaves the connection to node:http (whose limit is 16 KiB). */
 const MAX_FRONT_HEAD = 8192;
-const PREFIX = Buffer.from('POST /v1/');
+/** Bytes buffered behind a request being answered at which the front stops reading (node:http pauses its sockets too). */
+const PAUSE_AT = 65_536;
 const HEAD_END = Buffer.from('\r\n\r\n');
 const STEP = /^\/v1\/episodes\/([^/?#]+)\/step(?:\?.*)?$/;
 const BATCH = /^\/v1\/steps(?:\?.*)?$/;
-const REQUEST_LINE = /^POST (\/[\x21-\x7e]*) HTTP\/1\.1$/;
+/** A request line the front reads: a method, a target of visible ASCII, HTTP/1.1 (anything else is node:http's). */
+const REQUEST_LINE = /^([A-Z]+) ([\x21-\x7e]+) HTTP\/1\.1$/;
 /** A header line node:http would read the same way: a token name, a colon, a value of visible ASCII, spaces and tabs. */
 const HEADER_LINE = /^([!#$%&'*+\-.^_`|~0-9A-Za-z]+):[ \t]*([\x20-\x7e\t]*?)[ \t]*$/;
 /** Headers the front reads; a request that repeats one is left to node:http (which has rules for repeats). */
 const READ = new Set(['host', 'origin', 'authorization', 'content-type', 'content-length', 'idempotency-key', 'connection']);
-/** Headers whose presence makes the request one for node:http. */
+/** Headers whose presence gives node:http the connection (they change how it is framed or what follows). */
 const UNUSUAL = new Set(['transfer-encoding', 'expect', 'upgrade']);
 const DECODER = new TextDecoder();
 
 interface Head {
+  /** A request on a hot route the front may answer; the others are lent to node:http. */
+  hot: boolean;
   path: string;
   /** The episode id of a step route; undefined for the batched route. */
   id: string | undefined;
@@ -63,6 +85,7 @@ export function installFront(server: Server, options: FrontOptions): void {
   // Another Node version without its listener under that name: node:http serves everything, as before.
   if (nodeConnection === undefined) return;
   server.removeListener('connection', nodeConnection);
+  const stats: FrontStats = options.stats ?? { answered: 0, lent: 0, handedOver: 0, lending: 0 };
   const keepAlive = `Keep-Alive: timeout=${Math.floor(options.keepAliveTimeoutMs / 1000)}`;
   let dateSecond = -1;
   let dateText = '';
@@ -106,6 +129,12 @@ export function installFront(server: Server, options: FrontOptions): void {
     }
   };
 
+  // node:http's 'request' for a lent request: the front resumes once its response is written.
+  server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
+    const socket = req.socket;
+    if (socket instanceof LentSocket) socket.responding(res);
+  });
+
   server.prependListener('connection', (socket: Socket) => {
     /** Bytes read and not answered yet, joined into one buffer only when a head or a whole body is there. */
     let buffer: Buffer | undefined;
@@ -114,21 +143,34 @@ export function installFront(server: Server, options: FrontOptions): void {
     let head: Head | undefined;
     /** The head arrived before its body: the body deadline runs. */
     let waitingBody = false;
-    /** A request is being answered; bytes that arrive meanwhile wait in `buffer` (pipelining). */
+    /** A request is being answered (by the front or by node:http); bytes that arrive meanwhile wait in `buffer` (pipelining). */
     let busy = false;
+    /** The peer does not read its answers: the next request waits for 'drain'. */
+    let waitingDrain = false;
+    /** Reading stopped while `buffer` holds PAUSE_AT bytes that cannot be answered yet. */
+    let paused = false;
     let served = 0;
     let peerEnded = false;
+    /** The connection is node:http's for good, or closing. */
     let gone = false;
+    /** The in-memory connection through which node:http answers the requests the front lends it, one at a time. */
+    let lent: LentSocket | undefined;
 
     const onData = (chunk: Buffer) => {
+      // Closing after a last answer: what else arrives is never read (node:http discards it too).
+      if (gone) return;
       if (size === 0) buffer = chunk;
       else pieces.push(chunk);
       size += chunk.length;
-      if (!busy) guarded(advance);
+      if (!busy && !waitingDrain) guarded(advance);
+      else if (!paused && size >= PAUSE_AT) {
+        paused = true;
+        socket.pause();
+      }
     };
     /**
      * A bug in the front must not take the process down. Before a request is applied its connection can go to
-     * node:http; once one was applied (an answer is due), the connection is closed instead, never applied twice.
+     * node:http; once one was applied or lent (an answer is due), the connection is closed instead, never applied twice.
      */
     const guarded = (run: () => void, mayHandOff = true) => {
       try {
@@ -149,31 +191,55 @@ export function installFront(server: Server, options: FrontOptions): void {
       }
       return buffer;
     };
+    /** Takes the first `used` buffered bytes (one whole request) off the buffer and returns them. */
+    const consume = (used: number): Buffer => {
+      const all = joined()!;
+      buffer = all.length === used ? undefined : all.subarray(used);
+      size = all.length - used;
+      head = undefined;
+      return all.subarray(0, used);
+    };
     const onEnd = () => {
       peerEnded = true;
-      if (!busy && size === 0) finish();
-      else if (!busy) handOff();
+      if (busy || waitingDrain) return;
+      if (size === 0) finish();
+      else handOff();
     };
     const onTimeout = () => {
-      // node:http's keep-alive timeout: only between requests, after one was answered.
-      if (!busy && served > 0 && size === 0) socket.destroy();
+      // node:http's keep-alive timeout: only between requests, after one was answered; a closing connection's peer
+      // that does not close its side within it is not waited for.
+      if (gone || (!busy && !waitingDrain && served > 0 && size === 0)) socket.destroy();
     };
     const onError = () => socket.destroy();
     socket.on('data', onData);
     socket.on('end', onEnd);
     socket.on('error', onError);
     socket.on('timeout', onTimeout);
+    socket.once('close', () => release());
     socket.setTimeout(options.keepAliveTimeoutMs);
 
     const closed = () => gone || socket.destroyed || socket.writableEnded;
     const finish = () => {
       if (!socket.writableEnded) socket.end();
     };
+    /** Ends the in-memory connection without touching the real socket (node:http frees its parser). */
+    const release = () => {
+      if (lent === undefined) return;
+      const l = lent;
+      lent = undefined;
+      stats.lending--;
+      l.detach();
+    };
 
     /** Parses and answers what is buffered, one request at a time. */
     const advance = (): void => {
       while (!busy) {
         if (closed()) return;
+        if (socket.writableNeedDrain) return waitDrain();
+        if (paused) {
+          paused = false;
+          socket.resume();
+        }
         if (size === 0) {
           if (peerEnded) finish();
           return;
@@ -182,13 +248,11 @@ export function installFront(server: Server, options: FrontOptions): void {
         if (head !== undefined && size < head.bodyStart + head.length) return peerEnded ? handOff() : undefined;
         const buf = joined()!;
         if (head === undefined) {
-          const n = Math.min(buf.length, PREFIX.length);
-          if (buf.compare(PREFIX, 0, n, 0, n) !== 0) return handOff();
           const end = buf.indexOf(HEAD_END);
           if (end < 0) {
-            if (buf.length > MAX_FRONT_HEAD) return handOff();
+            if (buf.length > MAX_FRONT_HEAD || peerEnded) return handOff();
             const line = buf.indexOf('\r\n');
-            if ((line >= 0 && !isHotLine(buf.toString('latin1', 0, line))) || peerEnded) return handOff();
+            if (line >= 0 && !REQUEST_LINE.test(buf.toString('latin1', 0, line))) return handOff();
             return;
           }
           const parsed = parseHead(buf.toString('latin1', 0, end), end + 4, options.bodyLimit);
@@ -203,7 +267,8 @@ export function installFront(server: Server, options: FrontOptions): void {
         waitingBody = false;
         busy = true;
         const current = head;
-        // Once the registry has the request, it is answered or the connection closed: never handed on (applied twice).
+        if (!current.hot) return lend(need);
+        // Once the registry has the request, it is answered or the connection closed: never lent on (applied twice).
         const progress = { applying: false };
         void decide(current, buf.subarray(current.bodyStart, need), progress).then(
           (reply) => guarded(() => answered(need, reply), reply === undefined),
@@ -212,18 +277,22 @@ export function installFront(server: Server, options: FrontOptions): void {
       }
     };
 
+    const waitDrain = (): void => {
+      if (waitingDrain) return;
+      waitingDrain = true;
+      socket.once('drain', () => {
+        waitingDrain = false;
+        guarded(advance);
+      });
+    };
+
     const answered = (used: number, reply: Reply | undefined): void => {
-      if (reply === undefined) {
-        busy = false;
-        return handOff();
-      }
-      head = undefined;
+      if (reply === undefined) return lend(used);
+      consume(used);
       busy = false;
-      const rest = joined()!;
-      buffer = rest.length === used ? undefined : rest.subarray(used);
-      size = rest.length - used;
       if (closed()) return;
       served++;
+      stats.answered++;
       const close = write(reply);
       if (close) {
         gone = true;
@@ -233,6 +302,39 @@ export function installFront(server: Server, options: FrontOptions): void {
       options.deadlines.answered(socket);
       advance();
     };
+
+    /** Lends node:http the request in the first `used` buffered bytes; the front resumes when its response is written. */
+    const lend = (used: number): void => {
+      const request = consume(used);
+      if (closed()) return;
+      if (lent === undefined) {
+        lent = new LentSocket(socket, lentAnswered);
+        // node:http ended the connection (an error answer without a response object, a socket end): nothing more is read.
+        lent.once('finish', () => {
+          gone = true;
+        });
+        stats.lending++;
+        nodeConnection.call(server, lent as unknown as Socket);
+      }
+      stats.lent++;
+      lent.lend(request);
+    };
+
+    /** node:http wrote its whole response to a lent request (into the real socket's queue, so in order). */
+    const lentAnswered = (): void =>
+      guarded(() => {
+        if (!busy) return;
+        // node:http ends the connection after this response (`Connection: close` in it, an error): it closes the real socket.
+        if (lent === undefined || lent.writableEnded || lent.destroyed) {
+          gone = true;
+          return;
+        }
+        busy = false;
+        if (closed()) return;
+        served++;
+        options.deadlines.answered(socket);
+        advance();
+      }, false);
 
     /** Writes a reply as node:http's `send` would (same status line and headers); true when the connection closes after it. */
     const write = (reply: Reply): boolean => {
@@ -251,7 +353,7 @@ export function installFront(server: Server, options: FrontOptions): void {
       return connection !== undefined && /close/i.test(connection);
     };
 
-    /** Leaves the connection to node:http, with the bytes the front read and not answered. */
+    /** Leaves the connection to node:http for good, with the bytes the front read and not answered. */
     const handOff = (): void => {
       if (gone) return;
       gone = true;
@@ -260,8 +362,12 @@ export function installFront(server: Server, options: FrontOptions): void {
       socket.removeListener('error', onError);
       socket.removeListener('timeout', onTimeout);
       socket.setTimeout(0);
+      release();
       if (socket.destroyed) return;
+      stats.handedOver++;
       nodeConnection.call(server, socket);
+      // Reading stopped by the front: node:http's parser (now reading the socket's handle) starts it again.
+      if (paused) socket.resume();
       // node:http's listener now reads the socket (from its handle); the bytes already read come first.
       const rest = size > 0 ? joined() : undefined;
       buffer = undefined;
@@ -272,20 +378,17 @@ export function installFront(server: Server, options: FrontOptions): void {
   });
 }
 
-/** Whether a request line is one the front may answer (so that waiting for the rest of its head is worth it). */
-function isHotLine(line: string): boolean {
-  const m = REQUEST_LINE.exec(line);
-  return m !== null && (STEP.test(m[1]!) || BATCH.test(m[1]!));
-}
-
-/** The head of a request the front answers, or undefined for one node:http must see. */
+/** The head of a request the front answers or lends node:http, or undefined for one node:http must have the connection for. */
 function parseHead(text: string, bodyStart: number, bodyLimit: number): Head | undefined {
   const lines = text.split('\r\n');
   const m = REQUEST_LINE.exec(lines[0]!);
   if (m === null) return undefined;
-  const url = m[1]!;
-  const step = STEP.exec(url);
-  if (step === null && !BATCH.test(url)) return undefined;
+  const method = m[1]!;
+  const url = m[2]!;
+  // A tunnel (CONNECT) or the HTTP/2 preface (PRI): node:http takes the connection.
+  if (method === 'CONNECT' || method === 'PRI') return undefined;
+  const step = method === 'POST' ? STEP.exec(url) : null;
+  const hotRoute = step !== null || (method === 'POST' && BATCH.test(url));
   const headers = new Map<string, string>();
   for (let i = 1; i < lines.length; i++) {
     const line = lines[i]!;
@@ -301,8 +404,9 @@ function parseHead(text: string, bodyStart: number, bodyLimit: number): Head | u
   const connection = headers.get('connection');
   if (connection !== undefined && connection.toLowerCase() !== 'keep-alive') return undefined;
   const length = headers.get('content-length');
-  if (length === undefined || !/^\d{1,10}$/.test(length)) return undefined;
-  const n = Number(length);
+  if (length !== undefined && !/^\d{1,10}$/.test(length)) return undefined;
+  // Without Content-Length (and Transfer-Encoding) a request has no body; a hot request needs one to be the front's.
+  const n = length === undefined ? 0 : Number(length);
   if (n > bodyLimit) return undefined;
-  return { path: url.split('?')[0]!, id: step === null ? undefined : decodeSegment(step[1]!), headers, bodyStart, length: n };
+  return { hot: hotRoute && length !== undefined, path: url.split('?')[0]!, id: step === null ? undefined : decodeSegment(step[1]!), headers, bodyStart, length: n };
 }

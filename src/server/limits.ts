@@ -6,7 +6,7 @@
  * are open at once (the next gets 429 with Retry-After and is closed).
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import { Socket } from 'node:net';
 import { problem } from './errors.js';
 
 export interface ConnectionLimits {
@@ -89,6 +89,8 @@ export function enforceConnectionLimits(server: Server, limits: ConnectionLimits
   };
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const socket = req.socket;
+    // A request the front lent node:http on an in-memory connection (front-lent.ts): the front keeps its deadlines.
+    if (!(socket instanceof Socket)) return;
     deadlines.headArrived(socket, req.complete);
     if (!req.complete) req.once('end', () => disarm(socket));
     res.once('finish', () => deadlines.answered(socket));

@@ -10,7 +10,7 @@ import { buildApp, type ExtraRoutes, type ServerEnv } from './app.js';
 import { checkTokenShape, generateToken, hashToken, HostPolicy, isLoopback } from './auth.js';
 import { EpisodeRegistry, type Durability } from './episodes.js';
 import { createFastPath } from './fast-path.js';
-import { installFront } from './http-front.js';
+import { installFront, type FrontStats } from './http-front.js';
 import { problem } from './errors.js';
 import { enforceConnectionLimits } from './limits.js';
 import { GroupRegistry } from './groups.js';
@@ -96,6 +96,8 @@ export interface EnvHarnessServer {
   close(): Promise<void>;
   /** Runs the reaper once now (tests). */
   reap(): Promise<number>;
+  /** What the hot routes' front did (http-front.ts): requests it answered, lent node:http, connections handed over. */
+  readonly front: Readonly<FrontStats>;
 }
 
 /**
@@ -168,6 +170,7 @@ export function createServer(options: ServerOptions): EnvHarnessServer {
   let reaper: ReturnType<typeof setInterval> | undefined;
   let reaping = false;
   const sockets = new Set<Socket>();
+  const front: FrontStats = { answered: 0, lent: 0, handedOver: 0, lending: 0 };
   const reap = async () => {
     if (reaping) return 0;
     reaping = true;
@@ -187,6 +190,7 @@ export function createServer(options: ServerOptions): EnvHarnessServer {
     host,
     fetch: (request) => app.fetch(request),
     reap,
+    front,
     async listen() {
       if (server !== undefined) throw new EnvHarnessError('CONFIG_INVALID', 'the server is already listening');
       // Replicas: the shared curriculum log applied before the first request, then polled.
@@ -202,7 +206,7 @@ export function createServer(options: ServerOptions): EnvHarnessServer {
       });
       s.headersTimeout = limits.headersTimeoutMs;
       const deadlines = enforceConnectionLimits(s, limits);
-      installFront(s, { episodes, hosts, adminTokenHash, bodyLimit, deadlines, keepAliveTimeoutMs: SERVER_DEFAULTS.keepAliveTimeoutMs });
+      installFront(s, { episodes, hosts, adminTokenHash, bodyLimit, deadlines, keepAliveTimeoutMs: SERVER_DEFAULTS.keepAliveTimeoutMs, stats: front });
       s.requestTimeout = SERVER_DEFAULTS.requestTimeoutMs;
       s.keepAliveTimeout = SERVER_DEFAULTS.keepAliveTimeoutMs;
       s.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => answerClientError(error, socket));

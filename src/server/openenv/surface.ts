@@ -246,9 +246,12 @@ export function createOpenEnvSurface(deps: OpenEnvSurfaceDeps, options: OpenEnvO
     let timer: ReturnType<typeof setTimeout> | undefined;
     const touch = () => {
       if (timeoutMs === undefined) return;
-      if (timer !== undefined) clearTimeout(timer);
-      timer = setTimeout(() => ws.close(1001, 'session timeout'), timeoutMs);
-      timer.unref();
+      // One timer per session, re-armed (refresh) on every message rather than replaced.
+      if (timer !== undefined) timer.refresh();
+      else {
+        timer = setTimeout(() => ws.close(1001, 'session timeout'), timeoutMs);
+        timer.unref();
+      }
     };
     touch();
     let ended = false;
