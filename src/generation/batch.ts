@@ -102,6 +102,7 @@ export async function generateBatch(request: BatchRequest, deps: GenerateBatchDe
     poolIndex: deps.poolIndex,
     regressionIndex: deps.regressionIndex,
     template: (id) => templates.find((t) => t.id === id),
+    candidates: request.count,
   });
   const plan: CandidatePlan = createCandidatePlan({
     seed: request.seed,

@@ -119,10 +119,85 @@ function instantiateRange(plan: CandidatePlan, start: number, end: number, check
 }
 
 /**
- * A chunk from `instantiatePackedCandidates` as `instantiateCandidates` gives it: tasks parsed from their
- * bodies (deep-equal; keys in canonical order) and every verdict in place.
+ * A chunk as a worker thread sends it: a few flat values instead of an object per candidate (each would be
+ * serialised, copied and rebuilt field by field). `openChunk` gives back the `CandidateChunk`.
  */
-export function unpackChunk(chunk: CandidateChunk): CandidateChunk {
+export interface PackedChunk {
+  start: number;
+  /** The template ids of the chunk's candidates, referred to by position in `picks`. */
+  templates: string[];
+  /** Per candidate: its template's position in `templates`, then its level. */
+  picks: Int32Array;
+  /** The bodies of the candidates that have one, in order. */
+  bodies: string[];
+  /** The candidates that could not be instantiated: position in the chunk and why. */
+  errors: Array<[number, NonNullable<CandidateResult['error']>]>;
+  signatures?: Uint32Array;
+  /** Per-task verdicts that are not `passed`, by position in the chunk. */
+  verdicts?: Array<[number, TaskVerdicts]>;
+  passed?: TaskVerdicts;
+}
+
+/** Packs a chunk of `instantiatePackedCandidates` (bodies, no tasks) for the trip to the main thread. */
+export function packChunk(chunk: CandidateChunk): PackedChunk {
+  const { results } = chunk;
+  const templates: string[] = [];
+  const picks = new Int32Array(results.length * 2);
+  const errors: PackedChunk['errors'] = [];
+  const bodies: string[] = [];
+  for (let i = 0; i < results.length; i++) {
+    const result = results[i]!;
+    let t = templates.indexOf(result.template);
+    if (t === -1) t = templates.push(result.template) - 1;
+    picks[i * 2] = t;
+    picks[i * 2 + 1] = result.level;
+    if (result.error !== undefined) errors.push([i, result.error]);
+    else bodies.push(result.body!);
+  }
+  const packed: PackedChunk = { start: chunk.start, templates, picks, bodies, errors };
+  if (chunk.signatures !== undefined) packed.signatures = chunk.signatures;
+  if (chunk.verdicts !== undefined) {
+    const verdicts: Array<[number, TaskVerdicts]> = [];
+    chunk.verdicts.forEach((v, i) => {
+      if (v !== undefined) verdicts.push([i, v]);
+    });
+    packed.verdicts = verdicts;
+  }
+  if (chunk.passed !== undefined) packed.passed = chunk.passed;
+  return packed;
+}
+
+/** A packed chunk as `instantiatePackedCandidates` gave it. */
+export function openChunk(packed: PackedChunk): CandidateChunk {
+  const { start, templates, picks, bodies, errors } = packed;
+  const count = picks.length / 2;
+  if (bodies.length + errors.length !== count) throw new Error(`packed chunk at ${start}: ${bodies.length} bodies and ${errors.length} errors for ${count} candidates`);
+  const results: CandidateResult[] = new Array(count);
+  let b = 0;
+  let e = 0;
+  for (let i = 0; i < count; i++) {
+    const index = start + i;
+    const template = templates[picks[i * 2]!]!;
+    const level = picks[i * 2 + 1]!;
+    if (e < errors.length && errors[e]![0] === i) results[i] = { index, template, level, error: errors[e++]![1] };
+    else results[i] = { index, template, level, body: bodies[b++]! };
+  }
+  const chunk: CandidateChunk = packed.signatures === undefined ? { start, results } : { start, results, signatures: packed.signatures };
+  if (packed.verdicts !== undefined) {
+    const verdicts: Array<TaskVerdicts | undefined> = new Array(count);
+    for (const [i, v] of packed.verdicts) verdicts[i] = v;
+    chunk.verdicts = verdicts;
+  }
+  if (packed.passed !== undefined) chunk.passed = packed.passed;
+  return chunk;
+}
+
+/**
+ * A chunk from `instantiatePackedCandidates` (or a worker's packed chunk) as `instantiateCandidates` gives
+ * it: tasks parsed from their bodies (deep-equal; keys in canonical order) and every verdict in place.
+ */
+export function unpackChunk(given: CandidateChunk | PackedChunk): CandidateChunk {
+  const chunk = 'picks' in given ? openChunk(given) : given;
   const { results, verdicts, passed } = chunk;
   for (let i = 0; i < results.length; i++) {
     const result = results[i]!;

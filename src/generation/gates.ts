@@ -120,6 +120,8 @@ export interface GateRunnerOptions {
   regressionIndex?: MinHashIndex;
   /** Looks up a task's template, for its optional `validate` hook. */
   template?: (id: string) => RegisteredTemplate<any> | undefined;
+  /** The candidates expected (the batch's count): the runner's tables are allocated for them up front. */
+  candidates?: number;
 }
 
 /** Runs the gates over candidates in index order; it remembers accepted tasks for duplicate checks. */
@@ -162,6 +164,9 @@ export function checkTaskSchema(task: unknown, template?: RegisteredTemplate<any
   return { ok: true };
 }
 
+/** The most candidates a runner allocates for up front (32 MiB of signatures); a larger batch grows past it. */
+const MAX_PRESIZED = 1 << 17;
+
 /** Creates the gate runner of one batch. */
 export function createGateRunner(options: GateRunnerOptions): GateRunner {
   const requested = (gate: GateName): boolean => options.gates?.[gate] !== false;
@@ -178,8 +183,10 @@ export function createGateRunner(options: GateRunnerOptions): GateRunner {
   );
   const threshold = options.nearDuplicateThreshold;
   const seen = new Map<string, number>();
-  const accepted = new MinHashIndex();
-  const acceptedAt = new Map<string, number>();
+  // Ids reach it once: a second copy of an accepted task is an exact (or, with that gate off, a near) duplicate.
+  const accepted = new MinHashIndex({ capacity: Math.min(options.candidates ?? 0, MAX_PRESIZED), uniqueIds: true });
+  // The candidate index of each accepted task: `seen` holds it already when the exact-duplicate gate runs.
+  const acceptedAt = enabled.exact_duplicate ? seen : new Map<string, number>();
 
   function record(gate: GateName, verdict: GateVerdict): GateOutcome | undefined {
     const total = totals.get(gate)!;
@@ -275,7 +282,7 @@ export function createGateRunner(options: GateRunnerOptions): GateRunner {
     }
     if (enabled.near_duplicate) {
       accepted.addSignature(id, signature!, keys);
-      acceptedAt.set(id, candidate.index);
+      if (acceptedAt !== seen) acceptedAt.set(id, candidate.index);
     }
     return ACCEPTED;
   }

@@ -127,6 +127,28 @@ describe('MinHashIndex', () => {
     }
   });
 
+  it('answers the same with a capacity allocated up front and without an id map (uniqueIds), below and past the capacity', () => {
+    const rng = createRng(['lsh-presized']);
+    const plain = new MinHashIndex();
+    const presized = new MinHashIndex({ capacity: 150, uniqueIds: true });
+    const roots = Array.from({ length: 4 }, () => text(rng, 30));
+    for (let i = 0; i < 400; i++) {
+      const signature = minhashText(rng.pick(roots).map((w) => (rng.chance(0.05) ? rng.pick(WORDS) : w)).join(' '), { i: i % 5 });
+      const keys = rng.chance(0.5) ? bandKeysOf(signature, 0.9) : undefined;
+      plain.addSignature(`t${i}`, signature, keys);
+      presized.addSignature(`t${i}`, signature, keys);
+      if (i % 40 === 39) {
+        const probe = minhashText(rng.pick(roots).join(' '), { i: rng.int(0, 4) });
+        for (const threshold of [0.5, 0.9]) expect(presized.findSimilar(probe, threshold)).toEqual(plain.findSimilar(probe, threshold));
+      }
+    }
+    expect(presized.size).toBe(400);
+    expect(presized.has('t399')).toBe(true);
+    expect(presized.has('t400')).toBe(false);
+    expect(presized.signatureOf('t123')).toEqual(plain.signatureOf('t123'));
+    expect(presized.toJSON()).toEqual(plain.toJSON());
+  });
+
   it('round-trips through JSON', () => {
     const index = new MinHashIndex();
     for (let i = 0; i < 40; i++) index.add(instantiateTask(storyTemplate, { level: 1, seed: 2, index: i }));

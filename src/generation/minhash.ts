@@ -298,9 +298,14 @@ class BandTable {
   private slots = 0;
   private count = 0;
 
-  constructor(readonly bands: number) {
+  /** `capacity`: the entries expected, allocated up front (growing copies the arrays and rehashes every entry). */
+  constructor(readonly bands: number, capacity = 64) {
     this.rows = MINHASH_PERMUTATIONS / bands;
-    this.resize(64);
+    let slots = 64;
+    while (slots < capacity) slots *= 2;
+    this.keys = new Int32Array(bands * slots);
+    this.next = new Int32Array(bands * slots);
+    this.resize(slots);
   }
 
   /** Appends the entry at `position` (always the next one): its band keys, given or computed from its signature. */
@@ -371,30 +376,54 @@ export interface MinHashMatch {
  */
 export class MinHashIndex {
   private ids: string[] = [];
-  private positions = new Map<string, number>();
-  private signatures = new Uint32Array(MINHASH_PERMUTATIONS * 64);
+  /** Position by id; with `uniqueIds`, built only when first asked (`has`, `signatureOf`). */
+  private positions: Map<string, number> | undefined;
+  private signatures: Uint32Array;
   // Bandings by band count, built on the first query that needs one and kept up to date after.
   private tables: BandTable[] = [];
   // Per-entry "seen in this query" marks, so an entry sharing several bands is compared once.
-  private marks = new Uint32Array(64);
+  private marks: Uint32Array;
   private query = 0;
+  private readonly capacity: number;
+
+  /**
+   * `capacity`: the entries expected (e.g. a batch's candidates), allocated up front instead of grown by
+   * copying. `uniqueIds`: the caller never adds an id twice (a batch's accepted tasks), so no id map is
+   * kept unless `has` or `signatureOf` is called. Neither changes any result.
+   */
+  constructor(options: { capacity?: number; uniqueIds?: boolean } = {}) {
+    this.capacity = Math.max(64, Math.floor(options.capacity ?? 64));
+    this.signatures = new Uint32Array(MINHASH_PERMUTATIONS * this.capacity);
+    this.marks = new Uint32Array(this.capacity);
+    this.positions = options.uniqueIds === true ? undefined : new Map();
+  }
 
   get size(): number {
     return this.ids.length;
   }
 
   has(id: string): boolean {
-    return this.positions.has(id);
+    return this.lookup().has(id);
+  }
+
+  private lookup(): Map<string, number> {
+    if (this.positions === undefined) {
+      const positions = new Map<string, number>();
+      this.ids.forEach((id, position) => positions.set(id, position));
+      this.positions = positions;
+    }
+    return this.positions;
   }
 
   /** Adds a task (ignored when its id is already present). */
   add(task: Pick<Task, 'id' | 'spec' | 'params'>): void {
-    if (!this.positions.has(task.id)) this.addSignature(task.id, minhashTask(task));
+    if (!this.lookup().has(task.id)) this.addSignature(task.id, minhashTask(task));
   }
 
   /** Adds a precomputed signature (ignored when the id is already present); `keys` from `bandKeysOf`, if at hand. */
   addSignature(id: string, signature: MinHashSignature, keys?: readonly number[]): void {
-    if (this.positions.has(id)) return;
+    const positions = this.positions;
+    if (positions?.has(id) === true) return;
     if (signature.length !== MINHASH_PERMUTATIONS) {
       throw new EnvHarnessError('PARAMS_INVALID', `a MinHash signature has ${MINHASH_PERMUTATIONS} values, got ${signature.length}`);
     }
@@ -409,7 +438,7 @@ export class MinHashIndex {
     }
     this.signatures.set(signature, position * MINHASH_PERMUTATIONS);
     this.ids.push(id);
-    this.positions.set(id, position);
+    positions?.set(id, position);
     for (const table of this.tables) this.band(table, position, keys?.length === table.bands ? keys : undefined);
   }
 
@@ -420,7 +449,7 @@ export class MinHashIndex {
   private tableFor(bands: number): BandTable {
     let table = this.tables.find((t) => t.bands === bands);
     if (table === undefined) {
-      table = new BandTable(bands);
+      table = new BandTable(bands, Math.max(this.capacity, this.ids.length));
       for (let position = 0; position < this.ids.length; position++) this.band(table, position);
       this.tables.push(table);
     }
@@ -429,7 +458,7 @@ export class MinHashIndex {
 
   /** The signature stored for an id. */
   signatureOf(id: string): MinHashSignature | undefined {
-    const position = this.positions.get(id);
+    const position = this.lookup().get(id);
     if (position === undefined) return undefined;
     return this.signatures.slice(position * MINHASH_PERMUTATIONS, (position + 1) * MINHASH_PERMUTATIONS);
   }

@@ -4,3 +4,4 @@ const { register } = await import('tsx/esm/api');
 register();
 const worker = await import('./worker.ts');
 export default worker.default;
+export const transferring = worker.transferring;

@@ -1,10 +1,11 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { instantiateCandidates, createCandidatePlan, unpackChunk } from './candidates.js';
-import type { CandidateChunk } from './candidates.js';
+import { instantiateCandidates, createCandidatePlan, openChunk, packChunk, unpackChunk } from './candidates.js';
+import type { CandidateChunk, PackedChunk } from './candidates.js';
 import { loadDeclarativeTemplates } from './declarative.js';
 import { addTemplate } from './testing/templates.js';
-import run from './worker.js';
+import { transferableSymbol, valueSymbol } from 'piscina';
+import run, { transferring } from './worker.js';
 import type { WorkerJob } from './worker.js';
 
 // The worker's entry is a plain function: these tests call it in-process (no thread start-up).
@@ -34,17 +35,46 @@ describe('worker entry', () => {
     const reply = await run(job({}));
     const plan = createCandidatePlan({ seed: 1, templates: [addTemplate], weights: [1], levels: [1, 2], signatures: true });
     expect(reply.ok).toBe(true);
-    const chunk = (reply as { chunk: CandidateChunk }).chunk;
+    const chunk = (reply as { chunk: PackedChunk }).chunk;
     // Tasks travel as their stored bodies only, and come back deep-equal.
-    expect(chunk.results.every((r) => r.task === undefined && typeof r.body === 'string')).toBe(true);
+    expect(openChunk(chunk).results.every((r) => r.task === undefined && typeof r.body === 'string')).toBe(true);
     expect(unpackChunk(chunk)).toEqual(instantiateCandidates(plan, 10, 20));
+  });
+
+  it('packs a chunk into flat values and opens it unchanged: failed candidates, verdicts, bodies', () => {
+    const rejected = { schema: { ok: false as const, reason: 'spec.instructions: must not be empty', problem: { code: 'TASK_SCHEMA' as const, message: 'x' } } };
+    const chunk: CandidateChunk = {
+      start: 40,
+      results: [
+        { index: 40, template: 'a@1', level: 2, body: '{"id":"1"}' },
+        { index: 41, template: 'b@1', level: 1, error: { message: 'boom', pointer: '/params' } },
+        { index: 42, template: 'a@1', level: 3, body: '{"id":"2"}' },
+        { index: 43, template: 'b@1', level: 1, error: { message: 'again' } },
+      ],
+      signatures: new Uint32Array(4 * 64).map((_, i) => i * 7),
+      verdicts: [undefined, undefined, rejected, undefined],
+      passed: { schema: { ok: true } },
+    };
+    expect(openChunk(packChunk(chunk))).toEqual(chunk);
+    const one: CandidateChunk = { start: 41, results: [chunk.results[1]!, chunk.results[2]!] };
+    expect(openChunk(packChunk(one))).toEqual(one);
+    const none: CandidateChunk = { start: 41, results: [chunk.results[1]!] };
+    expect(openChunk(packChunk(none))).toEqual(none);
+    expect(() => openChunk({ ...packChunk(chunk), bodies: ['{}'] })).toThrow(/1 bodies and 2 errors for 4 candidates/);
+  });
+
+  it("the threads' entry gives the same reply, with the chunk's typed arrays listed for transfer", async () => {
+    const moved = (await transferring(job({}))) as unknown as Record<symbol, unknown>;
+    const reply = moved[valueSymbol] as { ok: true; chunk: PackedChunk };
+    expect(reply).toEqual(await run(job({})));
+    expect(moved[transferableSymbol]).toEqual([reply.chunk.picks.buffer, reply.chunk.signatures!.buffer]);
   });
 
   it('rebuilds declarative templates from their definition, without modules', async () => {
     const reply = await run(job({ modules: [], templates: [{ id: sum!.id, sourceDigest: sum!.sourceDigest, definition: sum!.definition }], levels: [1] }));
     const plan = createCandidatePlan({ seed: 1, templates: [sum!], weights: [1], levels: [1], signatures: true });
     expect(reply.ok).toBe(true);
-    expect(unpackChunk((reply as { chunk: CandidateChunk }).chunk)).toEqual(instantiateCandidates(plan, 10, 20));
+    expect(unpackChunk((reply as { chunk: PackedChunk }).chunk)).toEqual(instantiateCandidates(plan, 10, 20));
   });
 
   it('refuses a template whose source digest differs from the registry', async () => {

@@ -3,8 +3,9 @@ import { isAbsolute } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { EnvHarnessError, toEnvHarnessError } from '../core/index.js';
 import type { RegisteredTemplate, Task } from '../core/index.js';
-import { createCandidatePlan, instantiatePackedCandidates } from './candidates.js';
-import type { CandidateChunk, CandidatePlan } from './candidates.js';
+import { move, transferableSymbol, valueSymbol } from 'piscina';
+import { createCandidatePlan, instantiatePackedCandidates, packChunk } from './candidates.js';
+import type { CandidatePlan, PackedChunk } from './candidates.js';
 import { compileDeclarativeTemplate } from './declarative.js';
 import { checkTaskGates } from './gates.js';
 import type { GateHooks, TaskGates, TaskVerdicts } from './gates.js';
@@ -29,7 +30,7 @@ export interface WorkerJob {
 }
 
 /** A worker's answer; errors travel as data because piscina would drop the EnvHarnessError class. */
-export type WorkerReply = { ok: true; chunk: CandidateChunk } | { ok: false; error: { code: string; message: string; details?: unknown } };
+export type WorkerReply = { ok: true; chunk: PackedChunk } | { ok: false; error: { code: string; message: string; details?: unknown } };
 
 interface LoadedSetup {
   plan: CandidatePlan;
@@ -57,13 +58,25 @@ export default async function run(job: WorkerJob): Promise<WorkerReply> {
       const byId = new Map(plan.templates.map((t) => [t.id, t]));
       check = (task) => checkTaskGates(task, gates, hooks, byId.get(task.template));
     }
-    const chunk = instantiatePackedCandidates(plan, job.start, job.end, check);
-    return { ok: true, chunk };
+    return { ok: true, chunk: packChunk(instantiatePackedCandidates(plan, job.start, job.end, check)) };
   } catch (error) {
     plans.delete(job.setupKey);
     const e = toEnvHarnessError(error);
     return { ok: false, error: e.details === undefined ? { code: e.code, message: e.message } : { code: e.code, message: e.message, details: e.details } };
   }
+}
+
+/**
+ * The entry the worker threads run (piscina's `name`): `run`, with the chunk's typed arrays moved to the
+ * main thread instead of copied (the thread never reads them again).
+ */
+export async function transferring(job: WorkerJob): Promise<WorkerReply> {
+  const reply = await run(job);
+  if (!reply.ok) return reply;
+  const buffers: ArrayBuffer[] = [reply.chunk.picks.buffer as ArrayBuffer];
+  if (reply.chunk.signatures !== undefined) buffers.push(reply.chunk.signatures.buffer as ArrayBuffer);
+  // Piscina posts the value with the buffers in the transfer list; the main thread receives `reply`.
+  return move({ [transferableSymbol]: buffers, [valueSymbol]: reply } as never) as unknown as WorkerReply;
 }
 
 // Hooks per hook module, kept across batches: their caches (built worlds, prepared tasks) stay warm.

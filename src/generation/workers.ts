@@ -2,6 +2,7 @@
 import { Piscina } from 'piscina';
 import { EnvHarnessError } from '../core/index.js';
 import type { ErrorCode, RegisteredTemplate } from '../core/index.js';
+import { openChunk } from './candidates.js';
 import type { CandidateChunk, CandidatePlan } from './candidates.js';
 import type { TaskGates } from './gates.js';
 import type { DeclarativeDefinition } from './declarative.js';
@@ -53,7 +54,7 @@ export function createGenerationWorkers(options: { threads: number }): Generatio
   const fromSource = import.meta.url.endsWith('.ts');
   // From sources, a plain-JS bootstrap registers tsx inside each worker before loading worker.ts.
   const filename = new URL(fromSource ? './worker-bootstrap.mjs' : './worker.js', import.meta.url).href;
-  const pool = new Piscina({ filename, minThreads: threads, maxThreads: threads, idleTimeout: 1_000 });
+  const pool = new Piscina({ filename, name: 'transferring', minThreads: threads, maxThreads: threads, idleTimeout: 1_000 });
   let closed = false;
   const handle: PoolHandle = {
     threads,
@@ -115,7 +116,7 @@ export function startCandidateWorkers(
         });
       }
       // Tasks stay bodies here: the gates parse one only if they need it (generateBatch).
-      return reply.chunk;
+      return openChunk(reply.chunk);
     },
     close: () => (shared === undefined ? pool.close() : Promise.resolve()),
   };

@@ -165,7 +165,8 @@ export class Harness {
     if (request.split === 'regression') await this.split.refuseFrozen('/split');
     else await this.installRegressionSets(domains);
     const batch = await this.generator.generate(request, options);
-    await this.tasks.sync();
+    // The pool takes the batch's tasks from the batch itself (not read back from the store).
+    await this.tasks.syncSaved(batch, batch.review);
     return batch;
   }
 

@@ -6,6 +6,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { BatchRequest, Store } from '../core/index.js';
 import { math } from '../domains/math/index.js';
 import { createHarness, openStore, type Harness } from './harness.js';
+import { StorePool } from './store-pool.js';
+import { createRng } from '../core/index.js';
 import { createTestDatabase, PG_TEST_URL } from '../../test/support/postgres.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'envharness-pool-'));
@@ -96,6 +98,31 @@ describe('store pool sync', () => {
     } finally {
       await db.drop();
     }
+  });
+
+  it("after its own generate the pool takes the batch from the batch: the same entries, order and draws as a reload, and no index read", async () => {
+    const file = join(dir, `p${files++}.db`);
+    const { store, calls } = counted(await openStore(file, { clock }));
+    const h = await open(store);
+    const other = await open(file);
+    await h.generate(small);
+    await other.generate({ ...small, seed: 9 }); // stored meanwhile by another harness: this generate falls back to a read
+    await h.generate({ ...large, seed: 3 });
+    calls.clear();
+    const batch = await h.generate(large); // a quarter held for review: not in the pool
+    expect(batch.review.length).toBeGreaterThan(0);
+    expect(calls.get('listTaskIndex')).toBeUndefined();
+    const pool = (h as unknown as { tasks: StorePool }).tasks.pool;
+    const reloaded = new StorePool(await openStore(file, { clock }));
+    await reloaded.reload();
+    // Every entry, in seq order, and the pool's shape and draws (which depend on the order within a level).
+    for (const entry of await store.listTaskIndex()) expect(pool.get(entry.id)).toEqual(reloaded.pool.get(entry.id));
+    expect(pool.size()).toBe(reloaded.pool.size());
+    expect(pool.slices('dynamic')).toEqual(reloaded.pool.slices('dynamic'));
+    const drawn = (p: typeof pool) => Array.from({ length: 64 }, (_, i) => p.draw(createRng([i]), 'math/arithmetic', 1, 'dynamic').id);
+    expect(drawn(pool)).toEqual(drawn(reloaded.pool));
+    expect(await draws(h)).toEqual(await draws(await open(file)));
+    await Promise.all([h.close(), other.close()]);
   });
 
   it('a draw with nothing new stored reads the watermark and the task, no index or review audit', async () => {

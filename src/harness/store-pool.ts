@@ -1,5 +1,5 @@
 /** The draw pool of a harness, derived from the store's active tasks and brought up to date (one watermark read) before each draw. */
-import type { Store, TaskIndexEntry } from '../core/index.js';
+import type { Batch, Store, TaskIndexEntry } from '../core/index.js';
 import { createTaskPool, type TaskPool } from '../generation/index.js';
 
 /**
@@ -43,6 +43,39 @@ export class StorePool {
     // count disagrees now (what the read took is a subset of what is stored).
     const after = await this.store.taskWatermark();
     if (after.rows !== this.seen || after.changes !== this.changes) await this.reload();
+  }
+
+  /**
+   * Brings the pool up to date after this process stored `batch` (with `review` its tasks held for review):
+   * what `sync()` gives, without reading the batch's tasks back. When the watermark shows that the batch's
+   * rows are the only ones stored since the last sync, and nothing changed, they take the seqs from its
+   * first task's to its last task's (two rows read; a batch is inserted in order in one transaction, so
+   * consecutive seqs at both ends mean every row in between is the batch's, in order). Anything else (a
+   * batch stored before, other writers, a pool never loaded, no watermark) falls back to `sync()`.
+   */
+  async syncSaved(batch: Batch, review: readonly string[] = []): Promise<void> {
+    const rows = batch.taskRows ?? batch.tasks;
+    if (this.store.taskWatermark === undefined || this.lastSeq === undefined || rows.length === 0) return this.sync();
+    const mark = await this.store.taskWatermark();
+    if (mark.changes !== this.changes || mark.rows !== this.seen + rows.length) return this.sync();
+    const batchId = batch.manifest.id;
+    const first = await this.store.getTask(rows[0]!.id);
+    const last = rows.length === 1 ? first : await this.store.getTask(rows[rows.length - 1]!.id);
+    if (
+      first === undefined || last === undefined || first.batchId !== batchId || last.batchId !== batchId ||
+      first.seq <= this.lastSeq || last.seq - first.seq !== rows.length - 1
+    ) {
+      return this.sync();
+    }
+    const held = new Set(review);
+    const split = batch.manifest.split;
+    const entries: TaskIndexEntry[] = new Array(rows.length);
+    for (let k = 0; k < rows.length; k++) {
+      const { id, template, domain, taskType, level } = rows[k]!;
+      // The key order of listTaskIndex's entries.
+      entries[k] = { id, seq: first.seq + k, template, domain, taskType, level, split, status: held.has(id) ? 'pending_review' : 'active' };
+    }
+    this.take(entries);
   }
 
   /** Reloads the pool whole from the store. */
