@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
-import { canonicalize } from './canonical-json.js';
+import { canonicalize, shareCanonical, takeCanonical } from './canonical-json.js';
 import { digest } from './digest.js';
 import { EnvHarnessError } from './errors.js';
 
@@ -196,5 +196,54 @@ describe('canonicalize (RFC 8785)', () => {
   test.prop([fc.string({ unit: 'binary' })], T14)('escapes unicode strings so they read back unchanged', (s) => {
     fc.pre(!/[\ud800-\udfff]/.test(s) || s.isWellFormed());
     expect(JSON.parse(canonicalize(s))).toBe(s);
+  });
+});
+
+describe('shareCanonical / takeCanonical: one object written once for two texts', () => {
+  const transitionOf = (observation: object) => ({ step: 1, observation, episodeId: 'e', reward: 0 });
+
+  it('keeps the text a write made for the marked member, once, and that text is the member\'s canonical JSON', () => {
+    const observation = { kind: 'tool', output: { zeta: [1, 2.5, 'x'], alpha: { b: null, a: true } } };
+    const expected = canonicalize(structuredClone(observation));
+    shareCanonical(observation);
+    const text = canonicalize(transitionOf(observation));
+    expect(text).toBe(canonicalize(transitionOf(structuredClone(observation))));
+    expect(takeCanonical(observation)).toBe(expected);
+    // Taken: the mark is gone.
+    expect(takeCanonical(observation)).toBeUndefined();
+  });
+
+  it('gives nothing for another object, for a marked object no write met, or once another object is marked', () => {
+    const a = { kind: 'tool', output: 1 };
+    const b = { kind: 'tool', output: 1 };
+    shareCanonical(a);
+    expect(takeCanonical(b)).toBeUndefined();
+    expect(takeCanonical(a)).toBeUndefined();
+    shareCanonical(a);
+    canonicalize(transitionOf(a));
+    shareCanonical(b);
+    expect(takeCanonical(a)).toBeUndefined();
+    // Written only at the top, or deeper than a member of the top value: not kept.
+    canonicalize(b);
+    canonicalize({ nested: { observation: b } });
+    expect(takeCanonical(b)).toBeUndefined();
+  });
+
+  it('a marked member with no canonical form fails the write as before and leaves no text', () => {
+    const observation = { kind: 'tool', output: { value: Number.NaN } };
+    shareCanonical(observation);
+    expect(() => canonicalize(transitionOf(observation))).toThrow(/cannot canonicalise \/observation\/output\/value: number NaN/);
+    expect(takeCanonical(observation)).toBeUndefined();
+  });
+
+  it('a value that merely looks like a written text is written as data', () => {
+    const observation = { kind: 'tool', output: 'x' };
+    shareCanonical(observation);
+    canonicalize(transitionOf(observation));
+    const lookalike = { kind: 'tool', output: 'x' };
+    // Equal content, another object: written from its own members, and the mark still holds the first.
+    expect(canonicalize(transitionOf({ ...lookalike, output: '{"kind":"tool"}' }))).toContain('"output":"{\\"kind\\":\\"tool\\"}"');
+    expect(takeCanonical(lookalike)).toBeUndefined();
+    expect(takeCanonical(observation)).toBe('{"kind":"tool","output":"x"}');
   });
 });

@@ -228,6 +228,7 @@ function fast(value: unknown, depth: number, memo: WeakMap<object, string> | und
         const known = memo.get(value);
         if (known !== undefined) return known;
       }
+      if (value === sharedObject && depth === 1) return sharedText ?? (sharedText = fastShared(value, memo));
       let out: string;
       if (Array.isArray(value)) {
         const n = value.length;
@@ -255,6 +256,15 @@ function fast(value: unknown, depth: number, memo: WeakMap<object, string> | und
     default:
       throw new NotCanonical();
   }
+}
+
+/** The shared object's text, written as `fast` writes any object (flattened: it is spliced into more than one text). */
+function fastShared(value: object, memo: WeakMap<object, string> | undefined): string {
+  sharedObject = undefined;
+  const out = fast(value, 1, memo);
+  sharedObject = value;
+  out.charCodeAt(0);
+  return out;
 }
 
 function fastObject(record: Record<string, unknown>, depth: number, memo: WeakMap<object, string> | undefined): string {
@@ -342,6 +352,40 @@ function compileShapeOrNull(shape: Shape): ShapeWriter | null {
   } catch {
     return null;
   }
+}
+
+// ---- one object's text, written once for every text that holds it --------------------------------
+// A step's observation (the tool output: most of a step's bytes) is in the transition the recorder writes and
+// in the reply the server writes. The recorder marks it (`shareCanonical`) before the transition is written;
+// the transition's writer keeps the text it wrote for it; the reply takes that text (`takeCanonical`) instead of
+// serialising the output again. One object at a time, held by identity: only code holding the very object can
+// mark it (no value, whatever it looks like, is ever taken for a written text), and the text is that object's
+// canonical JSON as it was when written (the caller does not change the object between the two writes).
+
+/** The object marked by `shareCanonical`, and its canonical text once a write met it as a member of the top-level value. */
+let sharedObject: object | undefined;
+let sharedText: string | undefined;
+
+/**
+ * Marks `value` (replacing any earlier mark): the next `canonicalize` that writes it as a member of the
+ * value it is given (a transition's `observation`) keeps the text, and `takeCanonical(value)` returns it.
+ * The text is never used where it would change what is written: it is the object's own canonical JSON.
+ */
+export function shareCanonical(value: object): void {
+  sharedObject = value;
+  sharedText = undefined;
+}
+
+/**
+ * The canonical JSON written for `value` since `shareCanonical(value)`, and the mark is cleared; undefined
+ * when `value` is not the marked object or was not written (it has no canonical form, or no writer met it).
+ */
+export function takeCanonical(value: object): string | undefined {
+  if (value !== sharedObject) return undefined;
+  const text = sharedText;
+  sharedObject = undefined;
+  sharedText = undefined;
+  return text;
 }
 
 // ---- the same canonical form written straight to UTF-8 bytes, for hashing ----------------------

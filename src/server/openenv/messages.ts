@@ -4,6 +4,7 @@
  */
 import type { Feedback, Observation, StepResult, ToolSpec } from '../../index.js';
 import type { Problem } from '../errors.js';
+import { observationText } from '../step-text.js';
 import type { ResetInfo } from '../episodes.js';
 import type { GroupView } from '../groups.js';
 
@@ -200,7 +201,7 @@ export function stepMessage(result: StepResult, ctx: SessionContext, callTool?: 
   let meta = `${fixed.head}${step},"terminated":${result.terminated ?? false},"truncated":${result.truncated ?? false},"feedback":${JSON.stringify(result.feedback ?? [])},"info":${JSON.stringify(result.info)},"budget":{"limit":${fixed.limit},"used":{"steps":${step}}},"task":${fixed.task}`;
   if (result.truncation !== undefined) meta += `,"truncation":${JSON.stringify(result.truncation)}`;
   if (ctx.group !== undefined) meta += `,"group":${JSON.stringify(metadata(ctx, step, result).group)}`;
-  const obs = JSON.stringify(observation);
+  const obs = observationText(observation);
   return `{"type":"observation","data":{"observation":${obs.length > 2 ? `${obs.slice(0, -1)},` : '{'}"metadata":${meta}}},"reward":${JSON.stringify(result.reward)},"done":${result.terminated || result.truncated}}}`;
 }
 
