@@ -14,6 +14,8 @@ import { createHarness, type Harness } from '../harness/harness.js';
 import { canonicalize, computeTaskId, defineDomain, defineTool, type JsonValue, type StoredTask, type ToolOutcome, type Transition } from '../index.js';
 import { createServer, type EnvHarnessServer } from './index.js';
 import type { ServerEpisode } from './episodes.js';
+import { stepResultText } from './step-text.js';
+import { shareCanonical, type StepResult } from '../index.js';
 
 /** A tool whose output the test chooses: the agent's data echoed back, or a value with no canonical form. */
 const probe = defineTool<null, { mode: 'echo' | 'nan' | 'lone'; data?: JsonValue }>({
@@ -151,4 +153,36 @@ describe('a step serialised once', { timeout: 120_000 }, () => {
       expect(await stored(ep)).toEqual([]);
     });
   }
+});
+
+describe('stepResultText', () => {
+  const results: StepResult[] = [
+    { observation: { kind: 'tool', output: { b: 1, a: [1, 'x'] } }, reward: 0, terminated: false, truncated: false, feedback: [], info: { step: 1, outcome: 0, shaping: 0, stateHash: 'h' } },
+    {
+      observation: { kind: 'tool', error: { code: 'BUDGET_EXHAUSTED', message: 'spent' } },
+      reward: -0.25,
+      terminated: false,
+      truncated: true,
+      feedback: [{ code: 'BUDGET_EXHAUSTED', message: 'the steps budget is spent', ref: 'steps', details: { limit: 3 } }],
+      info: { step: 3, outcome: 0, shaping: -0.25, stateHash: 'h', endReason: 'budget', excludeFromStats: false },
+      // Last, as the runtime adds it.
+      truncation: 'steps',
+    },
+    { observation: { kind: 'finish' }, reward: Number.NaN, terminated: true, truncated: false, feedback: [], info: { step: 2, outcome: 1, shaping: 0, stateHash: 'h' } },
+  ];
+
+  it('writes the value JSON.stringify writes, in its member order, with the observation written once for the transition', () => {
+    for (const result of results) {
+      shareCanonical(result.observation);
+      canonicalize({ step: 1, observation: result.observation });
+      const text = stepResultText(result);
+      expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(result)));
+      expect(Object.keys(JSON.parse(text) as object)).toEqual(Object.keys(JSON.parse(JSON.stringify(result)) as object));
+      expect(observationOf(text)).toBe(canonicalize(result.observation));
+    }
+  });
+
+  it('is JSON.stringify itself when the observation was not written for a transition', () => {
+    for (const result of results) expect(stepResultText(result)).toBe(JSON.stringify(result));
+  });
 });
