@@ -8,7 +8,9 @@ import { EnvHarnessError } from './errors.js';
  * dropped (as JSON.stringify does); non-finite numbers, bigints, functions and lone
  * surrogates are rejected because they have no canonical form.
  * With `memo`, the text of every frozen object is remembered by identity and reused the next time
- * that object is written (retail's world records share most of their nested objects).
+ * that object is written (retail's world records share most of their nested objects). Without it, the
+ * text of a deep-frozen object (frozen all the way down, no getters, up to 64 kB) is remembered in a
+ * process-wide weak map: a frozen world's record that a tool answers with is written once, not every step.
  */
 export function canonicalize(value: unknown, memo?: WeakMap<object, string>): string {
   // A toJSON on Object.prototype would apply to every plain object: the checked writer honours it.
@@ -229,33 +231,73 @@ function fast(value: unknown, depth: number, memo: WeakMap<object, string> | und
         if (known !== undefined) return known;
       }
       if (value === sharedObject && depth === 1) return sharedText ?? (sharedText = fastShared(value, memo));
-      let out: string;
-      if (Array.isArray(value)) {
-        const n = value.length;
-        if (n === 0) out = '[]';
-        else {
-          const item0: unknown = value[0];
-          out = '[' + (item0 === undefined ? 'null' : fast(item0, depth + 1, memo));
-          for (let i = 1; i < n; i++) {
-            const item: unknown = value[i];
-            out += ',' + (item === undefined ? 'null' : fast(item, depth + 1, memo));
-          }
-          out += ']';
-        }
-      } else {
-        checkProto(value);
-        out = fastObject(value as Record<string, unknown>, depth, memo);
+      if (memo === undefined) {
+        if (Object.isFrozen(value)) return frozenText(value, depth);
+        mutableWrites++;
       }
-      if (memo !== undefined && Object.isFrozen(value)) {
-        // Flattening V8's concatenation tree once keeps later texts built from this one cheap to flatten.
-        out.charCodeAt(0);
-        memo.set(value, out);
-      }
-      return out;
+      return fastFresh(value, depth, memo);
     }
     default:
       throw new NotCanonical();
   }
+}
+
+/** An object or array written member by member (no lookup of its own text first). */
+function fastFresh(value: object, depth: number, memo: WeakMap<object, string> | undefined): string {
+  let out: string;
+  if (Array.isArray(value)) {
+    const n = value.length;
+    if (n === 0) out = '[]';
+    else {
+      const item0: unknown = value[0];
+      out = '[' + (item0 === undefined ? 'null' : fast(item0, depth + 1, memo));
+      for (let i = 1; i < n; i++) {
+        const item: unknown = value[i];
+        out += ',' + (item === undefined ? 'null' : fast(item, depth + 1, memo));
+      }
+      out += ']';
+    }
+  } else {
+    checkProto(value);
+    out = fastObject(value as Record<string, unknown>, depth, memo);
+  }
+  if (memo !== undefined && Object.isFrozen(value)) {
+    // Flattening V8's concatenation tree once keeps later texts built from this one cheap to flatten.
+    out.charCodeAt(0);
+    memo.set(value, out);
+  }
+  return out;
+}
+
+// ---- deep-frozen objects: written once per process ---------------------------------------------
+// A tool's answer is often a record of a frozen world, the same object step after step (retail's product
+// types, a user, an order). Without a caller's memo, the text of a frozen object whose every member is a
+// primitive or another such object (and no getter) is kept by identity: nothing can change it any more.
+
+/** Texts of deep-frozen plain data, by identity (dropped with the object). */
+const frozenTexts = new WeakMap<object, string>();
+/** Texts longer than this are not kept (a whole frozen world written once must not be held twice). */
+const FROZEN_TEXT_MAX = 64 * 1024;
+/** Counts the objects `fast` wrote that were not frozen: unchanged across a frozen object's write means all of it is frozen. */
+let mutableWrites = 0;
+
+function frozenText(value: object, depth: number): string {
+  const known = frozenTexts.get(value);
+  if (known !== undefined) return known;
+  const before = mutableWrites;
+  const out = fastFresh(value, depth, undefined);
+  if (mutableWrites === before && out.length <= FROZEN_TEXT_MAX && dataOnly(value)) {
+    out.charCodeAt(0);
+    frozenTexts.set(value, out);
+  }
+  return out;
+}
+
+/** No accessor members: a getter could answer differently next time even on a frozen object. */
+function dataOnly(value: object): boolean {
+  const descriptors = Object.getOwnPropertyDescriptors(value) as Record<string, PropertyDescriptor>;
+  for (const key in descriptors) if (!('value' in descriptors[key]!)) return false;
+  return true;
 }
 
 /** The shared object's text, written as `fast` writes any object. */
