@@ -185,9 +185,11 @@ export function stepResult(result: StepResult, ctx: SessionContext, callTool?: s
 }
 
 /**
- * The WebSocket `observation` message of a step as JSON text, the same text as
+ * The WebSocket `observation` message of a step as JSON text, the same value as
  * `JSON.stringify({ type: 'observation', data: stepResult(result, ctx, callTool) })`: the observation and the
- * step's parts are serialised, the parts that stay the same for the episode (its id, budget, task) once.
+ * step's parts are serialised, the parts that stay the same for the episode (its id, budget, task) once. The
+ * observation is the canonical text its transition was written with when that is still at hand (step-text.ts;
+ * its keys then in RFC 8785 order), else JSON.stringify's.
  */
 export function stepMessage(result: StepResult, ctx: SessionContext, callTool?: string): string {
   const observation = result.observation;
