@@ -249,35 +249,40 @@ describe('shareCanonical / takeCanonical: one object written once for two texts'
 });
 
 describe('deep-frozen objects are written once', () => {
+  // Looked up from depth 2 down, where a transition's tool output is: `{"observation":{"output":...}}`.
+  const deep = (value: unknown) => ({ observation: { output: value } });
+  const text = (inner: string) => `{"observation":{"output":${inner}}}`;
+
   it('a deep-frozen record gives the same text every time, the text of an unfrozen copy', () => {
     const record = deepFreeze({ zeta: [1, { b: 'x', a: null }], alpha: { n: 2.5 } });
     const expected = canonicalize(structuredClone(record));
-    expect(canonicalize(record)).toBe(expected);
-    expect(canonicalize({ wrapper: record, again: record })).toBe(`{"again":${expected},"wrapper":${expected}}`);
+    expect(canonicalize(deep(record))).toBe(text(expected));
+    expect(canonicalize(deep({ wrapper: record, again: record }))).toBe(text(`{"again":${expected},"wrapper":${expected}}`));
+    expect(canonicalize(deep(record))).toBe(text(expected));
     expect(canonicalize(record)).toBe(expected);
   });
 
   it('a frozen object holding a mutable one is written afresh: a change below shows', () => {
     const inner = { n: 1 };
     const outer = Object.freeze({ inner, list: Object.freeze([inner]) });
-    expect(canonicalize(outer)).toBe('{"inner":{"n":1},"list":[{"n":1}]}');
+    expect(canonicalize(deep(outer))).toBe(text('{"inner":{"n":1},"list":[{"n":1}]}'));
     inner.n = 2;
-    expect(canonicalize(outer)).toBe('{"inner":{"n":2},"list":[{"n":2}]}');
+    expect(canonicalize(deep(outer))).toBe(text('{"inner":{"n":2},"list":[{"n":2}]}'));
   });
 
   it('a frozen object with a getter is written afresh: the getter\'s new answer shows', () => {
     let n = 1;
     const record = Object.freeze(Object.defineProperty({ a: 0 }, 'n', { get: () => n, enumerable: true }));
-    expect(canonicalize(record)).toBe('{"a":0,"n":1}');
+    expect(canonicalize(deep(record))).toBe(text('{"a":0,"n":1}'));
     n = 2;
-    expect(canonicalize(record)).toBe('{"a":0,"n":2}');
+    expect(canonicalize(deep(record))).toBe(text('{"a":0,"n":2}'));
   });
 
   it('a deep-frozen value with no canonical form still fails, every time, naming the member', () => {
     const record = deepFreeze({ ok: { a: 1 }, bad: { n: Number.NaN } });
-    expect(() => canonicalize(record)).toThrow(/\/bad\/n: number NaN/);
-    expect(() => canonicalize(record)).toThrow(/\/bad\/n: number NaN/);
-    expect(canonicalize(record.ok)).toBe('{"a":1}');
+    expect(() => canonicalize(deep(record))).toThrow(/\/observation\/output\/bad\/n: number NaN/);
+    expect(() => canonicalize(deep(record))).toThrow(/\/observation\/output\/bad\/n: number NaN/);
+    expect(canonicalize(deep(record.ok))).toBe(text('{"a":1}'));
   });
 });
 

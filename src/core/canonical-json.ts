@@ -9,8 +9,9 @@ import { EnvHarnessError } from './errors.js';
  * surrogates are rejected because they have no canonical form.
  * With `memo`, the text of every frozen object is remembered by identity and reused the next time
  * that object is written (retail's world records share most of their nested objects). Without it, the
- * text of a deep-frozen object (frozen all the way down, no getters, up to 64 kB) is remembered in a
- * process-wide weak map: a frozen world's record that a tool answers with is written once, not every step.
+ * text of a deep-frozen object (frozen all the way down, no getters, up to 64 kB) two or more levels down
+ * (a transition's tool output and below) is remembered in a process-wide weak map: a frozen world's record
+ * that a tool answers with is written once, not every step.
  */
 export function canonicalize(value: unknown, memo?: WeakMap<object, string>): string {
   // A toJSON on Object.prototype would apply to every plain object: the checked writer honours it.
@@ -231,8 +232,11 @@ function fast(value: unknown, depth: number, memo: WeakMap<object, string> | und
         if (known !== undefined) return known;
       }
       if (value === sharedObject && depth === 1) return sharedText ?? (sharedText = fastShared(value, memo));
-      if (memo === undefined) {
-        if (Object.isFrozen(value)) return frozenText(value, depth);
+      // Records are looked up from the members' members down (a transition's tool output is at depth 2): the
+      // envelope objects above are never frozen records, and a check per object costs a small transition ~8%.
+      if (memo === undefined && depth >= FROZEN_DEPTH_MIN) {
+        // An empty array (a step's frozen no-feedback list) is cheaper written than looked up.
+        if (Object.isFrozen(value)) return Array.isArray(value) && value.length === 0 ? '[]' : frozenText(value, depth);
         mutableWrites++;
       }
       return fastFresh(value, depth, memo);
@@ -276,6 +280,8 @@ function fastFresh(value: object, depth: number, memo: WeakMap<object, string> |
 
 /** Texts of deep-frozen plain data, by identity (dropped with the object). */
 const frozenTexts = new WeakMap<object, string>();
+/** Objects nearer the top than this are written without a lookup (a frozen one there is not kept). */
+const FROZEN_DEPTH_MIN = 2;
 /** Texts longer than this are not kept (a whole frozen world written once must not be held twice). */
 const FROZEN_TEXT_MAX = 64 * 1024;
 /** Counts the objects `fast` wrote that were not frozen: unchanged across a frozen object's write means all of it is frozen. */
