@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
-import { canonicalize } from './canonical-json.js';
+import { canonicalize, shareCanonical, takeCanonical } from './canonical-json.js';
 import { digest } from './digest.js';
 import { EnvHarnessError } from './errors.js';
 
@@ -198,3 +198,98 @@ describe('canonicalize (RFC 8785)', () => {
     expect(JSON.parse(canonicalize(s))).toBe(s);
   });
 });
+
+describe('shareCanonical / takeCanonical: one object written once for two texts', () => {
+  const transitionOf = (observation: object) => ({ step: 1, observation, episodeId: 'e', reward: 0 });
+
+  it('keeps the text a write made for the marked member, once, and that text is the member\'s canonical JSON', () => {
+    const observation = { kind: 'tool', output: { zeta: [1, 2.5, 'x'], alpha: { b: null, a: true } } };
+    const expected = canonicalize(structuredClone(observation));
+    shareCanonical(observation);
+    const text = canonicalize(transitionOf(observation));
+    expect(text).toBe(canonicalize(transitionOf(structuredClone(observation))));
+    expect(takeCanonical(observation)).toBe(expected);
+    // Taken: the mark is gone.
+    expect(takeCanonical(observation)).toBeUndefined();
+  });
+
+  it('gives nothing for another object, for a marked object no write met, or once another object is marked', () => {
+    const a = { kind: 'tool', output: 1 };
+    const b = { kind: 'tool', output: 1 };
+    shareCanonical(a);
+    expect(takeCanonical(b)).toBeUndefined();
+    expect(takeCanonical(a)).toBeUndefined();
+    shareCanonical(a);
+    canonicalize(transitionOf(a));
+    shareCanonical(b);
+    expect(takeCanonical(a)).toBeUndefined();
+    // Written only at the top, or deeper than a member of the top value: not kept.
+    canonicalize(b);
+    canonicalize({ nested: { observation: b } });
+    expect(takeCanonical(b)).toBeUndefined();
+  });
+
+  it('a marked member with no canonical form fails the write as before and leaves no text', () => {
+    const observation = { kind: 'tool', output: { value: Number.NaN } };
+    shareCanonical(observation);
+    expect(() => canonicalize(transitionOf(observation))).toThrow(/cannot canonicalise \/observation\/output\/value: number NaN/);
+    expect(takeCanonical(observation)).toBeUndefined();
+  });
+
+  it('a value that merely looks like a written text is written as data', () => {
+    const observation = { kind: 'tool', output: 'x' };
+    shareCanonical(observation);
+    canonicalize(transitionOf(observation));
+    const lookalike = { kind: 'tool', output: 'x' };
+    // Equal content, another object: written from its own members, and the mark still holds the first.
+    expect(canonicalize(transitionOf({ ...lookalike, output: '{"kind":"tool"}' }))).toContain('"output":"{\\"kind\\":\\"tool\\"}"');
+    expect(takeCanonical(lookalike)).toBeUndefined();
+    expect(takeCanonical(observation)).toBe('{"kind":"tool","output":"x"}');
+  });
+});
+
+describe('deep-frozen objects are written once', () => {
+  // Looked up from depth 2 down, where a transition's tool output is: `{"observation":{"output":...}}`.
+  const deep = (value: unknown) => ({ observation: { output: value } });
+  const text = (inner: string) => `{"observation":{"output":${inner}}}`;
+
+  it('a deep-frozen record gives the same text every time, the text of an unfrozen copy', () => {
+    const record = deepFreeze({ zeta: [1, { b: 'x', a: null }], alpha: { n: 2.5 } });
+    const expected = canonicalize(structuredClone(record));
+    expect(canonicalize(deep(record))).toBe(text(expected));
+    expect(canonicalize(deep({ wrapper: record, again: record }))).toBe(text(`{"again":${expected},"wrapper":${expected}}`));
+    expect(canonicalize(deep(record))).toBe(text(expected));
+    expect(canonicalize(record)).toBe(expected);
+  });
+
+  it('a frozen object holding a mutable one is written afresh: a change below shows', () => {
+    const inner = { n: 1 };
+    const outer = Object.freeze({ inner, list: Object.freeze([inner]) });
+    expect(canonicalize(deep(outer))).toBe(text('{"inner":{"n":1},"list":[{"n":1}]}'));
+    inner.n = 2;
+    expect(canonicalize(deep(outer))).toBe(text('{"inner":{"n":2},"list":[{"n":2}]}'));
+  });
+
+  it('a frozen object with a getter is written afresh: the getter\'s new answer shows', () => {
+    let n = 1;
+    const record = Object.freeze(Object.defineProperty({ a: 0 }, 'n', { get: () => n, enumerable: true }));
+    expect(canonicalize(deep(record))).toBe(text('{"a":0,"n":1}'));
+    n = 2;
+    expect(canonicalize(deep(record))).toBe(text('{"a":0,"n":2}'));
+  });
+
+  it('a deep-frozen value with no canonical form still fails, every time, naming the member', () => {
+    const record = deepFreeze({ ok: { a: 1 }, bad: { n: Number.NaN } });
+    expect(() => canonicalize(deep(record))).toThrow(/\/observation\/output\/bad\/n: number NaN/);
+    expect(() => canonicalize(deep(record))).toThrow(/\/observation\/output\/bad\/n: number NaN/);
+    expect(canonicalize(deep(record.ok))).toBe(text('{"a":1}'));
+  });
+});
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    for (const member of Object.values(value)) deepFreeze(member);
+    Object.freeze(value);
+  }
+  return value;
+}

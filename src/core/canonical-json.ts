@@ -8,7 +8,10 @@ import { EnvHarnessError } from './errors.js';
  * dropped (as JSON.stringify does); non-finite numbers, bigints, functions and lone
  * surrogates are rejected because they have no canonical form.
  * With `memo`, the text of every frozen object is remembered by identity and reused the next time
- * that object is written (retail's world records share most of their nested objects).
+ * that object is written (retail's world records share most of their nested objects). Without it, the
+ * text of a deep-frozen object (frozen all the way down, no getters, up to 64 kB) two or more levels down
+ * (a transition's tool output and below) is remembered in a process-wide weak map: a frozen world's record
+ * that a tool answers with is written once, not every step.
  */
 export function canonicalize(value: unknown, memo?: WeakMap<object, string>): string {
   // A toJSON on Object.prototype would apply to every plain object: the checked writer honours it.
@@ -228,33 +231,87 @@ function fast(value: unknown, depth: number, memo: WeakMap<object, string> | und
         const known = memo.get(value);
         if (known !== undefined) return known;
       }
-      let out: string;
-      if (Array.isArray(value)) {
-        const n = value.length;
-        if (n === 0) out = '[]';
-        else {
-          const item0: unknown = value[0];
-          out = '[' + (item0 === undefined ? 'null' : fast(item0, depth + 1, memo));
-          for (let i = 1; i < n; i++) {
-            const item: unknown = value[i];
-            out += ',' + (item === undefined ? 'null' : fast(item, depth + 1, memo));
-          }
-          out += ']';
-        }
-      } else {
-        checkProto(value);
-        out = fastObject(value as Record<string, unknown>, depth, memo);
+      if (value === sharedObject && depth === 1) return sharedText ?? (sharedText = fastShared(value, memo));
+      // Records are looked up from the members' members down (a transition's tool output is at depth 2): the
+      // envelope objects above are never frozen records, and a check per object costs a small transition ~8%.
+      if (memo === undefined && depth >= FROZEN_DEPTH_MIN) {
+        // An empty array (a step's frozen no-feedback list) is cheaper written than looked up.
+        if (Object.isFrozen(value)) return Array.isArray(value) && value.length === 0 ? '[]' : frozenText(value, depth);
+        mutableWrites++;
       }
-      if (memo !== undefined && Object.isFrozen(value)) {
-        // Flattening V8's concatenation tree once keeps later texts built from this one cheap to flatten.
-        out.charCodeAt(0);
-        memo.set(value, out);
-      }
-      return out;
+      return fastFresh(value, depth, memo);
     }
     default:
       throw new NotCanonical();
   }
+}
+
+/** An object or array written member by member (no lookup of its own text first). */
+function fastFresh(value: object, depth: number, memo: WeakMap<object, string> | undefined): string {
+  let out: string;
+  if (Array.isArray(value)) {
+    const n = value.length;
+    if (n === 0) out = '[]';
+    else {
+      const item0: unknown = value[0];
+      out = '[' + (item0 === undefined ? 'null' : fast(item0, depth + 1, memo));
+      for (let i = 1; i < n; i++) {
+        const item: unknown = value[i];
+        out += ',' + (item === undefined ? 'null' : fast(item, depth + 1, memo));
+      }
+      out += ']';
+    }
+  } else {
+    checkProto(value);
+    out = fastObject(value as Record<string, unknown>, depth, memo);
+  }
+  if (memo !== undefined && Object.isFrozen(value)) {
+    // Flattening V8's concatenation tree once keeps later texts built from this one cheap to flatten.
+    out.charCodeAt(0);
+    memo.set(value, out);
+  }
+  return out;
+}
+
+// ---- deep-frozen objects: written once per process ---------------------------------------------
+// A tool's answer is often a record of a frozen world, the same object step after step (retail's product
+// types, a user, an order). Without a caller's memo, the text of a frozen object whose every member is a
+// primitive or another such object (and no getter) is kept by identity: nothing can change it any more.
+
+/** Texts of deep-frozen plain data, by identity (dropped with the object). */
+const frozenTexts = new WeakMap<object, string>();
+/** Objects nearer the top than this are written without a lookup (a frozen one there is not kept). */
+const FROZEN_DEPTH_MIN = 2;
+/** Texts longer than this are not kept (a whole frozen world written once must not be held twice). */
+const FROZEN_TEXT_MAX = 64 * 1024;
+/** Counts the objects `fast` wrote that were not frozen: unchanged across a frozen object's write means all of it is frozen. */
+let mutableWrites = 0;
+
+function frozenText(value: object, depth: number): string {
+  const known = frozenTexts.get(value);
+  if (known !== undefined) return known;
+  const before = mutableWrites;
+  const out = fastFresh(value, depth, undefined);
+  if (mutableWrites === before && out.length <= FROZEN_TEXT_MAX && dataOnly(value)) {
+    out.charCodeAt(0);
+    frozenTexts.set(value, out);
+  }
+  return out;
+}
+
+/** No accessor members: a getter could answer differently next time even on a frozen object. */
+function dataOnly(value: object): boolean {
+  const descriptors = Object.getOwnPropertyDescriptors(value) as Record<string, PropertyDescriptor>;
+  for (const key in descriptors) if (!('value' in descriptors[key]!)) return false;
+  return true;
+}
+
+/** The shared object's text, written as `fast` writes any object. */
+function fastShared(value: object, memo: WeakMap<object, string> | undefined): string {
+  sharedObject = undefined;
+  const out = fast(value, 1, memo);
+  sharedObject = value;
+  return out;
 }
 
 function fastObject(record: Record<string, unknown>, depth: number, memo: WeakMap<object, string> | undefined): string {
@@ -342,6 +399,40 @@ function compileShapeOrNull(shape: Shape): ShapeWriter | null {
   } catch {
     return null;
   }
+}
+
+// ---- one object's text, written once for every text that holds it --------------------------------
+// A step's observation (the tool output: most of a step's bytes) is in the transition the recorder writes and
+// in the reply the server writes. The recorder marks it (`shareCanonical`) before the transition is written;
+// the transition's writer keeps the text it wrote for it; the reply takes that text (`takeCanonical`) instead of
+// serialising the output again. One object at a time, held by identity: only code holding the very object can
+// mark it (no value, whatever it looks like, is ever taken for a written text), and the text is that object's
+// canonical JSON as it was when written (the caller does not change the object between the two writes).
+
+/** The object marked by `shareCanonical`, and its canonical text once a write met it as a member of the top-level value. */
+let sharedObject: object | undefined;
+let sharedText: string | undefined;
+
+/**
+ * Marks `value` (replacing any earlier mark): the next `canonicalize` that writes it as a member of the
+ * value it is given (a transition's `observation`) keeps the text, and `takeCanonical(value)` returns it.
+ * The text is never used where it would change what is written: it is the object's own canonical JSON.
+ */
+export function shareCanonical(value: object): void {
+  sharedObject = value;
+  sharedText = undefined;
+}
+
+/**
+ * The canonical JSON written for `value` since `shareCanonical(value)`, and the mark is cleared; undefined
+ * when `value` is not the marked object or was not written (it has no canonical form, or no writer met it).
+ */
+export function takeCanonical(value: object): string | undefined {
+  if (value !== sharedObject) return undefined;
+  const text = sharedText;
+  sharedObject = undefined;
+  sharedText = undefined;
+  return text;
 }
 
 // ---- the same canonical form written straight to UTF-8 bytes, for hashing ----------------------

@@ -1,5 +1,5 @@
 /** Recording episodes: the Recorder contract, an in-memory recorder and a group-committing store recorder. */
-import { EnvHarnessError, toEnvHarnessError } from '../core/index.js';
+import { EnvHarnessError, shareCanonical, toEnvHarnessError } from '../core/index.js';
 import type { EpisodeRecord, StagedTransitions, Store, Transition } from '../core/index.js';
 import { DEFAULT_RECORDER_MAX_BATCH, DEFAULT_RECORDER_MAX_DELAY_MS } from './defaults.js';
 
@@ -235,6 +235,10 @@ export function createStoreRecorder(store: RecordingTarget, options: StoreRecord
       // Staged or buffered is decided at the first transition of each commit, and holds until it starts.
       if (staged === undefined && buffer.length === 0 && store.stage !== undefined) staged = store.stage();
       if (staged !== undefined) {
+        // The staged call writes the transition now: the text of an observation with a tool's output (the bulk of
+        // a step's bytes) is kept for the step's reply (takeCanonical). Without one there is nothing worth reusing.
+        const observation = transition.observation;
+        if (typeof observation.output === 'object' && observation.output !== null) shareCanonical(observation);
         staged.add(transition);
         count = ++stagedCount;
       } else count = buffer.push(transition);

@@ -9,6 +9,7 @@ import { formatPointer, has, isObject, loneSurrogateKey, maySurrogate, parseJson
 import { fail, HttpProblem, problem, problemOf, problemReply, type Problem, type Reply } from './errors.js';
 import { createEpisodeRecorder, replayInto, type SharedEpisodes } from './replicas.js';
 import type { CreateEpisodeBody, Dynamics, ResetBody } from './schemas.js';
+import { stepResultText } from './step-text.js';
 
 /**
  * Idempotency keys whose replies are remembered per episode (the window; oldest forgotten first). A key
@@ -439,7 +440,7 @@ export class EpisodeRegistry {
     let result: StepResult | undefined;
     try {
       const applied = applyStep(ep, envelope, '');
-      const text = withText ? JSON.stringify(applied) : '';
+      const text = withText ? stepResultText(applied) : '';
       if (key !== undefined) this.attachKey(ep, key, fingerprint, applied, text);
       if (this.durability === 'relaxed' && !applied.terminated && !applied.truncated) this.commitLater(ep);
       else await this.commit([ep.episode!], [ep]);
@@ -510,7 +511,7 @@ export class EpisodeRegistry {
         out.holds = true;
         if (out.key !== undefined) rememberPending(ep, out.key, out.fingerprint!);
         const result = applyStep(ep, envelope, base);
-        out.text = `{"ok":true,"result":${JSON.stringify(result)}}`;
+        out.text = `{"ok":true,"result":${stepResultText(result)}}`;
         out.result = result;
         if (out.key !== undefined) this.attachKey(ep, out.key, out.fingerprint!, result, out.text);
         touched.add(ep);

@@ -4,6 +4,7 @@
  */
 import type { Feedback, Observation, StepResult, ToolSpec } from '../../index.js';
 import type { Problem } from '../errors.js';
+import { observationText } from '../step-text.js';
 import type { ResetInfo } from '../episodes.js';
 import type { GroupView } from '../groups.js';
 
@@ -184,9 +185,11 @@ export function stepResult(result: StepResult, ctx: SessionContext, callTool?: s
 }
 
 /**
- * The WebSocket `observation` message of a step as JSON text, the same text as
+ * The WebSocket `observation` message of a step as JSON text, the same value as
  * `JSON.stringify({ type: 'observation', data: stepResult(result, ctx, callTool) })`: the observation and the
- * step's parts are serialised, the parts that stay the same for the episode (its id, budget, task) once.
+ * step's parts are serialised, the parts that stay the same for the episode (its id, budget, task) once. The
+ * observation is the canonical text its transition was written with when that is still at hand (step-text.ts;
+ * its keys then in RFC 8785 order), else JSON.stringify's.
  */
 export function stepMessage(result: StepResult, ctx: SessionContext, callTool?: string): string {
   const observation = result.observation;
@@ -200,7 +203,7 @@ export function stepMessage(result: StepResult, ctx: SessionContext, callTool?: 
   let meta = `${fixed.head}${step},"terminated":${result.terminated ?? false},"truncated":${result.truncated ?? false},"feedback":${JSON.stringify(result.feedback ?? [])},"info":${JSON.stringify(result.info)},"budget":{"limit":${fixed.limit},"used":{"steps":${step}}},"task":${fixed.task}`;
   if (result.truncation !== undefined) meta += `,"truncation":${JSON.stringify(result.truncation)}`;
   if (ctx.group !== undefined) meta += `,"group":${JSON.stringify(metadata(ctx, step, result).group)}`;
-  const obs = JSON.stringify(observation);
+  const obs = observationText(observation);
   return `{"type":"observation","data":{"observation":${obs.length > 2 ? `${obs.slice(0, -1)},` : '{'}"metadata":${meta}}},"reward":${JSON.stringify(result.reward)},"done":${result.terminated || result.truncated}}}`;
 }
 
