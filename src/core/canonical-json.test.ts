@@ -278,6 +278,15 @@ describe('deep-frozen objects are written once', () => {
     expect(canonicalize(deep(record))).toBe(text('{"a":0,"n":2}'));
   });
 
+  it('a frozen object holding a frozen one with a getter is written afresh: the getter below shows', () => {
+    let n = 1;
+    const inner = Object.freeze(Object.defineProperty({ a: 0 }, 'n', { get: () => n, enumerable: true }));
+    const outer = Object.freeze({ inner, tag: 'x' });
+    expect(canonicalize(deep(outer))).toBe(text('{"inner":{"a":0,"n":1},"tag":"x"}'));
+    n = 2;
+    expect(canonicalize(deep(outer))).toBe(text('{"inner":{"a":0,"n":2},"tag":"x"}'));
+  });
+
   it('a deep-frozen value with no canonical form still fails, every time, naming the member', () => {
     const record = deepFreeze({ ok: { a: 1 }, bad: { n: Number.NaN } });
     expect(() => canonicalize(deep(record))).toThrow(/\/observation\/output\/bad\/n: number NaN/);

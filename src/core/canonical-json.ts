@@ -284,7 +284,10 @@ const frozenTexts = new WeakMap<object, string>();
 const FROZEN_DEPTH_MIN = 2;
 /** Texts longer than this are not kept (a whole frozen world written once must not be held twice). */
 const FROZEN_TEXT_MAX = 64 * 1024;
-/** Counts the objects `fast` wrote that were not frozen: unchanged across a frozen object's write means all of it is frozen. */
+/**
+ * Counts the objects `fast` wrote that were not frozen, or frozen with an accessor somewhere in them: unchanged
+ * across a frozen object's write means all of it is frozen plain data.
+ */
 let mutableWrites = 0;
 
 function frozenText(value: object, depth: number): string {
@@ -292,7 +295,10 @@ function frozenText(value: object, depth: number): string {
   if (known !== undefined) return known;
   const before = mutableWrites;
   const out = fastFresh(value, depth, undefined);
-  if (mutableWrites === before && out.length <= FROZEN_TEXT_MAX && dataOnly(value)) {
+  if (mutableWrites !== before || !dataOnly(value)) {
+    // Not plain data all the way down: neither this text nor that of a frozen object holding it may be kept.
+    mutableWrites++;
+  } else if (out.length <= FROZEN_TEXT_MAX) {
     out.charCodeAt(0);
     frozenTexts.set(value, out);
   }

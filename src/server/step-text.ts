@@ -19,6 +19,11 @@ export function stepResultText(result: StepResult): string {
   return text + '}';
 }
 
+// Every member of StepResult is written above: a member added to StepResult fails to compile here until it is.
+type Written = 'observation' | 'reward' | 'terminated' | 'truncated' | 'feedback' | 'info' | 'truncation';
+const everyMemberWritten: [Exclude<keyof StepResult, Written>] extends [never] ? true : false = true;
+void everyMemberWritten;
+
 /** An observation's JSON text: the canonical text the recorder wrote for the transition when there is one, else JSON.stringify. */
 export function observationText(observation: StepResult['observation']): string {
   return takeCanonical(observation) ?? JSON.stringify(observation);
