@@ -1,5 +1,6 @@
 /** The seeded perturbations: difficulty knobs a level declares, drawn from the task seed and named in the task's tags. */
 import { createRng, type Rng } from '../../core/index.js';
+import { memoOn } from './memo.js';
 
 /** Every perturbation a page can carry (public: names appear in task tags as `perturbation:<name>`). */
 export const PERTURBATIONS = [
@@ -127,8 +128,6 @@ export function arrange<T>(config: PageConfig, label: string, items: readonly T[
  * long as its world, and so does this.
  */
 export interface ConfigMemo {
-  /** The config it was made for (a spread copy carries the symbol along but is not this config). */
-  readonly config: PageConfig;
   labels?: Map<string, string>;
   orders?: Map<string, number[]>;
   /** Site-side kept specs (table rows), by key. */
@@ -139,23 +138,11 @@ export interface ConfigMemo {
 
 const MEMO = Symbol('config memo');
 
-/**
- * The memo of a config, kept on the config under a symbol (no digest or JSON sees symbols). Not a
- * WeakMap: a fresh world's config is a young object, and weak entries keyed by young objects
- * (ephemerons) make every scavenge slower. A frozen config keeps its memo in a WeakMap instead.
- */
+/** The memo of a config, kept on the config (memo.ts). */
 export function configMemo(config: PageConfig): ConfigMemo {
-  const held = (config as { [MEMO]?: ConfigMemo })[MEMO];
-  if (held !== undefined && held.config === config) return held;
-  let memo = frozenMemos.get(config);
-  if (memo !== undefined) return memo;
-  memo = { config };
-  if (Object.isExtensible(config)) (config as { [MEMO]?: ConfigMemo })[MEMO] = memo;
-  else frozenMemos.set(config, memo);
-  return memo;
+  return memoOn(config, MEMO, newConfigMemo);
 }
-
-const frozenMemos = new WeakMap<PageConfig, ConfigMemo>();
+const newConfigMemo = (): ConfigMemo => ({});
 
 /** A default config (no perturbations) for tests and the browser half. */
 export function plainConfig(seed = 1): PageConfig {

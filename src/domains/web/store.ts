@@ -4,6 +4,7 @@
  * the hash is memoised and covers the base digest plus the changed records only.
  */
 import { digest, sha256, type JsonObject, type JsonValue } from '../../core/index.js';
+import { memoOn } from './memo.js';
 
 /** One record: a flat JSON object. */
 export type Row = Readonly<Record<string, JsonValue>>;
@@ -40,22 +41,15 @@ export function getRow(store: WebStore, table: string, id: string): Row | undefi
  * table (every render of a page reads its tables again; most steps do not write).
  */
 export function rowsOf(store: WebStore, table: string): ReadonlyArray<{ id: string; row: Row }> {
-  // Kept on the store under a symbol that names its store (a spread copy carries it but is not that
-  // store); not a WeakMap, whose entries keyed by young stores slow every scavenge (ephemerons).
-  let held = (store as Listed)[LISTED];
-  if (held === undefined || held.store !== store) {
-    held = { store, tables: new Map() };
-    if (Object.isExtensible(store)) (store as Listed)[LISTED] = held;
-  }
-  let rows = held.tables.get(table);
-  if (rows === undefined) held.tables.set(table, (rows = Object.freeze(listRows(store, table))));
+  const tables = memoOn(store, LISTED, newListing);
+  let rows = tables.get(table);
+  if (rows === undefined) tables.set(table, (rows = Object.freeze(listRows(store, table))));
   return rows;
 }
 
+/** The store's listed tables (memo.ts). */
 const LISTED = Symbol('listed rows');
-interface Listed {
-  [LISTED]?: { readonly store: WebStore; readonly tables: Map<string, ReadonlyArray<{ id: string; row: Row }>> };
-}
+const newListing = (): Map<string, ReadonlyArray<{ id: string; row: Row }>> => new Map();
 
 function listRows(store: WebStore, table: string): Array<{ id: string; row: Row }> {
   const base = store.base[table] ?? {};
