@@ -123,10 +123,14 @@ if (PG_TEST_URL === undefined || haproxy === undefined) {
               ackedSteps += 1;
               if (!killed && ackedSteps >= total / 3) {
                 killed = true;
-                victim.child.kill('SIGKILL');
+                // What the victim holds is read first and the kill follows the read: read after the kill, the
+                // survivors (HAProxy redispatches the retries at once) could already have taken every one over.
                 heldAtKill = client
                   .query<{ id: string }>(`SELECT id FROM ${schema}.server_episodes WHERE owner = $1 AND id <> $2`, [victimId, probeId])
-                  .then((r) => r.rows.map((row) => row.id));
+                  .then((r) => {
+                    victim.child.kill('SIGKILL');
+                    return r.rows.map((row) => row.id);
+                  });
               }
             }
           }
