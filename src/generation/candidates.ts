@@ -126,10 +126,14 @@ export interface PackedChunk {
   start: number;
   /** The template ids of the chunk's candidates, referred to by position in `picks`. */
   templates: string[];
-  /** Per candidate: its template's position in `templates`, then its level. */
+  /** Per candidate: its template's position in `templates`, its level, and where its body ends in `bodies`. */
   picks: Int32Array;
-  /** The bodies of the candidates that have one, in order. */
-  bodies: string[];
+  /**
+   * The bodies of the candidates that have one, in order, back to back: one string arrives as one copy
+   * (outside the young generation when large) instead of one object per task for the main thread's
+   * collector to copy; each body is a slice of it.
+   */
+  bodies: string;
   /** The candidates that could not be instantiated: position in the chunk and why. */
   errors: Array<[number, NonNullable<CandidateResult['error']>]>;
   signatures?: Uint32Array;
@@ -138,23 +142,31 @@ export interface PackedChunk {
   passed?: TaskVerdicts;
 }
 
+/** Int32 slots per candidate in `PackedChunk.picks`. */
+const PICK_SLOTS = 3;
+
 /** Packs a chunk of `instantiatePackedCandidates` (bodies, no tasks) for the trip to the main thread. */
 export function packChunk(chunk: CandidateChunk): PackedChunk {
   const { results } = chunk;
   const templates: string[] = [];
-  const picks = new Int32Array(results.length * 2);
+  const picks = new Int32Array(results.length * PICK_SLOTS);
   const errors: PackedChunk['errors'] = [];
   const bodies: string[] = [];
+  let end = 0;
   for (let i = 0; i < results.length; i++) {
     const result = results[i]!;
     let t = templates.indexOf(result.template);
     if (t === -1) t = templates.push(result.template) - 1;
-    picks[i * 2] = t;
-    picks[i * 2 + 1] = result.level;
+    picks[i * PICK_SLOTS] = t;
+    picks[i * PICK_SLOTS + 1] = result.level;
     if (result.error !== undefined) errors.push([i, result.error]);
-    else bodies.push(result.body!);
+    else {
+      bodies.push(result.body!);
+      end += result.body!.length;
+    }
+    picks[i * PICK_SLOTS + 2] = end;
   }
-  const packed: PackedChunk = { start: chunk.start, templates, picks, bodies, errors };
+  const packed: PackedChunk = { start: chunk.start, templates, picks, bodies: bodies.join(''), errors };
   if (chunk.signatures !== undefined) packed.signatures = chunk.signatures;
   if (chunk.verdicts !== undefined) {
     const verdicts: Array<[number, TaskVerdicts]> = [];
@@ -170,17 +182,25 @@ export function packChunk(chunk: CandidateChunk): PackedChunk {
 /** A packed chunk as `instantiatePackedCandidates` gave it. */
 export function openChunk(packed: PackedChunk): CandidateChunk {
   const { start, templates, picks, bodies, errors } = packed;
-  const count = picks.length / 2;
-  if (bodies.length + errors.length !== count) throw new Error(`packed chunk at ${start}: ${bodies.length} bodies and ${errors.length} errors for ${count} candidates`);
+  const count = picks.length / PICK_SLOTS;
+  const length = count === 0 ? 0 : picks[picks.length - 1]!;
+  if (length !== bodies.length) throw new Error(`packed chunk at ${start}: bodies of ${bodies.length} characters, ${length} announced`);
   const results: CandidateResult[] = new Array(count);
-  let b = 0;
+  let from = 0;
   let e = 0;
   for (let i = 0; i < count; i++) {
     const index = start + i;
-    const template = templates[picks[i * 2]!]!;
-    const level = picks[i * 2 + 1]!;
-    if (e < errors.length && errors[e]![0] === i) results[i] = { index, template, level, error: errors[e++]![1] };
-    else results[i] = { index, template, level, body: bodies[b++]! };
+    const template = templates[picks[i * PICK_SLOTS]!]!;
+    const level = picks[i * PICK_SLOTS + 1]!;
+    const to = picks[i * PICK_SLOTS + 2]!;
+    if (e < errors.length && errors[e]![0] === i) {
+      if (to !== from) throw new Error(`packed chunk at ${start}: candidate ${index} has both an error and a body`);
+      results[i] = { index, template, level, error: errors[e++]![1] };
+    } else {
+      if (to <= from) throw new Error(`packed chunk at ${start}: candidate ${index} has neither a body nor an error`);
+      results[i] = { index, template, level, body: bodies.slice(from, to) };
+    }
+    from = to;
   }
   const chunk: CandidateChunk = packed.signatures === undefined ? { start, results } : { start, results, signatures: packed.signatures };
   if (packed.verdicts !== undefined) {

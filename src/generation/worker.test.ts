@@ -60,7 +60,13 @@ describe('worker entry', () => {
     expect(openChunk(packChunk(one))).toEqual(one);
     const none: CandidateChunk = { start: 41, results: [chunk.results[1]!] };
     expect(openChunk(packChunk(none))).toEqual(none);
-    expect(() => openChunk({ ...packChunk(chunk), bodies: ['{}'] })).toThrow(/1 bodies and 2 errors for 4 candidates/);
+    expect(() => openChunk({ ...packChunk(chunk), bodies: '{}' })).toThrow(/bodies of 2 characters, 20 announced/);
+    // Each body is a slice of the one string, at the ends `picks` gives.
+    const packed = packChunk(chunk);
+    expect(packed.bodies).toBe('{"id":"1"}{"id":"2"}');
+    const swapped = new Int32Array(packed.picks);
+    swapped[2] = 0; // the body of position 0 now ends where it starts
+    expect(() => openChunk({ ...packed, picks: swapped })).toThrow(/candidate 40 has neither a body nor an error/);
   });
 
   it("the threads' entry gives the same reply, with the chunk's typed arrays listed for transfer", async () => {

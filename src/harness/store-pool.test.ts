@@ -100,7 +100,7 @@ describe('store pool sync', () => {
     }
   });
 
-  it("after its own generate the pool takes the batch from the batch: the same entries, order and draws as a reload, and no index read", async () => {
+  it("after its own generates the pool takes the batches from the batches (when it is next read): the same entries, order and draws as a reload, and no index read", async () => {
     const file = join(dir, `p${files++}.db`);
     const { store, calls } = counted(await openStore(file, { clock }));
     const h = await open(store);
@@ -111,6 +111,7 @@ describe('store pool sync', () => {
     calls.clear();
     const batch = await h.generate(large); // a quarter held for review: not in the pool
     expect(batch.review.length).toBeGreaterThan(0);
+    await h.generate({ ...small, seed: 11 }); // a second batch taken in before the pool is read
     expect(calls.get('listTaskIndex')).toBeUndefined();
     const pool = (h as unknown as { tasks: StorePool }).tasks.pool;
     const reloaded = new StorePool(await openStore(file, { clock }));

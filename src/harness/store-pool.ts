@@ -1,6 +1,16 @@
 /** The draw pool of a harness, derived from the store's active tasks and brought up to date (one watermark read) before each draw. */
-import type { Batch, Store, TaskIndexEntry } from '../core/index.js';
+import type { Batch, BatchTaskRow, Split, Store, Task, TaskIndexEntry } from '../core/index.js';
 import { createTaskPool, type TaskPool } from '../generation/index.js';
+
+/** A batch this process stored, as `syncSaved` keeps it until the pool is read. */
+interface SavedBatch {
+  rows: ReadonlyArray<BatchTaskRow | Task>;
+  /** The seq of its first task (the rest follow one by one). */
+  firstSeq: number;
+  split: Split;
+  /** Ids held for review (not active). */
+  held: ReadonlySet<string>;
+}
 
 /**
  * The store's active tasks as an in-memory `TaskPool`, in seq order: what loading
@@ -18,16 +28,23 @@ export class StorePool {
   private seen = 0;
   /** The watermark's `changes` (or, without one, the review audit's length) as of the last reload. */
   private changes = 0;
+  /**
+   * Batches `syncSaved` took in, in order, whose entries join the pool when it is next read: a process that
+   * generates and exits (`envharness generate`) never builds them (3 µs and an object per task).
+   */
+  private saved: SavedBatch[] = [];
 
   constructor(private readonly store: Store) {}
 
   /** The pool as of the last `sync()` (sync methods such as a training loop's draws read this). */
   get pool(): TaskPool {
+    this.addSaved();
     return this.current;
   }
 
   /** Replaces the pool by a wrapper of it that keeps its contents (e.g. a refilling pool). */
   wrap(wrap: (pool: TaskPool) => TaskPool): void {
+    this.addSaved();
     this.current = wrap(this.current);
   }
 
@@ -67,15 +84,11 @@ export class StorePool {
     ) {
       return this.sync();
     }
-    const held = new Set(review);
-    const split = batch.manifest.split;
-    const entries: TaskIndexEntry[] = new Array(rows.length);
-    for (let k = 0; k < rows.length; k++) {
-      const { id, template, domain, taskType, level } = rows[k]!;
-      // The key order of listTaskIndex's entries.
-      entries[k] = { id, seq: first.seq + k, template, domain, taskType, level, split, status: held.has(id) ? 'pending_review' : 'active' };
-    }
-    this.take(entries);
+    this.saved.push({ rows, firstSeq: first.seq, split: batch.manifest.split, held: new Set(review) });
+    this.seen += rows.length;
+    this.lastSeq = last.seq;
+    // Tasks (rather than the batch's own rows) are the caller's to change: their entries are taken now.
+    if (batch.taskRows === undefined) this.addSaved();
   }
 
   /** Reloads the pool whole from the store. */
@@ -83,6 +96,7 @@ export class StorePool {
     // Read before the tasks: a change meanwhile makes the next sync reload again, never miss it.
     const changes = this.store.taskWatermark ? (await this.store.taskWatermark()).changes : (await this.store.listReviewAudit()).length;
     const all = await this.store.listTaskIndex();
+    this.saved = [];
     this.current.clear();
     this.seen = 0;
     this.lastSeq = -1;
@@ -92,7 +106,25 @@ export class StorePool {
 
   /** Adds a stored batch's active tasks (a batch another process generated); returns how many were new. */
   async addBatch(batchId: string): Promise<number> {
-    return this.current.add(await this.store.listTaskIndex({ batchId, status: 'active' }));
+    const entries = await this.store.listTaskIndex({ batchId, status: 'active' });
+    this.addSaved();
+    return this.current.add(entries);
+  }
+
+  /** Adds the entries of the batches `syncSaved` took in (what `take` of their index rows gives). */
+  private addSaved(): void {
+    if (this.saved.length === 0) return;
+    const saved = this.saved;
+    this.saved = [];
+    for (const { rows, firstSeq, split, held } of saved) {
+      const entries: TaskIndexEntry[] = [];
+      for (let k = 0; k < rows.length; k++) {
+        const { id, template, domain, taskType, level } = rows[k]!;
+        // The key order of listTaskIndex's entries; held tasks are not active, so not in the pool.
+        if (!held.has(id)) entries.push({ id, seq: firstSeq + k, template, domain, taskType, level, split, status: 'active' });
+      }
+      this.current.add(entries);
+    }
   }
 
   /** A store without a watermark: the review audit's length and the task count stand in for it. */
@@ -108,6 +140,7 @@ export class StorePool {
   }
 
   private take(entries: readonly TaskIndexEntry[]): void {
+    this.addSaved();
     this.current.add(entries.filter((e) => e.status === 'active'));
     this.seen += entries.length;
     if (entries.length > 0) this.lastSeq = entries[entries.length - 1]!.seq;

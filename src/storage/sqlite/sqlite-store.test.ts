@@ -563,6 +563,11 @@ describe('sqlite store: saveBatch task rows in groups', () => {
     expect(error.details).toMatchObject({ conflict: 'task_exists', taskId: tasks[40]!.id });
     expect(await store.getBatch(clash.manifest.id)).toBeUndefined();
     expect(await store.countTasks()).toBe(1);
+    // The failed group rolled its transaction back whole: the connection writes on as before.
+    expect(await store.taskWatermark()).toEqual({ rows: 1, changes: 0 });
+    await store.saveBatch(makeBatch(tasks.slice(0, 40)));
+    expect(await store.countTasks()).toBe(41);
+    expect(await store.taskWatermark()).toEqual({ rows: 41, changes: 0 });
     await store.close();
   });
 
