@@ -176,11 +176,10 @@ export function table(
   if (sort !== undefined) {
     const column = columns.find((c) => c.key === sort.key);
     if (column !== undefined) {
-      const num = (s: string): number | undefined => (/^-?[\d.]+$/.test(s.replace(/[$,]/g, '')) ? Number(s.replace(/[$,]/g, '')) : undefined);
       // Each row's cell text and number once, not once per comparison (the comparator sees the same values).
       const keyed = sorted.map((r) => {
         const text = column.cell(r.row, r.id);
-        return { r, text, n: num(text) };
+        return { r, text, n: cellNumber(text) };
       });
       keyed.sort((a, b) => {
         const x = a.text;
@@ -251,6 +250,11 @@ export function table(
   }
   if (infinite && ctx.scroll + 1 < pages) out.push(text(`${key}.more`, 'Scroll down to load more rows'));
   return out;
+}
+
+/** A cell's text as a number for sorting (`$12.50` → 12.5), or undefined when it is not one. */
+function cellNumber(s: string): number | undefined {
+  return /^-?[\d.]+$/.test(s.replace(/[$,]/g, '')) ? Number(s.replace(/[$,]/g, '')) : undefined;
 }
 
 /** Tabs: a tab list and one panel per tab; panels of inactive tabs are hidden. */
