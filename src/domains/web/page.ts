@@ -334,7 +334,7 @@ function setChecked(page: PageState, node: WebNode, path: readonly number[], che
  */
 function patchTree(page: PageState, path: readonly number[], field: 'value' | 'checked', to: string | boolean): WebNode {
   const root = page.tree;
-  const patch = field === 'value' ? (n: WebNode): WebNode => ({ ...n, value: to as string }) : (n: WebNode): WebNode => ({ ...n, checked: to as boolean });
+  const patch = (n: WebNode): WebNode => withField(n, field, to);
   // As with renders: kept only where sessions have branched.
   if (!page.bids.isShared) return updateAt(root, path, patch);
   let memo = (root as Patched)[PATCHES];
@@ -347,6 +347,13 @@ function patchTree(page: PageState, path: readonly number[], field: 'value' | 'c
     memo.trees.set(key, tree);
   }
   return tree;
+}
+
+/** A copy of `node` with one field set (as `{ ...node, [field]: to }`, without the spread's slow path). */
+function withField(node: WebNode, field: 'value' | 'checked', to: string | boolean): WebNode {
+  const copy = Object.assign({}, node) as unknown as Record<string, unknown>;
+  copy[field] = to;
+  return copy as unknown as WebNode;
 }
 
 const PATCHES_KEPT = 4;

@@ -43,7 +43,7 @@ export function getRow(store: WebStore, table: string, id: string): Row | undefi
 export function rowsOf(store: WebStore, table: string): ReadonlyArray<{ id: string; row: Row }> {
   const tables = memoOn(store, LISTED, newListing);
   let rows = tables.get(table);
-  if (rows === undefined) tables.set(table, (rows = Object.freeze(listRows(store, table))));
+  if (rows === undefined) tables.set(table, (rows = Object.freeze(listRows(store, table) as Array<{ id: string; row: Row }>)));
   return rows;
 }
 
@@ -51,27 +51,51 @@ export function rowsOf(store: WebStore, table: string): ReadonlyArray<{ id: stri
 const LISTED = Symbol('listed rows');
 const newListing = (): Map<string, ReadonlyArray<{ id: string; row: Row }>> => new Map();
 
-function listRows(store: WebStore, table: string): Array<{ id: string; row: Row }> {
+function listRows(store: WebStore, table: string): ReadonlyArray<{ id: string; row: Row }> {
   const base = store.base[table] ?? {};
-  if (!changesTable(store, table)) {
-    // Nothing of this table changed: the base's records in id order, without a map in between.
-    const ids = Object.keys(base).sort(byId);
-    const rows = new Array<{ id: string; row: Row }>(ids.length);
-    for (let i = 0; i < ids.length; i++) rows[i] = { id: ids[i]!, row: base[ids[i]!]! };
-    return rows;
+  // Every store of a world shares its base: the base's records in id order are listed once per base table.
+  const listed = memoOn(base, BASE_LISTED, () => listBase(base));
+  if (!changesTable(store, table)) return listed.rows;
+  const prefix = `${table}/`;
+  // Changed records that were all in the base (no insert, no delete): the base's list with those replaced.
+  let rows: Array<{ id: string; row: Row }> | undefined = listed.rows.slice();
+  for (const [key, row] of store.changes) {
+    if (!key.startsWith(prefix)) continue;
+    const at = row === null ? undefined : listed.at.get(key.slice(prefix.length));
+    if (at === undefined) {
+      rows = undefined;
+      break;
+    }
+    rows[at] = { id: rows[at]!.id, row: row! };
   }
+  if (rows !== undefined) return rows;
   const out = new Map<string, Row>();
   for (const id of Object.keys(base)) out.set(id, base[id]!);
-  const prefix = `${table}/`;
-  if (store.changes.size > 0) {
-    for (const [key, row] of store.changes) {
-      if (!key.startsWith(prefix)) continue;
-      const id = key.slice(prefix.length);
-      if (row === null) out.delete(id);
-      else out.set(id, row);
-    }
+  for (const [key, row] of store.changes) {
+    if (!key.startsWith(prefix)) continue;
+    const id = key.slice(prefix.length);
+    if (row === null) out.delete(id);
+    else out.set(id, row);
   }
   return [...out.entries()].sort((a, b) => byId(a[0], b[0])).map(([id, row]) => ({ id, row }));
+}
+
+/** A base table's records in id order, and each id's place in that list. */
+interface BaseListing {
+  readonly rows: ReadonlyArray<{ id: string; row: Row }>;
+  readonly at: ReadonlyMap<string, number>;
+}
+const BASE_LISTED = Symbol('listed base');
+
+function listBase(base: Readonly<Record<string, Row>>): BaseListing {
+  const ids = Object.keys(base).sort(byId);
+  const rows = new Array<{ id: string; row: Row }>(ids.length);
+  const at = new Map<string, number>();
+  for (let i = 0; i < ids.length; i++) {
+    rows[i] = { id: ids[i]!, row: base[ids[i]!]! };
+    at.set(ids[i]!, i);
+  }
+  return { rows: Object.freeze(rows), at };
 }
 
 const byId = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);

@@ -110,6 +110,7 @@ function products(ctx: RenderContext): { title: string; main: Spec[] } {
   const q = ctx.view.query.toLowerCase();
   const rows = rowsOf(ctx.store, 'products').filter(({ row }) => row['active'] !== false && (q === '' || str(row['name']).toLowerCase().includes(q)));
   const edit = ctx.label('Edit');
+  const selected = ticked(ctx.view.checks, 'products.sel.');
   const bulk = [
     actionButton(ctx, 'products.restock', 'Restock', 'bulk-restock'),
     actionButton(ctx, 'products.discontinue', 'Discontinue', 'bulk-discontinue'),
@@ -131,11 +132,18 @@ function products(ctx: RenderContext): { title: string; main: Spec[] } {
         ],
         rows,
         (id, r) => [checkbox(ctx.view, `products.sel.${id}`, `Select ${str(r['name'])}`), link(`products.edit.${id}`, `${edit} ${str(r['name'])}`, `/products/${id}`)],
-        (id) => (ctx.view.checks[`products.sel.${id}`] === true ? 'selected' : ''),
+        (id) => (selected.has(id) ? 'selected' : ''),
       ),
       section('products.bulk', 'Bulk actions', actions(ctx, 'products.more', bulk), delayed(ctx)),
     ],
   };
+}
+
+/** The ids whose box is ticked, of the checks keyed `prefix` + id (a row's state, without a key built per row). */
+function ticked(checks: Readonly<Record<string, boolean>>, prefix: string): Set<string> {
+  const out = new Set<string>();
+  for (const key in checks) if (checks[key] === true && key.startsWith(prefix)) out.add(key.slice(prefix.length));
+  return out;
 }
 
 function product(ctx: RenderContext, id: string): { title: string; main: Spec[] } {
