@@ -219,19 +219,23 @@ export function table(
   };
   // A row's spec is a function of the config (labels, perturbations), the table and its columns, the
   // record (records are never mutated: a write makes a new one) and the row's view state: kept per
-  // config and row key (the last record and state only), so a re-render hands the very same spec and
+  // config, table and record id (the last record and state only), so a re-render hands the very same spec and
   // the page keeps the row's node as it is. Not a WeakMap on records: ephemerons make every GC slower.
-  const memo = rowMemo(ctx.config);
+  // Kept per table, then per record id: the ids are the store's own strings, whose hashes V8 keeps, where
+  // a row key built per row would be hashed anew on every render.
+  const memos = rowMemo(ctx.config);
+  let memo = memos.get(key);
+  if (memo === undefined) memos.set(key, (memo = new Map()));
   const shape = columns.length === 0 ? '' : columns.map((c) => c.key).join('\u0000');
   const body = sorted.map(({ id, row }): Spec => {
-    const rowKey = `${key}.row.${id}`;
     const state = rowState === undefined ? '' : rowState(id, row);
-    const held = memo.get(rowKey);
+    const held = memo.get(id);
     if (held !== undefined && held.row === row && held.state === state && held.shape === shape) return held.spec;
+    const rowKey = `${key}.row.${id}`;
     const children: Spec[] = columns.map((c): Spec => ({ key: `${rowKey}.${c.key}`, component: 'cell', role: 'cell', name: c.cell(row, id) }));
     children.push({ key: `${rowKey}.actions`, component: 'cell', role: 'cell', name: '', children: actions(id, row) });
     const spec = keep({ key: rowKey, component: 'row', role: 'row', name: '', children });
-    memo.set(rowKey, { row, state, shape, spec });
+    memo.set(id, { row, state, shape, spec });
     return spec;
   });
   const out: Spec[] = [{ key, component: 'table', role: 'table', name, children: [header, ...body] }];
@@ -316,16 +320,16 @@ export function keep(spec: Spec): Spec {
 /** Whether a spec is kept: the same object always describes the same subtree. */
 export const isKept = (spec: Spec): boolean => (spec as { [KEPT]?: true })[KEPT] === true;
 
-// Table rows kept per config and row key (see `table`).
+// Table rows kept per config, table key and record id (see `table`).
 interface HeldRow {
   readonly row: Row;
   readonly state: string;
   readonly shape: string;
   readonly spec: Spec;
 }
-function rowMemo(config: PageConfig): Map<string, HeldRow> {
+function rowMemo(config: PageConfig): Map<string, Map<string, HeldRow>> {
   const memo = configMemo(config);
-  return (memo.rows ??= new Map()) as Map<string, HeldRow>;
+  return (memo.rows ??= new Map()) as Map<string, Map<string, HeldRow>>;
 }
 
 // ---- perturbation-aware parts ----

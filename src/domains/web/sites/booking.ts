@@ -106,6 +106,9 @@ function review(ctx: RenderContext, id: string): { title: string; main: Spec[] }
 
 function bookings(ctx: RenderContext): { title: string; main: Spec[] } {
   const rows = rowsOf(ctx.store, 'bookings');
+  // The booking whose menu is open (its row's state), without a key built per row.
+  const menu = ctx.view.menu;
+  const open = menu !== undefined && menu.startsWith('bookings.more.') ? menu.slice('bookings.more.'.length) : undefined;
   return {
     title: 'My bookings',
     main: [
@@ -122,7 +125,7 @@ function bookings(ctx: RenderContext): { title: string; main: Spec[] } {
         ],
         rows,
         (id, r) => actions(ctx, `bookings.more.${id}`, [actionButton(ctx, `bookings.cancel.${id}`, 'Cancel', `cancel-booking:${id}`, { disabled: r['status'] !== 'confirmed' })]),
-        (id) => (ctx.view.menu === `bookings.more.${id}` ? 'open' : ''),
+        (id) => (id === open ? 'open' : ''),
       ),
     ],
   };
