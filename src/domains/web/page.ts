@@ -218,7 +218,7 @@ function elementAction(page: PageState, action: ElementAction): PageStep {
       const expired = expire(page);
       if (expired !== undefined) return ok(expired);
       const value = String(action.text);
-      const view = { ...page.view, values: { ...page.view.values, [node.key]: value } };
+      const view = withEntry(page.view, 'values', node.key, value);
       return ok(tick(edit(page, { view, tree: patchTree(page, path, 'value', value), focused: node.bid })));
     }
     case 'select_option': {
@@ -227,7 +227,7 @@ function elementAction(page: PageState, action: ElementAction): PageStep {
       if (!(node.options ?? []).includes(value)) return reject(page, 'NO_SUCH_OPTION', `select [${node.bid}] has no option "${value}"; options: ${(node.options ?? []).join(', ')}`, node.bid);
       const expired = expire(page);
       if (expired !== undefined) return ok(expired);
-      const view = { ...page.view, values: { ...page.view.values, [node.key]: value } };
+      const view = withEntry(page.view, 'values', node.key, value);
       return ok(tick(edit(page, { view, tree: patchTree(page, path, 'value', value), focused: node.bid })));
     }
     case 'check':
@@ -322,7 +322,7 @@ function activate(page: PageState, node: WebNode, path: readonly number[]): Page
 }
 
 function setChecked(page: PageState, node: WebNode, path: readonly number[], checked: boolean): PageState {
-  const view = { ...page.view, checks: { ...page.view.checks, [node.key]: checked } };
+  const view = withEntry(page.view, 'checks', node.key, checked);
   return edit(page, { view, tree: patchTree(page, path, 'checked', checked), focused: node.bid });
 }
 
@@ -347,6 +347,18 @@ function patchTree(page: PageState, path: readonly number[], field: 'value' | 'c
     memo.trees.set(key, tree);
   }
   return tree;
+}
+
+/**
+ * The view with one typed value or tick set: `{ ...view, [part]: { ...view[part], [key]: to } }`, by
+ * Object.assign (the spreads, one with a computed key, took a slow path; the result is the same).
+ */
+function withEntry<P extends 'values' | 'checks'>(view: View, part: P, key: string, to: View[P][string]): View {
+  const entries = Object.assign({}, view[part]) as Record<string, unknown>;
+  entries[key] = to;
+  const next = Object.assign({}, view) as unknown as Record<string, unknown>;
+  next[part] = entries;
+  return next as unknown as View;
 }
 
 /** A copy of `node` with one field set (as `{ ...node, [field]: to }`, without the spread's slow path). */
