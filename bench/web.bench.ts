@@ -136,7 +136,7 @@ export async function run(): Promise<BenchSection[]> {
         'Oracle episodes/s: full episodes through the runtime (reset, every reference action with its accessibility-tree observation, feedback and grading). Targets: 100k steps/s, 5,000 episodes/s. ' +
         'Both replay the same tasks, so after the first play of a task they mostly meet page states an earlier episode rendered (kept per bid log and reused). First-visit steps: each play from its own freshly built world and initial page, so nothing is reused; each world is built just before its play and only the CPU time of the steps is counted (median of 7 rounds of 5 plays per task).',
       rows,
-      notes: [`load average at start ${load.toFixed(2)}, at end ${loadavg()[0]!.toFixed(2)} on this machine's cores; the per-CPU-second columns divide by this process's user + system CPU time (medians of 5 runs; first visits of 7 rounds)`, 'The Chromium half (same episodes, ratio) is bench/web-chromium.bench.ts, from the web-browser helper.'],
+      notes: [`load average at start ${load.toFixed(2)}, at end ${loadavg()[0]!.toFixed(2)} on this machine's cores; the per-CPU-second columns divide by this process's user + system CPU time (medians of 5 runs; first visits of 7 rounds)`, 'The Chromium half (same episodes, ratio) is bench/web-chromium.bench.ts, from the web-browser helper.', 'First visits since 2026-12-05 (third pass) time each play alone, its world built just before it: earlier runs built a round\'s 120 worlds up front and also counted the collector copying them during the steps (about a quarter of their time), so their first-visit figures are not like for like with these.'],
     },
   ];
 }
