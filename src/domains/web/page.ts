@@ -714,6 +714,9 @@ function render(page: PageState): PageState {
   return edit(page, { title: fullTitle, tree, index: new TreeIndex(tree), bids, nextBid: bids.next });
 }
 
+/** The children of every leaf a render builds: one frozen array (nodes are never changed in place). */
+const NO_CHILDREN: readonly WebNode[] = Object.freeze([]);
+
 /** One render's bid assigner and the main content it may hand back as it was. */
 interface RenderRun {
   readonly assigner: BidAssigner;
@@ -750,7 +753,7 @@ function buildNode(run: RenderRun, spec: Spec, old: WebNode | undefined): WebNod
   // The new children, made only once one differs from the old node's child at its place: while
   // every child is the old one, the old (immutable) array serves, and a re-render that changes
   // nothing below a node allocates no array for it.
-  let children: WebNode[] | undefined = sameCount ? undefined : new Array<WebNode>(n);
+  let children: WebNode[] | undefined = sameCount ? undefined : n === 0 ? (NO_CHILDREN as WebNode[]) : new Array<WebNode>(n);
   let byKey: Map<string, WebNode> | undefined;
   for (let i = 0; i < n; i++) {
     const child = specs![i]!;

@@ -55,20 +55,23 @@ function listRows(store: WebStore, table: string): ReadonlyArray<{ id: string; r
   const base = store.base[table] ?? {};
   // Every store of a world shares its base: the base's records in id order are listed once per base table.
   const listed = memoOn(base, BASE_LISTED, () => listBase(base));
-  if (!changesTable(store, table)) return listed.rows;
+  if (store.changes.size === 0) return listed.rows;
   const prefix = `${table}/`;
-  // Changed records that were all in the base (no insert, no delete): the base's list with those replaced.
-  let rows: Array<{ id: string; row: Row }> | undefined = listed.rows.slice();
+  // Changed records that were all in the base (no insert, no delete): the base's list with those replaced
+  // (the base's list itself when no record of this table changed).
+  let rows: Array<{ id: string; row: Row }> | undefined;
+  let general = false;
   for (const [key, row] of store.changes) {
     if (!key.startsWith(prefix)) continue;
     const at = row === null ? undefined : listed.at.get(key.slice(prefix.length));
     if (at === undefined) {
-      rows = undefined;
+      general = true;
       break;
     }
+    rows ??= listed.rows.slice();
     rows[at] = { id: rows[at]!.id, row: row! };
   }
-  if (rows !== undefined) return rows;
+  if (!general) return rows ?? listed.rows;
   const out = new Map<string, Row>();
   for (const id of Object.keys(base)) out.set(id, base[id]!);
   for (const [key, row] of store.changes) {
@@ -99,14 +102,6 @@ function listBase(base: Readonly<Record<string, Row>>): BaseListing {
 }
 
 const byId = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-
-/** Whether the store changed any record of `table`. */
-function changesTable(store: WebStore, table: string): boolean {
-  if (store.changes.size === 0) return false;
-  const prefix = `${table}/`;
-  for (const key of store.changes.keys()) if (key.startsWith(prefix)) return true;
-  return false;
-}
 
 /** A new store with `table/id` set to `row` (`null` deletes). Writing a record back to its base value drops the change. */
 export function putRow(store: WebStore, table: string, id: string, row: Row | null): WebStore {
