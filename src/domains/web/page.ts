@@ -753,7 +753,8 @@ function buildNode(run: RenderRun, spec: Spec, old: WebNode | undefined): WebNod
   // The new children, made only once one differs from the old node's child at its place: while
   // every child is the old one, the old (immutable) array serves, and a re-render that changes
   // nothing below a node allocates no array for it.
-  let children: WebNode[] | undefined = sameCount ? undefined : n === 0 ? (NO_CHILDREN as WebNode[]) : new Array<WebNode>(n);
+  // Filled in order from index 0, so a plain `[]` stays a packed array (`new Array(n)` would be holey).
+  let children: WebNode[] | undefined = sameCount ? undefined : n === 0 ? (NO_CHILDREN as WebNode[]) : [];
   let byKey: Map<string, WebNode> | undefined;
   for (let i = 0; i < n; i++) {
     const child = specs![i]!;
