@@ -54,33 +54,36 @@ const newListing = (): Map<string, ReadonlyArray<{ id: string; row: Row }>> => n
 function listRows(store: WebStore, table: string): ReadonlyArray<{ id: string; row: Row }> {
   const base = store.base[table] ?? {};
   // Every store of a world shares its base: the base's records in id order are listed once per base table.
-  const listed = memoOn(base, BASE_LISTED, () => listBase(base));
+  const listed = baseListing(base);
   if (store.changes.size === 0) return listed.rows;
   const prefix = `${table}/`;
-  // Changed records that were all in the base (no insert, no delete): the base's list with those replaced
-  // (the base's list itself when no record of this table changed).
+  // The base's list with this table's changes applied: changed records replaced in place, deleted ones
+  // dropped, new ones added and the list sorted again (the base's list itself when nothing here changed).
   let rows: Array<{ id: string; row: Row }> | undefined;
-  let general = false;
-  for (const [key, row] of store.changes) {
-    if (!key.startsWith(prefix)) continue;
-    const at = row === null ? undefined : listed.at.get(key.slice(prefix.length));
-    if (at === undefined) {
-      general = true;
-      break;
-    }
-    rows ??= listed.rows.slice();
-    rows[at] = { id: rows[at]!.id, row: row! };
-  }
-  if (!general) return rows ?? listed.rows;
-  const out = new Map<string, Row>();
-  for (const id of Object.keys(base)) out.set(id, base[id]!);
+  let deleted: Set<string> | undefined;
+  let added = false;
   for (const [key, row] of store.changes) {
     if (!key.startsWith(prefix)) continue;
     const id = key.slice(prefix.length);
-    if (row === null) out.delete(id);
-    else out.set(id, row);
+    const at = listed.at.get(id);
+    rows ??= listed.rows.slice();
+    if (row === null) {
+      if (at !== undefined) (deleted ??= new Set()).add(id);
+    } else if (at !== undefined) rows[at] = { id, row };
+    else {
+      rows.push({ id, row });
+      added = true;
+    }
   }
-  return [...out.entries()].sort((a, b) => byId(a[0], b[0])).map(([id, row]) => ({ id, row }));
+  if (rows === undefined) return listed.rows;
+  if (deleted !== undefined) rows = rows.filter((r) => !deleted.has(r.id));
+  if (added) rows.sort((a, b) => byId(a.id, b.id));
+  return rows;
+}
+
+/** A base table's records in id order (listed once per base table: every store of a world shares its base). */
+function baseListing(base: Readonly<Record<string, Row>>): BaseListing {
+  return memoOn(base, BASE_LISTED, () => listBase(base));
 }
 
 /** A base table's records in id order, and each id's place in that list. */
@@ -115,7 +118,7 @@ export function putRow(store: WebStore, table: string, id: string, row: Row | nu
 
 /** A new id for `table` (`prefix` + a sequence after the base's ids) and the store that reserved it. */
 export function nextId(store: WebStore, table: string, prefix: string): { id: string; store: WebStore } {
-  const n = (store.seq[table] ?? Object.keys(store.base[table] ?? {}).length) + 1;
+  const n = (store.seq[table] ?? baseListing(store.base[table] ?? {}).rows.length) + 1;
   const id = `${prefix}${String(1000 + n)}`;
   return { id, store: { ...store, seq: { ...store.seq, [table]: n }, hash: undefined } as WebStore };
 }
