@@ -70,30 +70,8 @@ export class BidMap implements ReadonlyMap<string, string> {
    * An assigner for one render: `bid(key)` returns the key's bid, appending new keys; `done()` is the
    * registry after the render. Appends go to the shared log when this page is its tip, else to a copy.
    */
-  assigner(): { bid(key: string): string; done(): BidMap } {
-    let log = this.log;
-    let next = this.next;
-    let owned = log.keys.length === next;
-    return {
-      bid: (key) => {
-        const n = log.ids.get(key);
-        if (n !== undefined && n < next) return log.strings[n]!;
-        // A session replaying what the log's tip did (another episode of the same task on the same path)
-        // gives this key the very bid the log already holds next: it shares the log instead of copying.
-        if (n === next) return log.strings[next++]!;
-        if (!owned) {
-          log = copyLog(log, next);
-          owned = true;
-        }
-        const s = String(next);
-        log.ids.set(key, next);
-        log.keys.push(key);
-        log.strings.push(s);
-        next++;
-        return s;
-      },
-      done: () => (next === this.next ? this : new BidMap(log, next)),
-    };
+  assigner(): BidAssigner {
+    return new BidAssigner(this, this.log, this.next);
   }
 
   *entries(): MapIterator<[string, string]> {
@@ -114,6 +92,64 @@ export class BidMap implements ReadonlyMap<string, string> {
 
   forEach(fn: (value: string, key: string, map: ReadonlyMap<string, string>) => void): void {
     for (let n = 1; n < this.next; n++) fn(this.log.strings[n]!, this.log.keys[n]!, this);
+  }
+}
+
+/** Where an assigner stood (`BidAssigner.mark`): a log and how far into it. */
+export interface BidMark {
+  readonly log: object;
+  readonly next: number;
+}
+
+/** One render's bid assignment (see `BidMap.assigner`); methods, not closures, since a render makes one. */
+export class BidAssigner {
+  private owned: boolean;
+
+  /** @internal */
+  constructor(
+    private readonly from: BidMap,
+    private log: Log,
+    private next: number,
+  ) {
+    this.owned = log.keys.length === next;
+  }
+
+  /** The bid of `key`, appending it when it is new to this session. */
+  bid(key: string): string {
+    let log = this.log;
+    const n = log.ids.get(key);
+    if (n !== undefined && n < this.next) return log.strings[n]!;
+    // A session replaying what the log's tip did (another episode of the same task on the same path)
+    // gives this key the very bid the log already holds next: it shares the log instead of copying.
+    if (n === this.next) return log.strings[this.next++]!;
+    if (!this.owned) {
+      this.log = log = copyLog(log, this.next);
+      this.owned = true;
+    }
+    const next = this.next++;
+    const s = String(next);
+    log.ids.set(key, next);
+    log.keys.push(key);
+    log.strings.push(s);
+    return s;
+  }
+
+  /**
+   * A mark of where this assigner stands: `holds(mark)` later says whether every key assigned up to now
+   * still has the same bid (the same log, not behind the mark).
+   */
+  mark(): BidMark {
+    return { log: this.log, next: this.next };
+  }
+
+  /** Whether every key assigned up to `mark` has the bid it had then (see `mark`). */
+  holds(mark: BidMark): boolean {
+    return mark.log === this.log && mark.next <= this.next;
+  }
+
+  /** The registry after the render (the one it started from when nothing was assigned). */
+  done(): BidMap {
+    return this.next === this.from.next ? this.from : new BidMap(this.log, this.next);
   }
 }
 

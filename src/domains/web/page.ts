@@ -4,8 +4,8 @@
  * bid, hidden, covered by a modal, disabled, wrong kind of element) return the same page and an error.
  */
 import { arrange, configMemo, has, labelFor, type PageConfig } from './perturbation.js';
-import { button, EMPTY_VIEW, form, input, isKept, keep, link, menu, modal, text, toast, type Effect, type HandleContext, type RenderContext, type Site, type Spec, type View } from './site.js';
-import { BidMap } from './bid-registry.js';
+import { button, EMPTY_VIEW, form, input, isKept, keep, link, menu, modal, text, toast, type Effect, type HandleContext, type Site, type Spec, type View } from './site.js';
+import { BidMap, type BidAssigner, type BidMark } from './bid-registry.js';
 import { hashStore, type WebStore } from './store.js';
 import { nodeAt, ROOT_BID, TreeIndex, updateAt, type BidIndex, type WebNode } from './tree.js';
 
@@ -218,7 +218,7 @@ function elementAction(page: PageState, action: ElementAction): PageStep {
       const expired = expire(page);
       if (expired !== undefined) return ok(expired);
       const value = String(action.text);
-      const view = { ...page.view, values: { ...page.view.values, [node.key]: value } };
+      const view = withEntry(page.view, 'values', node.key, value);
       return ok(tick(edit(page, { view, tree: patchTree(page, path, 'value', value), focused: node.bid })));
     }
     case 'select_option': {
@@ -227,7 +227,7 @@ function elementAction(page: PageState, action: ElementAction): PageStep {
       if (!(node.options ?? []).includes(value)) return reject(page, 'NO_SUCH_OPTION', `select [${node.bid}] has no option "${value}"; options: ${(node.options ?? []).join(', ')}`, node.bid);
       const expired = expire(page);
       if (expired !== undefined) return ok(expired);
-      const view = { ...page.view, values: { ...page.view.values, [node.key]: value } };
+      const view = withEntry(page.view, 'values', node.key, value);
       return ok(tick(edit(page, { view, tree: patchTree(page, path, 'value', value), focused: node.bid })));
     }
     case 'check':
@@ -322,7 +322,7 @@ function activate(page: PageState, node: WebNode, path: readonly number[]): Page
 }
 
 function setChecked(page: PageState, node: WebNode, path: readonly number[], checked: boolean): PageState {
-  const view = { ...page.view, checks: { ...page.view.checks, [node.key]: checked } };
+  const view = withEntry(page.view, 'checks', node.key, checked);
   return edit(page, { view, tree: patchTree(page, path, 'checked', checked), focused: node.bid });
 }
 
@@ -334,7 +334,7 @@ function setChecked(page: PageState, node: WebNode, path: readonly number[], che
  */
 function patchTree(page: PageState, path: readonly number[], field: 'value' | 'checked', to: string | boolean): WebNode {
   const root = page.tree;
-  const patch = field === 'value' ? (n: WebNode): WebNode => ({ ...n, value: to as string }) : (n: WebNode): WebNode => ({ ...n, checked: to as boolean });
+  const patch = (n: WebNode): WebNode => withField(n, field, to);
   // As with renders: kept only where sessions have branched.
   if (!page.bids.isShared) return updateAt(root, path, patch);
   let memo = (root as Patched)[PATCHES];
@@ -347,6 +347,25 @@ function patchTree(page: PageState, path: readonly number[], field: 'value' | 'c
     memo.trees.set(key, tree);
   }
   return tree;
+}
+
+/**
+ * The view with one typed value or tick set: `{ ...view, [part]: { ...view[part], [key]: to } }`, by
+ * Object.assign (the spreads, one with a computed key, took a slow path; the result is the same).
+ */
+function withEntry<P extends 'values' | 'checks'>(view: View, part: P, key: string, to: View[P][string]): View {
+  const entries = Object.assign({}, view[part]) as Record<string, unknown>;
+  entries[key] = to;
+  const next = Object.assign({}, view) as unknown as Record<string, unknown>;
+  next[part] = entries;
+  return next as unknown as View;
+}
+
+/** A copy of `node` with one field set (as `{ ...node, [field]: to }`, without the spread's slow path). */
+function withField(node: WebNode, field: 'value' | 'checked', to: string | boolean): WebNode {
+  const copy = Object.assign({}, node) as unknown as Record<string, unknown>;
+  copy[field] = to;
+  return copy as unknown as WebNode;
 }
 
 const PATCHES_KEPT = 4;
@@ -438,7 +457,7 @@ export function fire(page: PageState, event: string): PageState {
 }
 
 function run(page: PageState, event: string): PageState {
-  const effect: Effect = page.site.handle(event, handleContext(page));
+  const effect: Effect = page.site.handle(event, new PageContext(page));
   let next: PageState = effect.store !== undefined ? edit(page, { store: effect.store }) : page;
   if (effect.notes !== undefined && effect.notes.length > 0) next = edit(next, { notes: [...next.notes, ...effect.notes] });
   const view: View = { ...(effect.go !== undefined ? EMPTY_VIEW : next.view), ...(effect.view ?? {}), menu: undefined, ...(effect.toast !== undefined ? { toast: effect.toast } : {}) };
@@ -458,28 +477,72 @@ function login(page: PageState): PageState {
 
 // ---- rendering ----
 
-function renderContext(page: PageState): RenderContext {
-  const [path, query] = page.url.split('?') as [string, string | undefined];
-  const params: Record<string, string> = {};
-  if (query !== undefined) {
-    for (const pair of query.split('&')) {
-      const eq = pair.indexOf('=');
-      if (eq > 0) params[safeDecode(pair.slice(0, eq))] = safeDecode(pair.slice(eq + 1).replace(/\+/g, ' '));
-    }
+/**
+ * What a route's renderer and an event's handler see of a page: one object with its methods on the class
+ * (a render or an event made a dozen closures and a spread copy), the url parsed when a site first asks.
+ */
+class PageContext implements HandleContext {
+  readonly path: string;
+  readonly store: WebStore;
+  readonly view: View;
+  readonly config: PageConfig;
+  readonly tick: number;
+  readonly scroll: number;
+  private parsedParts: readonly string[] | undefined;
+  private parsedParams: Readonly<Record<string, string>> | undefined;
+
+  constructor(private readonly page: PageState) {
+    const q = page.url.indexOf('?');
+    this.path = q < 0 ? page.url : page.url.slice(0, q);
+    this.store = page.store;
+    this.view = page.view;
+    this.config = page.config;
+    this.tick = page.tick;
+    this.scroll = page.scroll;
   }
-  return {
-    path,
-    parts: path.split('/').filter((p) => p.length > 0),
-    params,
-    store: page.store,
-    view: page.view,
-    config: page.config,
-    tick: page.tick,
-    scroll: page.scroll,
-    label: (plain) => labelFor(page.config, plain),
-    arrange: (label, items) => arrange(page.config, label, items),
-    has: (p) => has(page.config, p),
-  };
+
+  get parts(): readonly string[] {
+    return (this.parsedParts ??= this.path.split('/').filter((p) => p.length > 0));
+  }
+
+  get params(): Readonly<Record<string, string>> {
+    return (this.parsedParams ??= queryParams(this.page.url));
+  }
+
+  label(plain: string): string {
+    return labelFor(this.config, plain);
+  }
+
+  arrange<T>(label: string, items: readonly T[]): T[] {
+    return arrange(this.config, label, items);
+  }
+
+  has(p: PageConfig['perturbations'][number]): boolean {
+    return has(this.config, p);
+  }
+
+  value(key: string): string {
+    return this.view.values[key] ?? nodeOf(this.page, key)?.value ?? '';
+  }
+
+  checked(key: string): boolean {
+    return this.view.checks[key] ?? nodeOf(this.page, key)?.checked ?? false;
+  }
+}
+
+/** The query parameters of a url (`+` as a space, malformed escapes kept as they are). */
+function queryParams(url: string): Record<string, string> {
+  const params: Record<string, string> = {};
+  const q = url.indexOf('?');
+  if (q < 0) return params;
+  // As `url.split('?')[1]`: the query ends at a second `?`.
+  const end = url.indexOf('?', q + 1);
+  const query = end < 0 ? url.slice(q + 1) : url.slice(q + 1, end);
+  for (const pair of query.split('&')) {
+    const eq = pair.indexOf('=');
+    if (eq > 0) params[safeDecode(pair.slice(0, eq))] = safeDecode(pair.slice(eq + 1).replace(/\+/g, ' '));
+  }
+  return params;
 }
 
 /** decodeURIComponent that keeps malformed escapes as they are (a typed URL must not throw). */
@@ -491,19 +554,11 @@ function safeDecode(s: string): string {
   }
 }
 
-function handleContext(page: PageState): HandleContext {
-  const ctx = renderContext(page);
-  // A node by key through the bid registry and the tree's index.
-  const nodeOf = (key: string): WebNode | undefined => {
-    const bid = page.bids.get(key);
-    const path = bid === undefined ? undefined : page.index.get(bid);
-    return path === undefined ? undefined : nodeAt(page.tree, path).node;
-  };
-  return {
-    ...ctx,
-    value: (key) => page.view.values[key] ?? nodeOf(key)?.value ?? '',
-    checked: (key) => page.view.checks[key] ?? nodeOf(key)?.checked ?? false,
-  };
+/** A node of the page by key, through the bid registry and the tree's index. */
+function nodeOf(page: PageState, key: string): WebNode | undefined {
+  const bid = page.bids.get(key);
+  const path = bid === undefined ? undefined : page.index.get(bid);
+  return path === undefined ? undefined : nodeAt(page.tree, path).node;
 }
 
 /** The login page every site shares (session timeout). */
@@ -582,7 +637,7 @@ const renders = new WeakMap<object, RenderCache>();
 const EMPTY_VIEW_TEXT = JSON.stringify(EMPTY_VIEW);
 
 function render(page: PageState): PageState {
-  const ctx = renderContext(page);
+  const ctx = new PageContext(page);
   const isLogin = ctx.path === '/login';
   const cfg = page.config;
   // The main content is a function of the url, view, store and (infinite lists) scroll: a render that
@@ -652,58 +707,84 @@ function render(page: PageState): PageState {
     children: [banner, mainSpec, ...layers],
   };
   const assigner = page.bids.assigner();
-  // Structural sharing: a node whose spec matches the previous render's node of the same key (fields and
-  // children) is that very node, so unchanged subtrees keep their identity and memoised observation text.
-  const build = (spec: Spec, old: WebNode | undefined): WebNode => {
-    // The very spec object the old node was built from: the same node, nothing to compare.
-    if (old !== undefined) {
-      const from = (old as Built)[FROM];
-      if ((from !== undefined && from.spec === spec && from.node === old) || (spec === mainSpec && old === reusedMain)) return old;
-    }
-    // A node of the previous render with this key already holds the registry's bid for it.
-    const bid = old !== undefined ? old.bid : assigner.bid(spec.key);
-    const specs = spec.children;
-    const n = specs === undefined ? 0 : specs.length;
-    const before = old === undefined ? undefined : old.children;
-    const sameCount = before !== undefined && before.length === n;
-    let same = sameCount && sameFields(spec, old!);
-    // The new children, made only once one differs from the old node's child at its place: while
-    // every child is the old one, the old (immutable) array serves, and a re-render that changes
-    // nothing below a node allocates no array for it.
-    let children: WebNode[] | undefined = sameCount ? undefined : new Array<WebNode>(n);
-    let byKey: Map<string, WebNode> | undefined;
-    for (let i = 0; i < n; i++) {
-      const child = specs![i]!;
-      let prior: WebNode | undefined;
-      if (before !== undefined) {
-        const at = before[i];
-        if (at !== undefined && at.key === child.key) prior = at;
-        else {
-          if (byKey === undefined) byKey = new Map(before.map((c) => [c.key, c]));
-          prior = byKey.get(child.key);
-        }
-      }
-      const built = build(child, prior);
-      if (children === undefined) {
-        if (built === before![i]) continue;
-        children = before!.slice(0, i);
-        same = false;
-      } else same = false;
-      children[i] = built;
-    }
-    if (same) return old!;
-    // Object.assign, not `{ ...rest }`: object rest is lowered to a slow helper and this is the hot path.
-    const node = Object.assign({}, spec) as unknown as { -readonly [K in keyof WebNode]: WebNode[K] };
-    node.bid = bid;
-    node.children = children ?? before!;
-    if (isKept(spec)) (node as Built)[FROM] = { spec, node };
-    return node;
-  };
-  const tree = build(root, page.tree.key === root.key ? page.tree : undefined);
+  const tree = buildNode({ assigner, mainSpec, reusedMain }, root, page.tree.key === root.key ? page.tree : undefined);
   (tree as Memoised)[MAIN] = { url: page.url, view: page.view, store: page.store, scroll: page.scroll, title, spec: mainSpec, node: tree.children[1]! };
   const bids = assigner.done();
   if (tree === page.tree) return edit(page, { title: fullTitle, bids, nextBid: bids.next });
   return edit(page, { title: fullTitle, tree, index: new TreeIndex(tree), bids, nextBid: bids.next });
+}
+
+/** The children of every leaf a render builds: one frozen array (nodes are never changed in place). */
+const NO_CHILDREN: readonly WebNode[] = Object.freeze([]);
+
+/** One render's bid assigner and the main content it may hand back as it was. */
+interface RenderRun {
+  readonly assigner: BidAssigner;
+  readonly mainSpec: Spec;
+  readonly reusedMain: WebNode | undefined;
+}
+
+/**
+ * The node of `spec`, given the previous render's node of the same key. Structural sharing: a node whose
+ * spec matches that node (fields and children) is that very node, so unchanged subtrees keep their
+ * identity and memoised observation text. A module function, not a closure per render (tsx, which runs
+ * the bench, names every closure it makes with a `defineProperty`).
+ */
+function buildNode(run: RenderRun, spec: Spec, old: WebNode | undefined): WebNode {
+  // The very spec object the old node was built from: the same node, nothing to compare.
+  if (old !== undefined) {
+    const from = (old as Built)[FROM];
+    if ((from !== undefined && from.spec === spec && from.node === old) || (spec === run.mainSpec && old === run.reusedMain)) return old;
+  }
+  // A kept spec built earlier on this bid log, at or before where this render stands: every key below it
+  // has the bid it had then, so that node is this one (a page shown again, a table row scrolled back in).
+  const kept = isKept(spec);
+  if (kept) {
+    const held = (spec as Built)[BUILT];
+    if (held !== undefined && run.assigner.holds(held.mark)) return held.node;
+  }
+  // A node of the previous render with this key already holds the registry's bid for it.
+  const bid = old !== undefined ? old.bid : run.assigner.bid(spec.key);
+  const specs = spec.children;
+  const n = specs === undefined ? 0 : specs.length;
+  const before = old === undefined ? undefined : old.children;
+  const sameCount = before !== undefined && before.length === n;
+  let same = sameCount && sameFields(spec, old!);
+  // The new children, made only once one differs from the old node's child at its place: while
+  // every child is the old one, the old (immutable) array serves, and a re-render that changes
+  // nothing below a node allocates no array for it.
+  // Filled in order from index 0, so a plain `[]` stays a packed array (`new Array(n)` would be holey).
+  let children: WebNode[] | undefined = sameCount ? undefined : n === 0 ? (NO_CHILDREN as WebNode[]) : [];
+  let byKey: Map<string, WebNode> | undefined;
+  for (let i = 0; i < n; i++) {
+    const child = specs![i]!;
+    let prior: WebNode | undefined;
+    if (before !== undefined) {
+      const at = before[i];
+      if (at !== undefined && at.key === child.key) prior = at;
+      else {
+        if (byKey === undefined) byKey = new Map(before.map((c) => [c.key, c]));
+        prior = byKey.get(child.key);
+      }
+    }
+    const built = buildNode(run, child, prior);
+    if (children === undefined) {
+      if (built === before![i]) continue;
+      children = before!.slice(0, i);
+      same = false;
+    } else same = false;
+    children[i] = built;
+  }
+  if (same) return old!;
+  // Object.assign, not `{ ...rest }`: object rest is lowered to a slow helper and this is the hot path.
+  const node = Object.assign({}, spec) as unknown as { -readonly [K in keyof WebNode]: WebNode[K] };
+  node.bid = bid;
+  node.children = children ?? before!;
+  if (kept) {
+    (node as Built)[FROM] = { spec, node };
+    (spec as Built)[BUILT] = { mark: run.assigner.mark(), node };
+  }
+  return node;
 }
 
 /**
@@ -773,6 +854,12 @@ interface Memoised {
  * that is slower to add and to read past.
  */
 const FROM = Symbol('built from');
+/**
+ * On a kept spec: the node last built from it and where the bid assigner stood right after (its subtree's
+ * bids hold wherever the assigner still holds that mark).
+ */
+const BUILT = Symbol('built node');
 interface Built {
   [FROM]?: { readonly spec: Spec; readonly node: WebNode };
+  [BUILT]?: { readonly mark: BidMark; readonly node: WebNode };
 }

@@ -95,17 +95,21 @@ export interface Site {
 
 // ---- spec builders ----
 
+/** A spec being put together (fields set one by one before it is handed out). */
+type SpecDraft = { -readonly [K in keyof Spec]: Spec[K] };
+
 type Extra = Partial<Omit<Spec, 'key' | 'component' | 'role' | 'name'>>;
 
 export const heading = (key: string, text: string): Spec => ({ key, component: 'heading', role: 'heading', name: text });
-// Without extras the builders write one plain literal (spreading an empty `{}` in cost more than the rest).
-export const text = (key: string, body: string, extra?: Extra): Spec => (extra === undefined ? { key, component: 'text', role: 'text', name: body } : { key, component: 'text', role: 'text', name: body, ...extra });
+// Without extras the builders write one plain literal (spreading an empty `{}` in cost more than the rest);
+// with extras they assign them onto the literal (a spread after other fields left V8's fast clone path).
+export const text = (key: string, body: string, extra?: Extra): Spec => (extra === undefined ? { key, component: 'text', role: 'text', name: body } : Object.assign({ key, component: 'text', role: 'text', name: body } as Spec, extra));
 export const section = (key: string, name: string, children: Spec[], extra?: Extra): Spec =>
-  extra === undefined ? { key, component: 'section', role: 'region', name, children } : { key, component: 'section', role: 'region', name, children, ...extra };
+  extra === undefined ? { key, component: 'section', role: 'region', name, children } : Object.assign({ key, component: 'section', role: 'region', name, children } as Spec, extra);
 export const link = (key: string, name: string, href: string, extra?: Extra): Spec =>
-  extra === undefined ? { key, component: 'link', role: 'link', name, href } : { key, component: 'link', role: 'link', name, href, ...extra };
+  extra === undefined ? { key, component: 'link', role: 'link', name, href } : Object.assign({ key, component: 'link', role: 'link', name, href } as Spec, extra);
 export const button = (key: string, name: string, on: string, extra?: Extra): Spec =>
-  extra === undefined ? { key, component: 'button', role: 'button', name, on } : { key, component: 'button', role: 'button', name, on, ...extra };
+  extra === undefined ? { key, component: 'button', role: 'button', name, on } : Object.assign({ key, component: 'button', role: 'button', name, on } as Spec, extra);
 export const form = (key: string, name: string, on: string, children: Spec[]): Spec => ({ key, component: 'form', role: 'form', name, on, children });
 export const list = (key: string, name: string, children: Spec[]): Spec => ({ key, component: 'list', role: 'list', name, children });
 export const item = (key: string, children: Spec[], name = ''): Spec => ({ key, component: 'item', role: 'listitem', name, children });
@@ -119,7 +123,10 @@ export function input(view: View, key: string, label: string, extra?: Extra): Sp
     return spec;
   }
   const value = view.values[key] ?? extra.value ?? '';
-  return { key, component: 'input', role: 'textbox', name: label, inputType: 'text', ...extra, value, ...(invalid !== undefined ? { invalid } : {}) };
+  const spec = Object.assign({ key, component: 'input', role: 'textbox', name: label, inputType: 'text' } as SpecDraft, extra);
+  spec.value = value;
+  if (invalid !== undefined) spec.invalid = invalid;
+  return spec;
 }
 
 /** A select with its current value from the view. */
@@ -130,13 +137,18 @@ export function select(view: View, key: string, label: string, options: readonly
     if (invalid !== undefined) (spec as { invalid?: string }).invalid = invalid;
     return spec;
   }
-  return { key, component: 'select', role: 'combobox', name: label, options, ...extra, value: view.values[key] ?? extra.value ?? options[0] ?? '', ...(invalid !== undefined ? { invalid } : {}) };
+  const spec = Object.assign({ key, component: 'select', role: 'combobox', name: label, options } as SpecDraft, extra);
+  spec.value = view.values[key] ?? extra.value ?? options[0] ?? '';
+  if (invalid !== undefined) spec.invalid = invalid;
+  return spec;
 }
 
 /** A checkbox with its current state from the view. */
 export function checkbox(view: View, key: string, label: string, extra?: Extra): Spec {
   if (extra === undefined) return { key, component: 'checkbox', role: 'checkbox', name: label, checked: view.checks[key] ?? false };
-  return { key, component: 'checkbox', role: 'checkbox', name: label, ...extra, checked: view.checks[key] ?? extra.checked ?? false };
+  const spec = Object.assign({ key, component: 'checkbox', role: 'checkbox', name: label } as SpecDraft, extra);
+  spec.checked = view.checks[key] ?? extra.checked ?? false;
+  return spec;
 }
 
 /** A search box whose Enter (or its button) applies the query. */
@@ -176,11 +188,10 @@ export function table(
   if (sort !== undefined) {
     const column = columns.find((c) => c.key === sort.key);
     if (column !== undefined) {
-      const num = (s: string): number | undefined => (/^-?[\d.]+$/.test(s.replace(/[$,]/g, '')) ? Number(s.replace(/[$,]/g, '')) : undefined);
       // Each row's cell text and number once, not once per comparison (the comparator sees the same values).
       const keyed = sorted.map((r) => {
         const text = column.cell(r.row, r.id);
-        return { r, text, n: num(text) };
+        return { r, text, n: cellNumber(text) };
       });
       keyed.sort((a, b) => {
         const x = a.text;
@@ -205,34 +216,34 @@ export function table(
     role: 'row',
     name: '',
     children: [
-      ...columns.map(
-        (c): Spec => ({
-          key: `${key}.col.${c.key}`,
-          component: 'header',
-          role: 'columnheader',
-          name: c.label,
-          ...(c.sortable === true ? { on: `sort:${c.key}` } : {}),
-          ...(sort?.key === c.key ? { sort: sort.dir } : {}),
-        }),
-      ),
+      ...columns.map((c): Spec => {
+        const head: SpecDraft = { key: `${key}.col.${c.key}`, component: 'header', role: 'columnheader', name: c.label };
+        if (c.sortable === true) head.on = `sort:${c.key}`;
+        if (sort?.key === c.key) head.sort = sort.dir;
+        return head;
+      }),
       { key: `${key}.col.actions`, component: 'header', role: 'columnheader', name: 'Actions' },
     ],
   };
   // A row's spec is a function of the config (labels, perturbations), the table and its columns, the
   // record (records are never mutated: a write makes a new one) and the row's view state: kept per
-  // config and row key (the last record and state only), so a re-render hands the very same spec and
+  // config, table and record id (the last record and state only), so a re-render hands the very same spec and
   // the page keeps the row's node as it is. Not a WeakMap on records: ephemerons make every GC slower.
-  const memo = rowMemo(ctx.config);
+  // Kept per table, then per record id: the ids are the store's own strings, whose hashes V8 keeps, where
+  // a row key built per row would be hashed anew on every render.
+  const memos = rowMemo(ctx.config);
+  let memo = memos.get(key);
+  if (memo === undefined) memos.set(key, (memo = new Map()));
   const shape = columns.length === 0 ? '' : columns.map((c) => c.key).join('\u0000');
   const body = sorted.map(({ id, row }): Spec => {
-    const rowKey = `${key}.row.${id}`;
     const state = rowState === undefined ? '' : rowState(id, row);
-    const held = memo.get(rowKey);
+    const held = memo.get(id);
     if (held !== undefined && held.row === row && held.state === state && held.shape === shape) return held.spec;
+    const rowKey = `${key}.row.${id}`;
     const children: Spec[] = columns.map((c): Spec => ({ key: `${rowKey}.${c.key}`, component: 'cell', role: 'cell', name: c.cell(row, id) }));
     children.push({ key: `${rowKey}.actions`, component: 'cell', role: 'cell', name: '', children: actions(id, row) });
     const spec = keep({ key: rowKey, component: 'row', role: 'row', name: '', children });
-    memo.set(rowKey, { row, state, shape, spec });
+    memo.set(id, { row, state, shape, spec });
     return spec;
   });
   const out: Spec[] = [{ key, component: 'table', role: 'table', name, children: [header, ...body] }];
@@ -251,6 +262,11 @@ export function table(
   }
   if (infinite && ctx.scroll + 1 < pages) out.push(text(`${key}.more`, 'Scroll down to load more rows'));
   return out;
+}
+
+/** A cell's text as a number for sorting (`$12.50` → 12.5), or undefined when it is not one. */
+function cellNumber(s: string): number | undefined {
+  return /^-?[\d.]+$/.test(s.replace(/[$,]/g, '')) ? Number(s.replace(/[$,]/g, '')) : undefined;
 }
 
 /** Tabs: a tab list and one panel per tab; panels of inactive tabs are hidden. */
@@ -312,16 +328,16 @@ export function keep(spec: Spec): Spec {
 /** Whether a spec is kept: the same object always describes the same subtree. */
 export const isKept = (spec: Spec): boolean => (spec as { [KEPT]?: true })[KEPT] === true;
 
-// Table rows kept per config and row key (see `table`).
+// Table rows kept per config, table key and record id (see `table`).
 interface HeldRow {
   readonly row: Row;
   readonly state: string;
   readonly shape: string;
   readonly spec: Spec;
 }
-function rowMemo(config: PageConfig): Map<string, HeldRow> {
+function rowMemo(config: PageConfig): Map<string, Map<string, HeldRow>> {
   const memo = configMemo(config);
-  return (memo.rows ??= new Map()) as Map<string, HeldRow>;
+  return (memo.rows ??= new Map()) as Map<string, Map<string, HeldRow>>;
 }
 
 // ---- perturbation-aware parts ----
@@ -331,7 +347,8 @@ export function actionButton(ctx: RenderContext, key: string, plain: string, on:
   const label = ctx.label(plain);
   const icon = ctx.has('icon-only') ? ICONS[plain] : undefined;
   if (extra === undefined || isEmpty(extra)) return icon === undefined ? button(key, label, on) : button(key, label, on, { icon });
-  return button(key, label, on, { ...(icon !== undefined ? { icon } : {}), ...extra });
+  if (icon === undefined) return button(key, label, on, extra);
+  return button(key, label, on, { icon, ...extra });
 }
 
 function isEmpty(o: object): boolean {
@@ -341,10 +358,11 @@ function isEmpty(o: object): boolean {
 
 /** Where late and below-the-fold parts go: `showAt` under late-load, `fold` under scroll-reveal. */
 export function delayed(ctx: RenderContext): Partial<Spec> {
-  return {
-    ...(ctx.has('late-load') ? { showAt: ctx.config.lateTicks } : {}),
-    ...(ctx.has('scroll-reveal') ? { fold: 1 } : {}),
-  };
+  const late = ctx.has('late-load');
+  const folded = ctx.has('scroll-reveal');
+  // One literal per case (spreading conditional `{}`s cost more than the rest of the call).
+  if (late) return folded ? { showAt: ctx.config.lateTicks, fold: 1 } : { showAt: ctx.config.lateTicks };
+  return folded ? { fold: 1 } : {};
 }
 
 /** Row actions inline, or inside a "More actions" menu under the `menu` perturbation. */

@@ -46,4 +46,28 @@ describe('the web store', () => {
     const s = putRow(store, 'products', id, { name: 'Vase', stock: 1 });
     expect(Object.keys(exportStore(s)['products'] as object)).toEqual(['P-1', 'P-1003', 'P-2']);
   });
+
+  it('lists a table in id order after any mix of updates, inserts and deletes, as the records are now', () => {
+    const big = { products: Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`P-${100 + i}`, { name: `Item ${i}`, stock: i }])), orders: { 'O-1': { total: 1 } } };
+    let store = createStore(big);
+    const now = new Map<string, unknown>(Object.entries(big.products));
+    // A fixed sequence (no randomness): update, insert, delete, update back to base, delete an inserted record.
+    const writes: Array<[string, { name: string; stock: number } | null]> = [
+      ['P-103', { name: 'Item 3', stock: 99 }],
+      ['P-050', { name: 'Early', stock: 1 }],
+      ['P-107', null],
+      ['P-999', { name: 'Late', stock: 2 }],
+      ['P-103', { name: 'Item 3', stock: 3 }],
+      ['P-050', null],
+      ['P-101', { name: 'Renamed', stock: 1 }],
+    ];
+    for (const [id, row] of writes) {
+      store = putRow(store, 'products', id, row);
+      if (row === null) now.delete(id);
+      else now.set(id, row);
+      const expected = [...now.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([i, r]) => ({ id: i, row: r }));
+      expect(rowsOf(store, 'products')).toEqual(expected);
+      expect(rowsOf(store, 'orders').map((r) => r.id)).toEqual(['O-1']);
+    }
+  });
 });

@@ -43,7 +43,7 @@ export function getRow(store: WebStore, table: string, id: string): Row | undefi
 export function rowsOf(store: WebStore, table: string): ReadonlyArray<{ id: string; row: Row }> {
   const tables = memoOn(store, LISTED, newListing);
   let rows = tables.get(table);
-  if (rows === undefined) tables.set(table, (rows = Object.freeze(listRows(store, table))));
+  if (rows === undefined) tables.set(table, (rows = Object.freeze(listRows(store, table) as Array<{ id: string; row: Row }>)));
   return rows;
 }
 
@@ -51,38 +51,60 @@ export function rowsOf(store: WebStore, table: string): ReadonlyArray<{ id: stri
 const LISTED = Symbol('listed rows');
 const newListing = (): Map<string, ReadonlyArray<{ id: string; row: Row }>> => new Map();
 
-function listRows(store: WebStore, table: string): Array<{ id: string; row: Row }> {
+function listRows(store: WebStore, table: string): ReadonlyArray<{ id: string; row: Row }> {
   const base = store.base[table] ?? {};
-  if (!changesTable(store, table)) {
-    // Nothing of this table changed: the base's records in id order, without a map in between.
-    const ids = Object.keys(base).sort(byId);
-    const rows = new Array<{ id: string; row: Row }>(ids.length);
-    for (let i = 0; i < ids.length; i++) rows[i] = { id: ids[i]!, row: base[ids[i]!]! };
-    return rows;
-  }
-  const out = new Map<string, Row>();
-  for (const id of Object.keys(base)) out.set(id, base[id]!);
+  // Every store of a world shares its base: the base's records in id order are listed once per base table.
+  const listed = baseListing(base);
+  if (store.changes.size === 0) return listed.rows;
   const prefix = `${table}/`;
-  if (store.changes.size > 0) {
-    for (const [key, row] of store.changes) {
-      if (!key.startsWith(prefix)) continue;
-      const id = key.slice(prefix.length);
-      if (row === null) out.delete(id);
-      else out.set(id, row);
+  // The base's list with this table's changes applied: changed records replaced in place, deleted ones
+  // dropped, new ones added and the list sorted again (the base's list itself when nothing here changed).
+  let rows: Array<{ id: string; row: Row }> | undefined;
+  let deleted: Set<string> | undefined;
+  let added = false;
+  for (const [key, row] of store.changes) {
+    if (!key.startsWith(prefix)) continue;
+    const id = key.slice(prefix.length);
+    const at = listed.at.get(id);
+    rows ??= listed.rows.slice();
+    if (row === null) {
+      if (at !== undefined) (deleted ??= new Set()).add(id);
+    } else if (at !== undefined) rows[at] = { id, row };
+    else {
+      rows.push({ id, row });
+      added = true;
     }
   }
-  return [...out.entries()].sort((a, b) => byId(a[0], b[0])).map(([id, row]) => ({ id, row }));
+  if (rows === undefined) return listed.rows;
+  if (deleted !== undefined) rows = rows.filter((r) => !deleted.has(r.id));
+  if (added) rows.sort((a, b) => byId(a.id, b.id));
+  return rows;
+}
+
+/** A base table's records in id order (listed once per base table: every store of a world shares its base). */
+function baseListing(base: Readonly<Record<string, Row>>): BaseListing {
+  return memoOn(base, BASE_LISTED, () => listBase(base));
+}
+
+/** A base table's records in id order, and each id's place in that list. */
+interface BaseListing {
+  readonly rows: ReadonlyArray<{ id: string; row: Row }>;
+  readonly at: ReadonlyMap<string, number>;
+}
+const BASE_LISTED = Symbol('listed base');
+
+function listBase(base: Readonly<Record<string, Row>>): BaseListing {
+  const ids = Object.keys(base).sort(byId);
+  const rows = new Array<{ id: string; row: Row }>(ids.length);
+  const at = new Map<string, number>();
+  for (let i = 0; i < ids.length; i++) {
+    rows[i] = { id: ids[i]!, row: base[ids[i]!]! };
+    at.set(ids[i]!, i);
+  }
+  return { rows: Object.freeze(rows), at };
 }
 
 const byId = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-
-/** Whether the store changed any record of `table`. */
-function changesTable(store: WebStore, table: string): boolean {
-  if (store.changes.size === 0) return false;
-  const prefix = `${table}/`;
-  for (const key of store.changes.keys()) if (key.startsWith(prefix)) return true;
-  return false;
-}
 
 /** A new store with `table/id` set to `row` (`null` deletes). Writing a record back to its base value drops the change. */
 export function putRow(store: WebStore, table: string, id: string, row: Row | null): WebStore {
@@ -96,7 +118,7 @@ export function putRow(store: WebStore, table: string, id: string, row: Row | nu
 
 /** A new id for `table` (`prefix` + a sequence after the base's ids) and the store that reserved it. */
 export function nextId(store: WebStore, table: string, prefix: string): { id: string; store: WebStore } {
-  const n = (store.seq[table] ?? Object.keys(store.base[table] ?? {}).length) + 1;
+  const n = (store.seq[table] ?? baseListing(store.base[table] ?? {}).rows.length) + 1;
   const id = `${prefix}${String(1000 + n)}`;
   return { id, store: { ...store, seq: { ...store.seq, [table]: n }, hash: undefined } as WebStore };
 }

@@ -205,7 +205,10 @@ export function updateAt(root: WebNode, path: readonly number[], patch: (node: W
   const i = path[depth]!;
   const children = root.children.slice();
   children[i] = updateAt(root.children[i]!, path, patch, depth + 1);
-  return { ...root, children };
+  // Object.assign, not a spread: nodes come in many shapes, and spreading them leaves V8's fast path.
+  const copy = Object.assign({}, root) as { -readonly [K in keyof WebNode]: WebNode[K] };
+  copy.children = children;
+  return copy;
 }
 
 /** Depth-first search for the first node matching `test`. */

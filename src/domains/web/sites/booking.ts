@@ -15,6 +15,17 @@ const q = (params: Record<string, string>): string =>
     .map((k) => `${encodeURIComponent(k)}=${encodeURIComponent(params[k]!)}`)
     .join('&');
 
+/** Table cells by column (module-level: a render hands the same functions, and makes none). */
+const CELLS = {
+  id: (_r: Row, id: string): string => id,
+  depart: (r: Row): string => str(r['depart']),
+  priceMoney: (r: Row): string => money(Number(r['price'])),
+  seats: (r: Row): string => str(r['seats']),
+  trip: (r: Row): string => str(r['trip']),
+  passenger: (r: Row): string => str(r['passenger']),
+  status: (r: Row): string => str(r['status']),
+};
+
 function searchPage(ctx: RenderContext): { title: string; main: Spec[] } {
   const v = ctx.view;
   const fields = ctx.arrange('search.fields', [
@@ -42,10 +53,10 @@ function results(ctx: RenderContext): { title: string; main: Spec[] } {
         'results.t',
         'Trips',
         [
-          { key: 'id', label: 'Trip', cell: (_r, id) => id },
-          { key: 'depart', label: 'Departs', cell: (r) => str(r['depart']), sortable: true },
-          { key: 'price', label: 'Price', cell: (r) => money(Number(r['price'])), sortable: true },
-          { key: 'seats', label: 'Seats left', cell: (r) => str(r['seats']), sortable: true },
+          { key: 'id', label: 'Trip', cell: CELLS.id },
+          { key: 'depart', label: 'Departs', cell: CELLS.depart, sortable: true },
+          { key: 'price', label: 'Price', cell: CELLS.priceMoney, sortable: true },
+          { key: 'seats', label: 'Seats left', cell: CELLS.seats, sortable: true },
         ],
         rows,
         (id, r) => [button(`results.book.${id}`, `${book} ${str(r['depart'])}`, `book:${id}`, { disabled: Number(r['seats']) <= 0 })],
@@ -95,6 +106,9 @@ function review(ctx: RenderContext, id: string): { title: string; main: Spec[] }
 
 function bookings(ctx: RenderContext): { title: string; main: Spec[] } {
   const rows = rowsOf(ctx.store, 'bookings');
+  // The booking whose menu is open (its row's state), without a key built per row.
+  const menu = ctx.view.menu;
+  const open = menu !== undefined && menu.startsWith('bookings.more.') ? menu.slice('bookings.more.'.length) : undefined;
   return {
     title: 'My bookings',
     main: [
@@ -104,14 +118,14 @@ function bookings(ctx: RenderContext): { title: string; main: Spec[] } {
         'bookings.t',
         'Bookings',
         [
-          { key: 'id', label: 'Ref', cell: (_r, id) => id, sortable: true },
-          { key: 'trip', label: 'Trip', cell: (r) => str(r['trip']) },
-          { key: 'passenger', label: ctx.label('Passenger'), cell: (r) => str(r['passenger']), sortable: true },
-          { key: 'status', label: 'Status', cell: (r) => str(r['status']) },
+          { key: 'id', label: 'Ref', cell: CELLS.id, sortable: true },
+          { key: 'trip', label: 'Trip', cell: CELLS.trip },
+          { key: 'passenger', label: ctx.label('Passenger'), cell: CELLS.passenger, sortable: true },
+          { key: 'status', label: 'Status', cell: CELLS.status },
         ],
         rows,
         (id, r) => actions(ctx, `bookings.more.${id}`, [actionButton(ctx, `bookings.cancel.${id}`, 'Cancel', `cancel-booking:${id}`, { disabled: r['status'] !== 'confirmed' })]),
-        (id) => (ctx.view.menu === `bookings.more.${id}` ? 'open' : ''),
+        (id) => (id === open ? 'open' : ''),
       ),
     ],
   };
