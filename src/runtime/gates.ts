@@ -2,7 +2,7 @@
 import { isEnvHarnessError, toEnvHarnessError } from '../core/index.js';
 import { fastRng } from '../core/index.js';
 import type { Action, Domain, FeedbackCode, GateVerdict, JsonValue, Rng, StepResult, Task, ToolSpec } from '../core/index.js';
-import { createEpisode, normalizeOutput } from './episode.js';
+import { createGateEpisode, normalizeOutput } from './episode.js';
 import { runtimeCacheFor } from './runtime-cache.js';
 import type { EpisodeOptions } from './episode.js';
 
@@ -34,7 +34,7 @@ export function createOracleGate(domain: Domain<any>, options: OracleGateOptions
       // (a failing one still plays the episode, for the exact verdict and details).
       const stateless = options.shortcut === false ? undefined : statelessAnswer(domain, task);
       if (stateless !== undefined && stateless.solutionAnswers) return { ok: true };
-      const episode = createEpisode(domain, task, { faults: false, cache: options.cache });
+      const episode = createGateEpisode(domain, task, options.cache);
       episode.reset({ seed: options.seed ?? 0 });
       let last: StepResult | undefined;
       for (const [i, action] of task.spec.solution.entries()) {
@@ -80,7 +80,7 @@ export function createNonTrivialGate(domain: Domain<any>, options: NonTrivialGat
       // (messages, then finish without an answer) score 0 without being played.
       if (options.shortcut !== false && statelessAnswer(domain, task) !== undefined) return { ok: true };
       if (options.shortcut === false || options.random === false || !emptyTrajectoryFails(domain, task, options)) {
-        const empty = createEpisode(domain, task, { faults: false, cache: options.cache });
+        const empty = createGateEpisode(domain, task, options.cache);
         empty.reset({ seed: 0 });
         const result = empty.step({ type: 'finish' });
         if (result.info.outcome > 0) {
@@ -130,7 +130,7 @@ export function createDomainGateHooks(domain: Domain<any>, options: { cache?: Ep
  */
 export function playRandomTrajectory(domain: Domain<any>, task: Task, options: NonTrivialGateOptions, played?: Action[]): StepResult | undefined {
   const rng = fastRng([task.id, 'non_trivial']);
-  const episode = createEpisode(domain, task, { faults: false, cache: options.cache });
+  const episode = createGateEpisode(domain, task, options.cache);
   const first = episode.reset({ seed: 0 });
   const tools = first.tools ?? [];
   const words = new WordList();

@@ -33,8 +33,8 @@ export interface PreparedTask<S> {
   forbidden: ReadonlyArray<{ tool: string; args?: JsonObject; reason?: string }>;
   faultRules: readonly FaultRule[];
   hasStaleRule: boolean;
-  /** Call keys of the reference solution's tool actions (OFF_PATH). */
-  solutionKeys: ReadonlySet<string>;
+  /** Call keys of the reference solution's tool actions (OFF_PATH); made on first read (the gates never read them). */
+  readonly solutionKeys: ReadonlySet<string>;
   /**
    * @internal The simulated user's generator state for the last seed an episode was reset with:
    * `fastRng([task.id, seed, 'user'])` costs a sha256, and the gates reset three episodes of a task with seed 0.
@@ -68,6 +68,8 @@ export function createRuntimeCache<S>(domain: Domain<S>, options: RuntimeCacheOp
   const bases = new Lru<string, BaseEntry<S>>(options.maxStates ?? DEFAULT_STATE_CACHE_SIZE);
   const tasks = new Lru<string, PreparedTask<S>>(options.maxTasks ?? DEFAULT_TASK_CACHE_SIZE);
   const specs = new Map<string, ToolSpec>();
+  // The frozen spec list of each allowed-tool set: tasks of a template share a handful of sets.
+  const specLists = new Map<string, readonly ToolSpec[]>();
   const toolsByName = new Map<string, Tool<S, any>>(domain.tools.map((t) => [t.name, t]));
   let statesBuilt = 0;
   let tasksPrepared = 0;
@@ -133,11 +135,16 @@ export function createRuntimeCache<S>(domain: Domain<S>, options: RuntimeCacheOp
     const allowed = constraints.allowedTools === undefined ? undefined : new Set(constraints.allowedTools);
     const tools = new Map<string, Tool<S, any>>();
     for (const tool of domain.tools) if (allowed === undefined || allowed.has(tool.name)) tools.set(tool.name, tool);
-    const toolSpecs = deepFreeze([...tools.values()].map(specOf));
+    const listKey = allowed === undefined ? '*' : [...tools.keys()].join('\n');
+    let toolSpecs = specLists.get(listKey);
+    if (toolSpecs === undefined) {
+      toolSpecs = deepFreeze([...tools.values()].map(specOf));
+      specLists.set(listKey, toolSpecs);
+    }
 
     const base = baseFor(task);
     const referenceState = domain.fork(base.state);
-    const solutionKeys = new Set<string>();
+    const solutionCalls: Array<readonly [string, JsonObject]> = [];
     let call = 0;
     spec.solution.forEach((action, i) => {
       if (action.type !== 'tool') return;
@@ -148,7 +155,7 @@ export function createRuntimeCache<S>(domain: Domain<S>, options: RuntimeCacheOp
       if (!parsed.success) {
         throw invalid(task, `reference solution step ${i}: invalid arguments for ${action.tool}: ${parsed.error.issues[0]?.message ?? 'invalid'}`, `${pointer}/args`);
       }
-      solutionKeys.add(callKey(tool.name, parsed.data));
+      solutionCalls.push([tool.name, parsed.data]);
       const ctx = lazyToolContext(task, 'reference', call++);
       let outcome;
       try {
@@ -161,6 +168,7 @@ export function createRuntimeCache<S>(domain: Domain<S>, options: RuntimeCacheOp
       }
     });
 
+    let solutionKeys: ReadonlySet<string> | undefined;
     return {
       task,
       base: base.state,
@@ -174,7 +182,9 @@ export function createRuntimeCache<S>(domain: Domain<S>, options: RuntimeCacheOp
       forbidden: constraints.forbidden ?? [],
       faultRules,
       hasStaleRule: faultRules.some((r) => r.kind === 'stale'),
-      solutionKeys,
+      get solutionKeys(): ReadonlySet<string> {
+        return (solutionKeys ??= new Set(solutionCalls.map(([tool, args]) => callKey(tool, args))));
+      },
     };
   }
 
@@ -184,6 +194,7 @@ export function createRuntimeCache<S>(domain: Domain<S>, options: RuntimeCacheOp
     clear() {
       bases.clear();
       tasks.clear();
+      specLists.clear();
     },
     get stats() {
       return { states: bases.size, tasks: tasks.size, statesBuilt, tasksPrepared };
