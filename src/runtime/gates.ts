@@ -1,7 +1,7 @@
 /** The generation gates that need the simulator: oracle replay and non-triviality. */
 import { isEnvHarnessError, toEnvHarnessError } from '../core/index.js';
 import { fastRng } from '../core/index.js';
-import type { Action, Domain, FeedbackCode, GateVerdict, JsonValue, Rng, StepResult, Task, ToolSpec } from '../core/index.js';
+import type { Action, Domain, Feedback, FeedbackCode, GateVerdict, JsonValue, Rng, StepResult, Task, ToolSpec } from '../core/index.js';
 import { createGateEpisode, normalizeOutput } from './episode.js';
 import { runtimeCacheFor } from './runtime-cache.js';
 import type { EpisodeOptions } from './episode.js';
@@ -42,7 +42,7 @@ export function createOracleGate(domain: Domain<any>, options: OracleGateOptions
           return { ok: false, reason: `the reference solution's episode ended at step ${i} of ${task.spec.solution.length} before it was played out`, details: info(last) };
         }
         last = episode.step(action);
-        const fault = last.feedback.find((f) => ORACLE_FAILURES.has(f.code));
+        const fault = oracleFailure(last.feedback);
         if (fault !== undefined) {
           return { ok: false, reason: `reference solution step ${i} (${describe(action)}): ${fault.code}: ${fault.message}`, details: info(last) };
         }
@@ -55,6 +55,12 @@ export function createOracleGate(domain: Domain<any>, options: OracleGateOptions
       }
       return { ok: true };
     });
+}
+
+/** The first feedback a reference solution must never earn. */
+function oracleFailure(feedback: readonly Feedback[]): Feedback | undefined {
+  for (let i = 0; i < feedback.length; i++) if (ORACLE_FAILURES.has(feedback[i]!.code)) return feedback[i];
+  return undefined;
 }
 
 /** Options of the non-triviality gate. */

@@ -5,7 +5,7 @@ import {
   toEnvHarnessError,
 } from '../core/index.js';
 import type { Budget, Domain, FaultRule, JsonObject, Rng, RngState, Task, Tool, ToolContext, ToolSpec } from '../core/index.js';
-import { fastDigest, fastRng } from '../core/index.js';
+import { canonicalize, fastDigest, fastRng } from '../core/index.js';
 import { DEFAULT_STATE_CACHE_SIZE, DEFAULT_TASK_CACHE_SIZE } from './defaults.js';
 import { Lru } from './lru.js';
 import { callKey } from './patterns.js';
@@ -83,8 +83,18 @@ export function createRuntimeCache<S>(domain: Domain<S>, options: RuntimeCacheOp
     return spec;
   }
 
+  function checkTool(task: Task, name: string, list: string, i: number, suffix: string): void {
+    if (!toolsByName.has(name)) throw unknownTool(task, name, `/spec/constraints/${list}/${i}${suffix}`);
+  }
+
+  function unknownTool(task: Task, name: string, pointer: string): EnvHarnessError {
+    return invalid(task, `task ${task.id} names tool "${name}" that domain ${domain.name} does not have; known: ${[...toolsByName.keys()].join(', ')}`, pointer);
+  }
+
   function baseFor(task: Task): BaseEntry<S> {
-    const key = fastDigest(task.spec.initialState);
+    // A small initial state (a world reference) is its own key: no sha256 per task.
+    const text = canonicalize(task.spec.initialState);
+    const key = text.length <= SHORT_STATE_KEY ? text : fastDigest(text);
     let entry = bases.get(key);
     if (entry === undefined) {
       let state: S;
@@ -116,19 +126,17 @@ export function createRuntimeCache<S>(domain: Domain<S>, options: RuntimeCacheOp
     }
     const spec = task.spec;
     const constraints = spec.constraints ?? {};
-    const checkTool = (name: string, pointer: string): void => {
-      if (!toolsByName.has(name)) {
-        throw invalid(task, `task ${task.id} names tool "${name}" that domain ${domain.name} does not have; known: ${[...toolsByName.keys()].join(', ')}`, pointer);
-      }
-    };
-    constraints.allowedTools?.forEach((name, i) => checkTool(name, `/spec/constraints/allowedTools/${i}`));
-    constraints.confirmTools?.forEach((name, i) => checkTool(name, `/spec/constraints/confirmTools/${i}`));
-    constraints.forbidden?.forEach((f, i) => checkTool(f.tool, `/spec/constraints/forbidden/${i}/tool`));
+    // Loops rather than callbacks, and pointers built only for an error: this runs once per generated task.
+    const { allowedTools, confirmTools, forbidden } = constraints;
+    if (allowedTools !== undefined) for (let i = 0; i < allowedTools.length; i++) checkTool(task, allowedTools[i]!, 'allowedTools', i, '');
+    if (confirmTools !== undefined) for (let i = 0; i < confirmTools.length; i++) checkTool(task, confirmTools[i]!, 'confirmTools', i, '');
+    if (forbidden !== undefined) for (let i = 0; i < forbidden.length; i++) checkTool(task, forbidden[i]!.tool, 'forbidden', i, '/tool');
     const faultRules = spec.faults?.rules ?? [];
-    faultRules.forEach((rule, i) => {
-      if (rule.tool !== '*') checkTool(rule.tool, `/spec/faults/rules/${i}/tool`);
+    for (let i = 0; i < faultRules.length; i++) {
+      const rule = faultRules[i]!;
+      if (rule.tool !== '*' && !toolsByName.has(rule.tool)) throw unknownTool(task, rule.tool, `/spec/faults/rules/${i}/tool`);
       if (!(rule.rate >= 0 && rule.rate <= 1)) throw invalid(task, `fault rule ${i}: rate must be within [0, 1], got ${rule.rate}`, `/spec/faults/rules/${i}/rate`);
-    });
+    }
     const budget = { ...DEFAULT_BUDGET, ...spec.budget };
     checkBudget(task, budget);
 
@@ -241,6 +249,9 @@ function checkBudget(task: Task, budget: Budget): void {
 function invalid(task: Task, message: string, pointer: string, cause?: unknown): EnvHarnessError {
   return new EnvHarnessError('TASK_INVALID', message, { details: { pointer, taskId: task.id }, cause });
 }
+
+/** Longest canonical initial state kept as its own cache key (longer ones are keyed by their digest). */
+const SHORT_STATE_KEY = 256;
 
 /** One cache per domain object, made on first use. Caches of pure functions only: results never depend on them. */
 const defaultCaches = new WeakMap<Domain<any>, RuntimeCache<any>>();
