@@ -36,7 +36,7 @@ import { blank, kindOf, refusal, simulatorFailure } from './outcome.js';
 import type { Outcome } from './outcome.js';
 import { ProgressTracker } from './progress-tracker.js';
 import { lazyToolContext, runtimeCacheFor } from './runtime-cache.js';
-import type { PreparedTask, RuntimeCache } from './runtime-cache.js';
+import type { PreparedTask, ReplayedCall, RuntimeCache } from './runtime-cache.js';
 import { deepFreeze } from './tool-specs.js';
 
 export type { DynamicsOptions, Episode, EpisodeOptions } from './episode-options.js';
@@ -113,6 +113,8 @@ class EpisodeRun<S> implements Episode {
   private seen = new Set<string>();
   private confirmed = false;
   private totalReward = 0;
+  /** Gate episodes: the reference solution's calls served so far (`PreparedTask.replay`), -1 once the episode left it. */
+  private replayed = 0;
   private lastFlush: Promise<void> = Promise.resolve();
 
   constructor(
@@ -156,6 +158,7 @@ class EpisodeRun<S> implements Episode {
     this.seen = new Set();
     this.confirmed = false;
     this.totalReward = 0;
+    this.replayed = 0;
     this.faults.reset();
     this.grader.reset();
     this.progress.reset();
@@ -350,6 +353,14 @@ class EpisodeRun<S> implements Episode {
 
   private callTool(action: Action & { type: 'tool' }, feedback: Feedback[]): Outcome {
     const prepared = this.prepared;
+    // A gate episode playing the reference solution gets each call's result from the solution's own
+    // replay while every call so far was one of its calls, in order, and ran (same state, same result).
+    let served: ReplayedCall<S> | undefined;
+    if (this.lean && this.replayed >= 0) {
+      const next = prepared.replay[this.replayed];
+      if (next !== undefined && next.action === action) served = next;
+      this.replayed = -1;
+    }
     const tool = prepared.tools.get(action.tool);
     if (tool === undefined) {
       const exists = this.domain.tools.some((t) => t.name === action.tool);
@@ -408,12 +419,19 @@ class EpisodeRun<S> implements Episode {
     }
 
     const write = tool.effect === 'write';
-    const target = write && this.keepPrevious ? this.domain.fork(this.state) : fault?.rule.kind === 'stale' ? this.previous! : this.state;
+    let target = write && this.keepPrevious ? this.domain.fork(this.state) : fault?.rule.kind === 'stale' ? this.previous! : this.state;
     let result: ToolOutcome;
-    try {
-      result = tool.run(target, args, lazyToolContext(this.task, this.seed!, callIndex));
-    } catch (error) {
-      return this.simulatorError(`tool ${tool.name} threw: ${toEnvHarnessError(error).message}`, call);
+    if (served !== undefined) {
+      // Only gate episodes serve calls, and they have no faults: `target` is the state.
+      if (served.after !== undefined) target = this.domain.fork(served.after);
+      result = { ok: true, output: served.output };
+      this.replayed = prepared.replay.indexOf(served) + 1;
+    } else {
+      try {
+        result = tool.run(target, args, lazyToolContext(this.task, this.seed!, callIndex));
+      } catch (error) {
+        return this.simulatorError(`tool ${tool.name} threw: ${toEnvHarnessError(error).message}`, call);
+      }
     }
     const out = blank({ kind: 'tool' });
     out.action = call;

@@ -4,7 +4,7 @@ import {
   EnvHarnessError,
   toEnvHarnessError,
 } from '../core/index.js';
-import type { Budget, Domain, FaultRule, JsonObject, Rng, RngState, Task, Tool, ToolContext, ToolSpec } from '../core/index.js';
+import type { Action, Budget, Domain, FaultRule, JsonObject, JsonValue, Rng, RngState, Task, Tool, ToolContext, ToolSpec } from '../core/index.js';
 import { canonicalize, fastDigest, fastRng } from '../core/index.js';
 import { DEFAULT_STATE_CACHE_SIZE, DEFAULT_TASK_CACHE_SIZE } from './defaults.js';
 import { Lru } from './lru.js';
@@ -36,10 +36,25 @@ export interface PreparedTask<S> {
   /** Call keys of the reference solution's tool actions (OFF_PATH); made on first read (the gates never read them). */
   readonly solutionKeys: ReadonlySet<string>;
   /**
+   * @internal The reference solution's tool calls in order, for gate episodes to serve instead of running
+   * them while they play the solution itself (`createGateEpisode`): the call's action object (matched by
+   * identity), its output and, after a write, the state it left. Empty when a call read its rng (its
+   * result may depend on the seed), and cut before the first call whose output is a mutable object.
+   */
+  readonly replay: ReadonlyArray<ReplayedCall<S>>;
+  /**
    * @internal The simulated user's generator state for the last seed an episode was reset with:
    * `fastRng([task.id, seed, 'user'])` costs a sha256, and the gates reset three episodes of a task with seed 0.
    */
   userRng?: { seed: number; state: RngState };
+}
+
+/** @internal One served call of `PreparedTask.replay`. */
+export interface ReplayedCall<S> {
+  readonly action: Action;
+  readonly output: JsonValue;
+  /** The state after the call, when it is a write (a snapshot never stepped on: fork it). */
+  readonly after: S | undefined;
 }
 
 /**
@@ -153,6 +168,8 @@ export function createRuntimeCache<S>(domain: Domain<S>, options: RuntimeCacheOp
     const base = baseFor(task);
     const referenceState = domain.fork(base.state);
     const solutionCalls: Array<readonly [string, JsonObject]> = [];
+    const replay: Array<{ action: Action; output: JsonValue; after: S | undefined }> = [];
+    let replayable = true;
     let call = 0;
     spec.solution.forEach((action, i) => {
       if (action.type !== 'tool') return;
@@ -164,7 +181,7 @@ export function createRuntimeCache<S>(domain: Domain<S>, options: RuntimeCacheOp
         throw invalid(task, `reference solution step ${i}: invalid arguments for ${action.tool}: ${parsed.error.issues[0]?.message ?? 'invalid'}`, `${pointer}/args`);
       }
       solutionCalls.push([tool.name, parsed.data]);
-      const ctx = lazyToolContext(task, 'reference', call++);
+      const ctx = new LazyToolContext(task, 'reference', call++);
       let outcome;
       try {
         outcome = tool.run(referenceState, parsed.data, ctx);
@@ -174,7 +191,22 @@ export function createRuntimeCache<S>(domain: Domain<S>, options: RuntimeCacheOp
       if (!outcome.ok) {
         throw invalid(task, `reference solution step ${i} (${action.tool}) failed with ${outcome.error.code}: ${outcome.error.message}`, pointer);
       }
+      if (ctx.usedRng) replayable = false;
+      // A mutable output could change under later calls here before an episode shows it: stop serving there.
+      const output = outcome.output;
+      if (typeof output === 'object' && output !== null && !Object.isFrozen(output)) replayable = false;
+      if (replayable) replay.push({ action, output, after: tool.effect === 'write' ? domain.fork(referenceState) : undefined });
     });
+    const referenceHash = domain.hashState(referenceState);
+    if (!replayable) replay.length = 0;
+    else {
+      // The last write left the final state: serve a fork taken after hashing (a domain may keep the hash on it).
+      for (let k = replay.length - 1; k >= 0; k--) {
+        if (replay[k]!.after === undefined) continue;
+        replay[k]!.after = domain.fork(referenceState);
+        break;
+      }
+    }
 
     let solutionKeys: ReadonlySet<string> | undefined;
     return {
@@ -182,7 +214,7 @@ export function createRuntimeCache<S>(domain: Domain<S>, options: RuntimeCacheOp
       base: base.state,
       baseHash: base.hash,
       referenceState,
-      referenceHash: domain.hashState(referenceState),
+      referenceHash,
       tools,
       toolSpecs,
       budget: deepFreeze(budget),
@@ -190,6 +222,7 @@ export function createRuntimeCache<S>(domain: Domain<S>, options: RuntimeCacheOp
       forbidden: constraints.forbidden ?? [],
       faultRules,
       hasStaleRule: faultRules.some((r) => r.kind === 'stale'),
+      replay,
       get solutionKeys(): ReadonlySet<string> {
         return (solutionKeys ??= new Set(solutionCalls.map(([tool, args]) => callKey(tool, args))));
       },
@@ -218,7 +251,7 @@ export function lazyToolContext(task: Task, seed: number | 'reference', call: nu
   return new LazyToolContext(task, seed, call);
 }
 
-class LazyToolContext implements ToolContext {
+export class LazyToolContext implements ToolContext {
   private generator: Rng | undefined;
 
   constructor(
@@ -229,6 +262,11 @@ class LazyToolContext implements ToolContext {
 
   get rng(): Rng {
     return (this.generator ??= fastRng([this.task.id, this.seed, 'tool', this.call]));
+  }
+
+  /** Whether the tool asked for its rng. */
+  get usedRng(): boolean {
+    return this.generator !== undefined;
   }
 }
 
