@@ -83,8 +83,10 @@ export function createRuntimeCache<S>(domain: Domain<S>, options: RuntimeCacheOp
   const bases = new Lru<string, BaseEntry<S>>(options.maxStates ?? DEFAULT_STATE_CACHE_SIZE);
   const tasks = new Lru<string, PreparedTask<S>>(options.maxTasks ?? DEFAULT_TASK_CACHE_SIZE);
   const specs = new Map<string, ToolSpec>();
-  // The frozen spec list of each allowed-tool set: tasks of a template share a handful of sets.
-  const specLists = new Map<string, readonly ToolSpec[]>();
+  // Per allowed-tool list, confirm list and budget: the tasks of a template share a handful of each.
+  const toolSets = new Map<string, { tools: ReadonlyMap<string, Tool<S, any>>; toolSpecs: readonly ToolSpec[] }>();
+  const confirmSets = new Map<string, ReadonlySet<string>>();
+  const budgets = new Map<string, Readonly<Budget>>();
   const toolsByName = new Map<string, Tool<S, any>>(domain.tools.map((t) => [t.name, t]));
   let statesBuilt = 0;
   let tasksPrepared = 0;
@@ -152,17 +154,22 @@ export function createRuntimeCache<S>(domain: Domain<S>, options: RuntimeCacheOp
       if (rule.tool !== '*' && !toolsByName.has(rule.tool)) throw unknownTool(task, rule.tool, `/spec/faults/rules/${i}/tool`);
       if (!(rule.rate >= 0 && rule.rate <= 1)) throw invalid(task, `fault rule ${i}: rate must be within [0, 1], got ${rule.rate}`, `/spec/faults/rules/${i}/rate`);
     }
-    const budget = { ...DEFAULT_BUDGET, ...spec.budget };
-    checkBudget(task, budget);
-
-    const allowed = constraints.allowedTools === undefined ? undefined : new Set(constraints.allowedTools);
-    const tools = new Map<string, Tool<S, any>>();
-    for (const tool of domain.tools) if (allowed === undefined || allowed.has(tool.name)) tools.set(tool.name, tool);
-    const listKey = allowed === undefined ? '*' : [...tools.keys()].join('\n');
-    let toolSpecs = specLists.get(listKey);
-    if (toolSpecs === undefined) {
-      toolSpecs = deepFreeze([...tools.values()].map(specOf));
-      specLists.set(listKey, toolSpecs);
+    const budget = budgetOf(task);
+    const toolKey = allowedTools === undefined ? '*' : allowedTools.join('\n');
+    let toolSet = toolSets.get(toolKey);
+    if (toolSet === undefined) {
+      const allowed = allowedTools === undefined ? undefined : new Set(allowedTools);
+      const map = new Map<string, Tool<S, any>>();
+      for (const tool of domain.tools) if (allowed === undefined || allowed.has(tool.name)) map.set(tool.name, tool);
+      toolSet = { tools: map, toolSpecs: deepFreeze([...map.values()].map(specOf)) };
+      toolSets.set(toolKey, toolSet);
+    }
+    const tools = toolSet.tools;
+    const confirmKey = confirmTools === undefined ? '' : confirmTools.join('\n');
+    let confirm = confirmSets.get(confirmKey);
+    if (confirm === undefined) {
+      confirm = new Set(confirmTools ?? []);
+      confirmSets.set(confirmKey, confirm);
     }
 
     const base = baseFor(task);
@@ -171,14 +178,15 @@ export function createRuntimeCache<S>(domain: Domain<S>, options: RuntimeCacheOp
     const replay: Array<{ action: Action; output: JsonValue; after: S | undefined }> = [];
     let replayable = true;
     let call = 0;
-    spec.solution.forEach((action, i) => {
-      if (action.type !== 'tool') return;
-      const pointer = `/spec/solution/${i}`;
+    const solution = spec.solution;
+    for (let i = 0; i < solution.length; i++) {
+      const action = solution[i]!;
+      if (action.type !== 'tool') continue;
       const tool = tools.get(action.tool);
-      if (tool === undefined) throw invalid(task, `reference solution step ${i} calls tool "${action.tool}", which this task does not allow or the domain lacks`, `${pointer}/tool`);
+      if (tool === undefined) throw invalid(task, `reference solution step ${i} calls tool "${action.tool}", which this task does not allow or the domain lacks`, `/spec/solution/${i}/tool`);
       const parsed = tool.args.safeParse(action.args);
       if (!parsed.success) {
-        throw invalid(task, `reference solution step ${i}: invalid arguments for ${action.tool}: ${parsed.error.issues[0]?.message ?? 'invalid'}`, `${pointer}/args`);
+        throw invalid(task, `reference solution step ${i}: invalid arguments for ${action.tool}: ${parsed.error.issues[0]?.message ?? 'invalid'}`, `/spec/solution/${i}/args`);
       }
       solutionCalls.push([tool.name, parsed.data]);
       const ctx = new LazyToolContext(task, 'reference', call++);
@@ -186,17 +194,17 @@ export function createRuntimeCache<S>(domain: Domain<S>, options: RuntimeCacheOp
       try {
         outcome = tool.run(referenceState, parsed.data, ctx);
       } catch (error) {
-        throw invalid(task, `reference solution step ${i} (${action.tool}) threw: ${toEnvHarnessError(error).message}`, pointer, error);
+        throw invalid(task, `reference solution step ${i} (${action.tool}) threw: ${toEnvHarnessError(error).message}`, `/spec/solution/${i}`, error);
       }
       if (!outcome.ok) {
-        throw invalid(task, `reference solution step ${i} (${action.tool}) failed with ${outcome.error.code}: ${outcome.error.message}`, pointer);
+        throw invalid(task, `reference solution step ${i} (${action.tool}) failed with ${outcome.error.code}: ${outcome.error.message}`, `/spec/solution/${i}`);
       }
       if (ctx.usedRng) replayable = false;
       // A mutable output could change under later calls here before an episode shows it: stop serving there.
       const output = outcome.output;
       if (typeof output === 'object' && output !== null && !Object.isFrozen(output)) replayable = false;
       if (replayable) replay.push({ action, output, after: tool.effect === 'write' ? domain.fork(referenceState) : undefined });
-    });
+    }
     const referenceHash = domain.hashState(referenceState);
     if (!replayable) replay.length = 0;
     else {
@@ -208,25 +216,51 @@ export function createRuntimeCache<S>(domain: Domain<S>, options: RuntimeCacheOp
       }
     }
 
-    let solutionKeys: ReadonlySet<string> | undefined;
-    return {
-      task,
-      base: base.state,
-      baseHash: base.hash,
-      referenceState,
-      referenceHash,
-      tools,
-      toolSpecs,
-      budget: deepFreeze(budget),
-      confirm: new Set(constraints.confirmTools ?? []),
-      forbidden: constraints.forbidden ?? [],
-      faultRules,
-      hasStaleRule: faultRules.some((r) => r.kind === 'stale'),
-      replay,
-      get solutionKeys(): ReadonlySet<string> {
-        return (solutionKeys ??= new Set(solutionCalls.map(([tool, args]) => callKey(tool, args))));
+    let hasStaleRule = false;
+    for (let i = 0; i < faultRules.length; i++) if (faultRules[i]!.kind === 'stale') hasStaleRule = true;
+    return new Prepared<S>(
+      {
+        task,
+        base: base.state,
+        baseHash: base.hash,
+        referenceState,
+        referenceHash,
+        tools,
+        toolSpecs: toolSet.toolSpecs,
+        budget,
+        confirm,
+        forbidden: constraints.forbidden ?? [],
+        faultRules,
+        hasStaleRule,
+        replay,
       },
-    };
+      solutionCalls,
+    );
+  }
+
+  /** The task's budget over the defaults, checked and frozen; shared by tasks with the same plain numbers. */
+  function budgetOf(task: Task): Readonly<Budget> {
+    const own = task.spec.budget as Budget | undefined;
+    let key: string | undefined;
+    if (own !== undefined && own.perTool === undefined) {
+      key = '';
+      for (const name in own) {
+        const value = own[name as keyof Budget];
+        // Only finite numbers make a key: anything else (undefined included) is merged and checked afresh.
+        if (typeof value !== 'number' || !Number.isFinite(value)) {
+          key = undefined;
+          break;
+        }
+        key += name + '=' + value + ';';
+      }
+    }
+    const known = key === undefined ? undefined : budgets.get(key);
+    if (known !== undefined) return known;
+    const budget = { ...DEFAULT_BUDGET, ...own };
+    checkBudget(task, budget);
+    const frozen = deepFreeze(budget);
+    if (key !== undefined && budgets.size < MAX_SHARED_BUDGETS) budgets.set(key, frozen);
+    return frozen;
   }
 
   return {
@@ -235,12 +269,56 @@ export function createRuntimeCache<S>(domain: Domain<S>, options: RuntimeCacheOp
     clear() {
       bases.clear();
       tasks.clear();
-      specLists.clear();
+      toolSets.clear();
+      confirmSets.clear();
+      budgets.clear();
     },
     get stats() {
       return { states: bases.size, tasks: tasks.size, statesBuilt, tasksPrepared };
     },
   };
+}
+
+/** A prepared task; the solution's call keys are made on first read. */
+class Prepared<S> implements PreparedTask<S> {
+  readonly task: Task;
+  readonly base: S;
+  readonly baseHash: string;
+  readonly referenceState: S;
+  readonly referenceHash: string;
+  readonly tools: ReadonlyMap<string, Tool<S, any>>;
+  readonly toolSpecs: readonly ToolSpec[];
+  readonly budget: Readonly<Budget>;
+  readonly confirm: ReadonlySet<string>;
+  readonly forbidden: PreparedTask<S>['forbidden'];
+  readonly faultRules: readonly FaultRule[];
+  readonly hasStaleRule: boolean;
+  readonly replay: ReadonlyArray<ReplayedCall<S>>;
+  userRng: PreparedTask<S>['userRng'] = undefined;
+  private keys: ReadonlySet<string> | undefined = undefined;
+
+  constructor(
+    fields: Omit<PreparedTask<S>, 'solutionKeys' | 'userRng'>,
+    private readonly solutionCalls: ReadonlyArray<readonly [string, JsonObject]>,
+  ) {
+    this.task = fields.task;
+    this.base = fields.base;
+    this.baseHash = fields.baseHash;
+    this.referenceState = fields.referenceState;
+    this.referenceHash = fields.referenceHash;
+    this.tools = fields.tools;
+    this.toolSpecs = fields.toolSpecs;
+    this.budget = fields.budget;
+    this.confirm = fields.confirm;
+    this.forbidden = fields.forbidden;
+    this.faultRules = fields.faultRules;
+    this.hasStaleRule = fields.hasStaleRule;
+    this.replay = fields.replay;
+  }
+
+  get solutionKeys(): ReadonlySet<string> {
+    return (this.keys ??= new Set(this.solutionCalls.map(([tool, args]) => callKey(tool, args))));
+  }
 }
 
 /**
@@ -287,6 +365,9 @@ function checkBudget(task: Task, budget: Budget): void {
 function invalid(task: Task, message: string, pointer: string, cause?: unknown): EnvHarnessError {
   return new EnvHarnessError('TASK_INVALID', message, { details: { pointer, taskId: task.id }, cause });
 }
+
+/** Distinct task budgets a runtime cache shares (beyond that, each task's is merged afresh). */
+const MAX_SHARED_BUDGETS = 256;
 
 /** Longest canonical initial state kept as its own cache key (longer ones are keyed by their digest). */
 const SHORT_STATE_KEY = 256;
