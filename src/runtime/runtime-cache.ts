@@ -329,7 +329,7 @@ export function lazyToolContext(task: Task, seed: number | 'reference', call: nu
   return new LazyToolContext(task, seed, call);
 }
 
-export class LazyToolContext implements ToolContext {
+class LazyToolContext implements ToolContext {
   private generator: Rng | undefined;
 
   constructor(
