@@ -36,7 +36,7 @@ import { blank, kindOf, refusal, simulatorFailure } from './outcome.js';
 import type { Outcome } from './outcome.js';
 import { ProgressTracker } from './progress-tracker.js';
 import { lazyToolContext, runtimeCacheFor } from './runtime-cache.js';
-import type { PreparedTask, RuntimeCache } from './runtime-cache.js';
+import type { PreparedTask, ReplayedCall, RuntimeCache } from './runtime-cache.js';
 import { deepFreeze } from './tool-specs.js';
 
 export type { DynamicsOptions, Episode, EpisodeOptions } from './episode-options.js';
@@ -55,7 +55,23 @@ export function createEpisode<S>(domain: Domain<S>, task: Task, options: Episode
   if (cache.domain !== domain) {
     throw new EnvHarnessError('CONFIG_INVALID', `the cache given to createEpisode belongs to domain ${cache.domain.name}, not ${domain.name}`);
   }
-  return new EpisodeRun(domain, cache.prepare(task), options);
+  return new EpisodeRun(domain, cache.prepare(task), options, false);
+}
+
+/**
+ * @internal An episode for the simulator gates: faults off, nothing recorded, and only what a verdict
+ * reads. Outcomes, observations, the trace and every feedback code that can fail a gate (INVALID_ACTION,
+ * PRECONDITION_FAILED, POLICY_VIOLATION, ORDER_VIOLATION, BUDGET_EXHAUSTED) are those of `createEpisode`;
+ * it skips the informational feedback (SUBGOAL_REACHED, NO_PROGRESS, BUDGET_WARNING, REDUNDANT_CALL,
+ * OFF_PATH) and the call keys behind it, and hashes the state only when the episode ends
+ * (`info.stateHash` of earlier steps is the last hash taken).
+ */
+export function createGateEpisode<S>(domain: Domain<S>, task: Task, cache: RuntimeCache<S> | undefined): Episode {
+  const used = cache ?? runtimeCacheFor(domain);
+  if (used.domain !== domain) {
+    throw new EnvHarnessError('CONFIG_INVALID', `the cache given to createEpisode belongs to domain ${used.domain.name}, not ${domain.name}`);
+  }
+  return new EpisodeRun(domain, used.prepare(task), { faults: false }, true);
 }
 
 const NO_FEEDBACK: readonly Feedback[] = Object.freeze([]);
@@ -97,12 +113,16 @@ class EpisodeRun<S> implements Episode {
   private seen = new Set<string>();
   private confirmed = false;
   private totalReward = 0;
+  /** Gate episodes: the reference solution's calls served so far (`PreparedTask.replay`), -1 once the episode left it. */
+  private replayed = 0;
   private lastFlush: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly domain: Domain<S>,
     private readonly prepared: PreparedTask<S>,
     private readonly options: EpisodeOptions,
+    /** A gate episode (`createGateEpisode`): no informational feedback, no call keys, hashed at the end. */
+    private readonly lean: boolean,
   ) {
     this.task = prepared.task;
     this.budget = options.budget === undefined ? prepared.budget : deepFreeze({ ...prepared.budget, ...options.budget });
@@ -138,6 +158,7 @@ class EpisodeRun<S> implements Episode {
     this.seen = new Set();
     this.confirmed = false;
     this.totalReward = 0;
+    this.replayed = 0;
     this.faults.reset();
     this.grader.reset();
     this.progress.reset();
@@ -224,7 +245,10 @@ class EpisodeRun<S> implements Episode {
       if (out.ok !== undefined) entry.ok = out.ok;
       if (out.userReply !== undefined) entry.userReply = out.userReply;
       this.trace.push(entry);
-      if (out.ok === true) this.track(out, feedback);
+      if (out.ok === true) {
+        if (this.lean) this.ordering.observe(out.action, feedback);
+        else this.track(out, feedback);
+      }
     }
 
     if (out.agentError) meter.errorStreak++;
@@ -257,7 +281,7 @@ class EpisodeRun<S> implements Episode {
     }
     const ended = terminated || truncation !== undefined;
 
-    if (!ended) {
+    if (!ended && !this.lean) {
       meter.warnings(step, feedback);
       this.progress.afterStep(out.progress, feedback);
     }
@@ -269,7 +293,7 @@ class EpisodeRun<S> implements Episode {
       feedback.push(...this.domain.feedback({ action: out.action, trace: this.trace, state: this.state, task: this.task }));
     }
 
-    if (this.hashDirty) this.rehash();
+    if (this.hashDirty && (ended || !this.lean)) this.rehash();
     const info: StepInfo = { step, outcome: 0, shaping: 0, stateHash: this.hash };
     if (ended) {
       if (terminated) {
@@ -329,6 +353,14 @@ class EpisodeRun<S> implements Episode {
 
   private callTool(action: Action & { type: 'tool' }, feedback: Feedback[]): Outcome {
     const prepared = this.prepared;
+    // A gate episode playing the reference solution gets each call's result from the solution's own
+    // replay while every call so far was one of its calls, in order, and ran (same state, same result).
+    let served: ReplayedCall<S> | undefined;
+    if (this.lean && this.replayed >= 0) {
+      const next = prepared.replay[this.replayed];
+      if (next !== undefined && next.action === action) served = next;
+      this.replayed = -1;
+    }
     const tool = prepared.tools.get(action.tool);
     if (tool === undefined) {
       const exists = this.domain.tools.some((t) => t.name === action.tool);
@@ -356,15 +388,19 @@ class EpisodeRun<S> implements Episode {
       return refused;
     }
 
-    // The call is dispatched: it counts against tool budgets and draws its faults.
-    const key = callKey(tool.name, args);
+    // The call is dispatched: it counts against tool budgets and draws its faults. A gate episode
+    // (no faults, no informational feedback) needs no call key.
+    const lean = this.lean;
+    const key = lean ? '' : callKey(tool.name, args);
     const faults = this.faults;
-    const retry = faults.isRetry(key);
-    if (this.seen.has(key) && !retry) {
-      feedback.push({ code: 'REDUNDANT_CALL', message: REDUNDANT_MESSAGE, ref: tool.name });
-    }
-    if (!prepared.solutionKeys.has(key)) {
-      feedback.push({ code: 'OFF_PATH', message: OFF_PATH_MESSAGE, ref: tool.name });
+    const retry = !lean && faults.isRetry(key);
+    if (!lean) {
+      if (this.seen.has(key) && !retry) {
+        feedback.push({ code: 'REDUNDANT_CALL', message: REDUNDANT_MESSAGE, ref: tool.name });
+      }
+      if (!prepared.solutionKeys.has(key)) {
+        feedback.push({ code: 'OFF_PATH', message: OFF_PATH_MESSAGE, ref: tool.name });
+      }
     }
     const callIndex = this.meter.countCall(tool.name, feedback);
     const fault = faults.draw(tool, callIndex, this.task.id, this.seed!, this.previous !== undefined);
@@ -383,17 +419,24 @@ class EpisodeRun<S> implements Episode {
     }
 
     const write = tool.effect === 'write';
-    const target = write && this.keepPrevious ? this.domain.fork(this.state) : fault?.rule.kind === 'stale' ? this.previous! : this.state;
+    let target = write && this.keepPrevious ? this.domain.fork(this.state) : fault?.rule.kind === 'stale' ? this.previous! : this.state;
     let result: ToolOutcome;
-    try {
-      result = tool.run(target, args, lazyToolContext(this.task, this.seed!, callIndex));
-    } catch (error) {
-      return this.simulatorError(`tool ${tool.name} threw: ${toEnvHarnessError(error).message}`, call);
+    if (served !== undefined) {
+      // Only gate episodes serve calls, and they have no faults: `target` is the state.
+      if (served.after !== undefined) target = this.domain.fork(served.after);
+      result = { ok: true, output: served.output };
+      this.replayed = prepared.replay.indexOf(served) + 1;
+    } else {
+      try {
+        result = tool.run(target, args, lazyToolContext(this.task, this.seed!, callIndex));
+      } catch (error) {
+        return this.simulatorError(`tool ${tool.name} threw: ${toEnvHarnessError(error).message}`, call);
+      }
     }
     const out = blank({ kind: 'tool' });
     out.action = call;
     if (!result.ok) {
-      this.seen.add(key);
+      if (!lean) this.seen.add(key);
       const e = result.error;
       out.ok = false;
       out.observation.error = { code: e.code, message: e.message };
@@ -421,7 +464,7 @@ class EpisodeRun<S> implements Episode {
         this.state = target;
       }
       this.hashDirty = true;
-      this.seen = new Set();
+      if (!lean) this.seen = new Set();
       this.confirmed = false;
       out.progress = (this.task.spec.acceptance.subgoals?.length ?? 0) === 0;
     }
@@ -437,7 +480,7 @@ class EpisodeRun<S> implements Episode {
         faults.recovered(key);
         feedback.push({ code: 'RECOVERED', message: `${tool.name} succeeded on retry after an injected fault`, ref: tool.name });
       }
-      if (!write) this.seen.add(key);
+      if (!write && !lean) this.seen.add(key);
     }
     out.observation.output = output;
     return out;

@@ -3,7 +3,25 @@ import { computeTaskId, fastDigest } from '../core/index.js';
 import type { Action, GateVerdict, Task } from '../core/index.js';
 import { retail, retailTrainingTemplates } from '../domains/retail/index.js';
 import { instantiateTask } from '../generation/index.js';
+import { createEpisode, createGateEpisode } from './episode.js';
+import { playRandomTrajectory } from './gates.js';
 import { createNonTrivialGate, createOracleGate, createRuntimeCache } from './index.js';
+
+/** Feedback codes a gate verdict reads; a gate episode skips the others. */
+const VERDICT_CODES = new Set(['INVALID_ACTION', 'PRECONDITION_FAILED', 'POLICY_VIOLATION', 'ORDER_VIOLATION', 'BUDGET_EXHAUSTED']);
+
+/** What a gate reads of each step of `actions`, played in a gate episode or a full one. */
+function stepsOf(episode: ReturnType<typeof createEpisode>, actions: readonly Action[]): unknown[] {
+  const out: unknown[] = [episode.reset({ seed: 0 })];
+  for (const action of actions) {
+    if (episode.status !== 'running') break;
+    const r = episode.step(action);
+    const { stateHash: _hash, ...info } = r.info;
+    out.push({ ...r, info, feedback: r.feedback.filter((f) => VERDICT_CODES.has(f.code)) });
+  }
+  out.push(episode.stateHash(), episode.trace);
+  return out;
+}
 
 /** A task with a changed spec, under its own id (the runtime cache is keyed by id). */
 function mutant(task: Task, spec: Partial<Task['spec']>): Task {
@@ -56,6 +74,26 @@ describe('retail gate verdicts', () => {
     expect([...kinds.keys()].filter((k) => k.startsWith('oracle')).length).toBeGreaterThanOrEqual(3);
     expect([...kinds.keys()].some((k) => k.startsWith('non_trivial'))).toBe(true);
     expect(fastDigest(found as never), 'the verdicts of the pinned batch changed').toBe('969174cee69b7ffee5fd1191dd3819913841ed7e5ae652141f762e45cb98d34d');
+  });
+
+  it('come from gate episodes that play like full episodes (observations, outcomes, verdict feedback, trace, final hash)', () => {
+    const cache = createRuntimeCache(retail);
+    let played = 0;
+    for (const task of tasks.slice(0, 350)) {
+      const random: Action[] = [];
+      try {
+        playRandomTrajectory(retail, task, { cache }, random);
+      } catch {
+        continue; // a task that cannot be played (no_such_tool): both kinds of episode refuse it alike
+      }
+      // Without its order look-ups, a change breaks the task's ordering rules (ORDER_VIOLATION).
+      const unlooked = task.spec.solution.filter((a) => a.type !== 'tool' || a.tool !== 'get_order_details');
+      for (const actions of [task.spec.solution, random, unlooked, [{ type: 'finish' } as Action]]) {
+        expect(stepsOf(createGateEpisode(retail, task, cache), actions)).toEqual(stepsOf(createEpisode(retail, task, { cache, faults: false }), actions));
+        played++;
+      }
+    }
+    expect(played).toBeGreaterThan(800);
   });
 
   it('are the same as playing every episode (no shortcut)', () => {

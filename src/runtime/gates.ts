@@ -1,8 +1,8 @@
 /** The generation gates that need the simulator: oracle replay and non-triviality. */
 import { isEnvHarnessError, toEnvHarnessError } from '../core/index.js';
 import { fastRng } from '../core/index.js';
-import type { Action, Domain, FeedbackCode, GateVerdict, JsonValue, Rng, StepResult, Task, ToolSpec } from '../core/index.js';
-import { createEpisode, normalizeOutput } from './episode.js';
+import type { Action, Domain, Feedback, FeedbackCode, GateVerdict, JsonValue, Rng, StepResult, Task, ToolSpec } from '../core/index.js';
+import { createGateEpisode, normalizeOutput } from './episode.js';
 import { runtimeCacheFor } from './runtime-cache.js';
 import type { EpisodeOptions } from './episode.js';
 
@@ -34,7 +34,7 @@ export function createOracleGate(domain: Domain<any>, options: OracleGateOptions
       // (a failing one still plays the episode, for the exact verdict and details).
       const stateless = options.shortcut === false ? undefined : statelessAnswer(domain, task);
       if (stateless !== undefined && stateless.solutionAnswers) return { ok: true };
-      const episode = createEpisode(domain, task, { faults: false, cache: options.cache });
+      const episode = createGateEpisode(domain, task, options.cache);
       episode.reset({ seed: options.seed ?? 0 });
       let last: StepResult | undefined;
       for (const [i, action] of task.spec.solution.entries()) {
@@ -42,7 +42,7 @@ export function createOracleGate(domain: Domain<any>, options: OracleGateOptions
           return { ok: false, reason: `the reference solution's episode ended at step ${i} of ${task.spec.solution.length} before it was played out`, details: info(last) };
         }
         last = episode.step(action);
-        const fault = last.feedback.find((f) => ORACLE_FAILURES.has(f.code));
+        const fault = oracleFailure(last.feedback);
         if (fault !== undefined) {
           return { ok: false, reason: `reference solution step ${i} (${describe(action)}): ${fault.code}: ${fault.message}`, details: info(last) };
         }
@@ -55,6 +55,12 @@ export function createOracleGate(domain: Domain<any>, options: OracleGateOptions
       }
       return { ok: true };
     });
+}
+
+/** The first feedback a reference solution must never earn. */
+function oracleFailure(feedback: readonly Feedback[]): Feedback | undefined {
+  for (let i = 0; i < feedback.length; i++) if (ORACLE_FAILURES.has(feedback[i]!.code)) return feedback[i];
+  return undefined;
 }
 
 /** Options of the non-triviality gate. */
@@ -80,7 +86,7 @@ export function createNonTrivialGate(domain: Domain<any>, options: NonTrivialGat
       // (messages, then finish without an answer) score 0 without being played.
       if (options.shortcut !== false && statelessAnswer(domain, task) !== undefined) return { ok: true };
       if (options.shortcut === false || options.random === false || !emptyTrajectoryFails(domain, task, options)) {
-        const empty = createEpisode(domain, task, { faults: false, cache: options.cache });
+        const empty = createGateEpisode(domain, task, options.cache);
         empty.reset({ seed: 0 });
         const result = empty.step({ type: 'finish' });
         if (result.info.outcome > 0) {
@@ -130,7 +136,7 @@ export function createDomainGateHooks(domain: Domain<any>, options: { cache?: Ep
  */
 export function playRandomTrajectory(domain: Domain<any>, task: Task, options: NonTrivialGateOptions, played?: Action[]): StepResult | undefined {
   const rng = fastRng([task.id, 'non_trivial']);
-  const episode = createEpisode(domain, task, { faults: false, cache: options.cache });
+  const episode = createGateEpisode(domain, task, options.cache);
   const first = episode.reset({ seed: 0 });
   const tools = first.tools ?? [];
   const words = new WordList();
@@ -198,13 +204,16 @@ const MAX_WORDS = 500;
 /**
  * @internal The first 500 distinct words the agent has seen, in default sort order (as `[...set].sort()` would
  * order them). New words wait unsorted until the list is read, then are sorted and merged in at once:
- * a step costs O(new words log new words) rather than a sorted insertion per word.
+ * a step costs O(new words log new words) rather than a sorted insertion per word. The words of a
+ * memoised tool output come sorted already (sorted once per output): they are merged, not sorted.
  */
 export class WordList {
   private readonly seen = new Set<string>();
   private all: string[] = [];
   private digits: string[] = [];
   private pending: string[] = [];
+  /** Sorted runs of new words (from memoised outputs), merged in at the next read. */
+  private runs: string[][] = [];
 
   /** Every word, in default sort order (UTF-16 code units). */
   get sorted(): readonly string[] {
@@ -257,29 +266,44 @@ export class WordList {
         return;
       }
       // A long output built afresh by each call (a listing) is often the same text: scan it once.
-      let distinct = textWords.get(text);
-      if (distinct === undefined) {
-        distinct = distinctWords(text);
+      let words = textWords.get(text);
+      if (words === undefined) {
+        words = wordsOf(text);
         if (textWords.size >= MEMO_TEXTS_MAX) textWords.delete(textWords.keys().next().value!);
-        textWords.set(text, distinct);
+        textWords.set(text, words);
       }
-      this.addAll(distinct);
+      this.addAll(words);
       return;
     }
     // A frozen output is a record shared by every episode on its world (a read tool's answer): its
-    // distinct words, in order of first appearance, are scanned once. Adding them adds what a scan
-    // of its text would: repeats of a word change nothing.
-    let distinct = outputWords.get(output);
-    if (distinct === undefined) {
-      distinct = distinctWords(JSON.stringify(output));
-      outputWords.set(output, distinct);
+    // distinct words are scanned (and sorted) once. Adding them adds what a scan of its text would:
+    // repeats of a word change nothing.
+    let words = outputWords.get(output);
+    if (words === undefined) {
+      words = wordsOf(JSON.stringify(output));
+      outputWords.set(output, words);
     }
-    this.addAll(distinct);
+    this.addAll(words);
   }
 
-  /** Adds distinct words in order of first appearance: what scanning their text adds (repeats change nothing). */
-  private addAll(distinct: readonly string[]): void {
-    for (let i = 0; i < distinct.length && this.seen.size < MAX_WORDS; i++) this.add(distinct[i]!);
+  /** Adds the distinct words of a text: what scanning it adds (repeats change nothing). */
+  private addAll(words: TextWords): void {
+    const distinct = words.distinct;
+    if (this.seen.size + distinct.length > MAX_WORDS) {
+      // The list fills up within these words: the first ones in order of appearance get in.
+      for (let i = 0; i < distinct.length && this.seen.size < MAX_WORDS; i++) this.add(distinct[i]!);
+      return;
+    }
+    // All of them get in: take the unseen ones from the sorted copy, a run to merge rather than sort.
+    const sorted = words.sorted;
+    const fresh: string[] = [];
+    for (let i = 0; i < sorted.length; i++) {
+      const w = sorted[i]!;
+      if (this.seen.has(w)) continue;
+      this.seen.add(w);
+      fresh.push(w);
+    }
+    if (fresh.length > 0) this.runs.push(fresh);
   }
 
   private add(w: string): void {
@@ -289,26 +313,35 @@ export class WordList {
   }
 
   private flush(): void {
-    if (this.pending.length === 0) return;
-    const fresh = sortWords(this.pending);
+    if (this.pending.length === 0 && this.runs.length === 0) return;
+    let fresh = this.pending.length === 0 ? [] : sortWords(this.pending);
     this.pending = [];
+    for (const run of this.runs) fresh = mergeSorted(fresh, run);
+    this.runs = [];
     this.all = mergeSorted(this.all, fresh);
     const numbers = fresh.filter((w) => NUMBER.test(w));
     if (numbers.length > 0) this.digits = mergeSorted(this.digits, numbers);
   }
 }
 
+/** The distinct words of a text, in order of first appearance and sorted. */
+interface TextWords {
+  readonly distinct: readonly string[];
+  readonly sorted: readonly string[];
+}
+
 /** Distinct words of frozen tool outputs (see `WordList.addOutput`), dropped with the output. */
-const outputWords = new WeakMap<object, readonly string[]>();
+const outputWords = new WeakMap<object, TextWords>();
 
 /** Distinct words of long unfrozen outputs by their JSON text (the oldest dropped first): a pure function's memo. */
-const textWords = new Map<string, readonly string[]>();
+const textWords = new Map<string, TextWords>();
 const MEMO_TEXT_MIN = 256;
 const MEMO_TEXTS_MAX = 64;
 
-/** The distinct words of a text in order of first appearance (WORD's matches). */
-function distinctWords(text: string): readonly string[] {
-  return [...new Set(text.match(WORD) ?? [])];
+/** The distinct words of a text (WORD's matches) in order of first appearance, and sorted. */
+function wordsOf(text: string): TextWords {
+  const distinct = [...new Set(text.match(WORD) ?? [])];
+  return { distinct, sorted: [...distinct].sort() };
 }
 
 /**

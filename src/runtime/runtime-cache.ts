@@ -4,8 +4,8 @@ import {
   EnvHarnessError,
   toEnvHarnessError,
 } from '../core/index.js';
-import type { Budget, Domain, FaultRule, JsonObject, Rng, RngState, Task, Tool, ToolContext, ToolSpec } from '../core/index.js';
-import { fastDigest, fastRng } from '../core/index.js';
+import type { Action, Budget, Domain, FaultRule, JsonObject, JsonValue, Rng, RngState, Task, Tool, ToolContext, ToolSpec } from '../core/index.js';
+import { canonicalize, fastDigest, fastRng } from '../core/index.js';
 import { DEFAULT_STATE_CACHE_SIZE, DEFAULT_TASK_CACHE_SIZE } from './defaults.js';
 import { Lru } from './lru.js';
 import { callKey } from './patterns.js';
@@ -33,13 +33,28 @@ export interface PreparedTask<S> {
   forbidden: ReadonlyArray<{ tool: string; args?: JsonObject; reason?: string }>;
   faultRules: readonly FaultRule[];
   hasStaleRule: boolean;
-  /** Call keys of the reference solution's tool actions (OFF_PATH). */
-  solutionKeys: ReadonlySet<string>;
+  /** Call keys of the reference solution's tool actions (OFF_PATH); made on first read (the gates never read them). */
+  readonly solutionKeys: ReadonlySet<string>;
+  /**
+   * @internal The reference solution's tool calls in order, for gate episodes to serve instead of running
+   * them while they play the solution itself (`createGateEpisode`): the call's action object (matched by
+   * identity), its output and, after a write, the state it left. Empty when a call read its rng (its
+   * result may depend on the seed), and cut before the first call whose output is a mutable object.
+   */
+  readonly replay: ReadonlyArray<ReplayedCall<S>>;
   /**
    * @internal The simulated user's generator state for the last seed an episode was reset with:
    * `fastRng([task.id, seed, 'user'])` costs a sha256, and the gates reset three episodes of a task with seed 0.
    */
   userRng?: { seed: number; state: RngState };
+}
+
+/** @internal One served call of `PreparedTask.replay`. */
+export interface ReplayedCall<S> {
+  readonly action: Action;
+  readonly output: JsonValue;
+  /** The state after the call, when it is a write (a snapshot never stepped on: fork it). */
+  readonly after: S | undefined;
 }
 
 /**
@@ -68,6 +83,10 @@ export function createRuntimeCache<S>(domain: Domain<S>, options: RuntimeCacheOp
   const bases = new Lru<string, BaseEntry<S>>(options.maxStates ?? DEFAULT_STATE_CACHE_SIZE);
   const tasks = new Lru<string, PreparedTask<S>>(options.maxTasks ?? DEFAULT_TASK_CACHE_SIZE);
   const specs = new Map<string, ToolSpec>();
+  // Per allowed-tool list, confirm list and budget: the tasks of a template share a handful of each.
+  const toolSets = new Map<string, { tools: ReadonlyMap<string, Tool<S, any>>; toolSpecs: readonly ToolSpec[] }>();
+  const confirmSets = new Map<string, ReadonlySet<string>>();
+  const budgets = new Map<string, Readonly<Budget>>();
   const toolsByName = new Map<string, Tool<S, any>>(domain.tools.map((t) => [t.name, t]));
   let statesBuilt = 0;
   let tasksPrepared = 0;
@@ -81,8 +100,18 @@ export function createRuntimeCache<S>(domain: Domain<S>, options: RuntimeCacheOp
     return spec;
   }
 
+  function checkTool(task: Task, name: string, list: string, i: number, suffix: string): void {
+    if (!toolsByName.has(name)) throw unknownTool(task, name, `/spec/constraints/${list}/${i}${suffix}`);
+  }
+
+  function unknownTool(task: Task, name: string, pointer: string): EnvHarnessError {
+    return invalid(task, `task ${task.id} names tool "${name}" that domain ${domain.name} does not have; known: ${[...toolsByName.keys()].join(', ')}`, pointer);
+  }
+
   function baseFor(task: Task): BaseEntry<S> {
-    const key = fastDigest(task.spec.initialState);
+    // A small initial state (a world reference) is its own key: no sha256 per task.
+    const text = canonicalize(task.spec.initialState);
+    const key = text.length <= SHORT_STATE_KEY ? text : fastDigest(text);
     let entry = bases.get(key);
     if (entry === undefined) {
       let state: S;
@@ -114,68 +143,124 @@ export function createRuntimeCache<S>(domain: Domain<S>, options: RuntimeCacheOp
     }
     const spec = task.spec;
     const constraints = spec.constraints ?? {};
-    const checkTool = (name: string, pointer: string): void => {
-      if (!toolsByName.has(name)) {
-        throw invalid(task, `task ${task.id} names tool "${name}" that domain ${domain.name} does not have; known: ${[...toolsByName.keys()].join(', ')}`, pointer);
-      }
-    };
-    constraints.allowedTools?.forEach((name, i) => checkTool(name, `/spec/constraints/allowedTools/${i}`));
-    constraints.confirmTools?.forEach((name, i) => checkTool(name, `/spec/constraints/confirmTools/${i}`));
-    constraints.forbidden?.forEach((f, i) => checkTool(f.tool, `/spec/constraints/forbidden/${i}/tool`));
+    // Loops rather than callbacks, and pointers built only for an error: this runs once per generated task.
+    const { allowedTools, confirmTools, forbidden } = constraints;
+    if (allowedTools !== undefined) for (let i = 0; i < allowedTools.length; i++) checkTool(task, allowedTools[i]!, 'allowedTools', i, '');
+    if (confirmTools !== undefined) for (let i = 0; i < confirmTools.length; i++) checkTool(task, confirmTools[i]!, 'confirmTools', i, '');
+    if (forbidden !== undefined) for (let i = 0; i < forbidden.length; i++) checkTool(task, forbidden[i]!.tool, 'forbidden', i, '/tool');
     const faultRules = spec.faults?.rules ?? [];
-    faultRules.forEach((rule, i) => {
-      if (rule.tool !== '*') checkTool(rule.tool, `/spec/faults/rules/${i}/tool`);
+    for (let i = 0; i < faultRules.length; i++) {
+      const rule = faultRules[i]!;
+      if (rule.tool !== '*' && !toolsByName.has(rule.tool)) throw unknownTool(task, rule.tool, `/spec/faults/rules/${i}/tool`);
       if (!(rule.rate >= 0 && rule.rate <= 1)) throw invalid(task, `fault rule ${i}: rate must be within [0, 1], got ${rule.rate}`, `/spec/faults/rules/${i}/rate`);
-    });
-    const budget = { ...DEFAULT_BUDGET, ...spec.budget };
-    checkBudget(task, budget);
-
-    const allowed = constraints.allowedTools === undefined ? undefined : new Set(constraints.allowedTools);
-    const tools = new Map<string, Tool<S, any>>();
-    for (const tool of domain.tools) if (allowed === undefined || allowed.has(tool.name)) tools.set(tool.name, tool);
-    const toolSpecs = deepFreeze([...tools.values()].map(specOf));
+    }
+    const budget = budgetOf(task);
+    const toolKey = allowedTools === undefined ? '*' : allowedTools.join('\n');
+    let toolSet = toolSets.get(toolKey);
+    if (toolSet === undefined) {
+      const allowed = allowedTools === undefined ? undefined : new Set(allowedTools);
+      const map = new Map<string, Tool<S, any>>();
+      for (const tool of domain.tools) if (allowed === undefined || allowed.has(tool.name)) map.set(tool.name, tool);
+      toolSet = { tools: map, toolSpecs: deepFreeze([...map.values()].map(specOf)) };
+      toolSets.set(toolKey, toolSet);
+    }
+    const tools = toolSet.tools;
+    const confirmKey = confirmTools === undefined ? '' : confirmTools.join('\n');
+    let confirm = confirmSets.get(confirmKey);
+    if (confirm === undefined) {
+      confirm = new Set(confirmTools ?? []);
+      confirmSets.set(confirmKey, confirm);
+    }
 
     const base = baseFor(task);
     const referenceState = domain.fork(base.state);
-    const solutionKeys = new Set<string>();
+    const solutionCalls: Array<readonly [string, JsonObject]> = [];
+    const replay: Array<{ action: Action; output: JsonValue; after: S | undefined }> = [];
+    let replayable = true;
     let call = 0;
-    spec.solution.forEach((action, i) => {
-      if (action.type !== 'tool') return;
-      const pointer = `/spec/solution/${i}`;
+    const solution = spec.solution;
+    for (let i = 0; i < solution.length; i++) {
+      const action = solution[i]!;
+      if (action.type !== 'tool') continue;
       const tool = tools.get(action.tool);
-      if (tool === undefined) throw invalid(task, `reference solution step ${i} calls tool "${action.tool}", which this task does not allow or the domain lacks`, `${pointer}/tool`);
+      if (tool === undefined) throw invalid(task, `reference solution step ${i} calls tool "${action.tool}", which this task does not allow or the domain lacks`, `/spec/solution/${i}/tool`);
       const parsed = tool.args.safeParse(action.args);
       if (!parsed.success) {
-        throw invalid(task, `reference solution step ${i}: invalid arguments for ${action.tool}: ${parsed.error.issues[0]?.message ?? 'invalid'}`, `${pointer}/args`);
+        throw invalid(task, `reference solution step ${i}: invalid arguments for ${action.tool}: ${parsed.error.issues[0]?.message ?? 'invalid'}`, `/spec/solution/${i}/args`);
       }
-      solutionKeys.add(callKey(tool.name, parsed.data));
-      const ctx = lazyToolContext(task, 'reference', call++);
+      solutionCalls.push([tool.name, parsed.data]);
+      const ctx = new LazyToolContext(task, 'reference', call++);
       let outcome;
       try {
         outcome = tool.run(referenceState, parsed.data, ctx);
       } catch (error) {
-        throw invalid(task, `reference solution step ${i} (${action.tool}) threw: ${toEnvHarnessError(error).message}`, pointer, error);
+        throw invalid(task, `reference solution step ${i} (${action.tool}) threw: ${toEnvHarnessError(error).message}`, `/spec/solution/${i}`, error);
       }
       if (!outcome.ok) {
-        throw invalid(task, `reference solution step ${i} (${action.tool}) failed with ${outcome.error.code}: ${outcome.error.message}`, pointer);
+        throw invalid(task, `reference solution step ${i} (${action.tool}) failed with ${outcome.error.code}: ${outcome.error.message}`, `/spec/solution/${i}`);
       }
-    });
+      if (ctx.usedRng) replayable = false;
+      // A mutable output could change under later calls here before an episode shows it: stop serving there.
+      const output = outcome.output;
+      if (typeof output === 'object' && output !== null && !Object.isFrozen(output)) replayable = false;
+      if (replayable) replay.push({ action, output, after: tool.effect === 'write' ? domain.fork(referenceState) : undefined });
+    }
+    const referenceHash = domain.hashState(referenceState);
+    if (!replayable) replay.length = 0;
+    else {
+      // The last write left the final state: serve a fork taken after hashing (a domain may keep the hash on it).
+      for (let k = replay.length - 1; k >= 0; k--) {
+        if (replay[k]!.after === undefined) continue;
+        replay[k]!.after = domain.fork(referenceState);
+        break;
+      }
+    }
 
-    return {
-      task,
-      base: base.state,
-      baseHash: base.hash,
-      referenceState,
-      referenceHash: domain.hashState(referenceState),
-      tools,
-      toolSpecs,
-      budget: deepFreeze(budget),
-      confirm: new Set(constraints.confirmTools ?? []),
-      forbidden: constraints.forbidden ?? [],
-      faultRules,
-      hasStaleRule: faultRules.some((r) => r.kind === 'stale'),
-      solutionKeys,
-    };
+    let hasStaleRule = false;
+    for (let i = 0; i < faultRules.length; i++) if (faultRules[i]!.kind === 'stale') hasStaleRule = true;
+    return new Prepared<S>(
+      {
+        task,
+        base: base.state,
+        baseHash: base.hash,
+        referenceState,
+        referenceHash,
+        tools,
+        toolSpecs: toolSet.toolSpecs,
+        budget,
+        confirm,
+        forbidden: constraints.forbidden ?? [],
+        faultRules,
+        hasStaleRule,
+        replay,
+      },
+      solutionCalls,
+    );
+  }
+
+  /** The task's budget over the defaults, checked and frozen; shared by tasks with the same plain numbers. */
+  function budgetOf(task: Task): Readonly<Budget> {
+    const own = task.spec.budget as Budget | undefined;
+    let key: string | undefined;
+    if (own !== undefined && own.perTool === undefined) {
+      key = '';
+      for (const name in own) {
+        const value = own[name as keyof Budget];
+        // Only finite numbers make a key: anything else (undefined included) is merged and checked afresh.
+        if (typeof value !== 'number' || !Number.isFinite(value)) {
+          key = undefined;
+          break;
+        }
+        key += name + '=' + value + ';';
+      }
+    }
+    const known = key === undefined ? undefined : budgets.get(key);
+    if (known !== undefined) return known;
+    const budget = { ...DEFAULT_BUDGET, ...own };
+    checkBudget(task, budget);
+    const frozen = deepFreeze(budget);
+    if (key !== undefined && budgets.size < MAX_SHARED_BUDGETS) budgets.set(key, frozen);
+    return frozen;
   }
 
   return {
@@ -184,11 +269,56 @@ export function createRuntimeCache<S>(domain: Domain<S>, options: RuntimeCacheOp
     clear() {
       bases.clear();
       tasks.clear();
+      toolSets.clear();
+      confirmSets.clear();
+      budgets.clear();
     },
     get stats() {
       return { states: bases.size, tasks: tasks.size, statesBuilt, tasksPrepared };
     },
   };
+}
+
+/** A prepared task; the solution's call keys are made on first read. */
+class Prepared<S> implements PreparedTask<S> {
+  readonly task: Task;
+  readonly base: S;
+  readonly baseHash: string;
+  readonly referenceState: S;
+  readonly referenceHash: string;
+  readonly tools: ReadonlyMap<string, Tool<S, any>>;
+  readonly toolSpecs: readonly ToolSpec[];
+  readonly budget: Readonly<Budget>;
+  readonly confirm: ReadonlySet<string>;
+  readonly forbidden: PreparedTask<S>['forbidden'];
+  readonly faultRules: readonly FaultRule[];
+  readonly hasStaleRule: boolean;
+  readonly replay: ReadonlyArray<ReplayedCall<S>>;
+  userRng: PreparedTask<S>['userRng'] = undefined;
+  private keys: ReadonlySet<string> | undefined = undefined;
+
+  constructor(
+    fields: Omit<PreparedTask<S>, 'solutionKeys' | 'userRng'>,
+    private readonly solutionCalls: ReadonlyArray<readonly [string, JsonObject]>,
+  ) {
+    this.task = fields.task;
+    this.base = fields.base;
+    this.baseHash = fields.baseHash;
+    this.referenceState = fields.referenceState;
+    this.referenceHash = fields.referenceHash;
+    this.tools = fields.tools;
+    this.toolSpecs = fields.toolSpecs;
+    this.budget = fields.budget;
+    this.confirm = fields.confirm;
+    this.forbidden = fields.forbidden;
+    this.faultRules = fields.faultRules;
+    this.hasStaleRule = fields.hasStaleRule;
+    this.replay = fields.replay;
+  }
+
+  get solutionKeys(): ReadonlySet<string> {
+    return (this.keys ??= new Set(this.solutionCalls.map(([tool, args]) => callKey(tool, args))));
+  }
 }
 
 /**
@@ -211,6 +341,11 @@ class LazyToolContext implements ToolContext {
   get rng(): Rng {
     return (this.generator ??= fastRng([this.task.id, this.seed, 'tool', this.call]));
   }
+
+  /** Whether the tool asked for its rng. */
+  get usedRng(): boolean {
+    return this.generator !== undefined;
+  }
 }
 
 function checkBudget(task: Task, budget: Budget): void {
@@ -230,6 +365,12 @@ function checkBudget(task: Task, budget: Budget): void {
 function invalid(task: Task, message: string, pointer: string, cause?: unknown): EnvHarnessError {
   return new EnvHarnessError('TASK_INVALID', message, { details: { pointer, taskId: task.id }, cause });
 }
+
+/** Distinct task budgets a runtime cache shares (beyond that, each task's is merged afresh). */
+const MAX_SHARED_BUDGETS = 256;
+
+/** Longest canonical initial state kept as its own cache key (longer ones are keyed by their digest). */
+const SHORT_STATE_KEY = 256;
 
 /** One cache per domain object, made on first use. Caches of pure functions only: results never depend on them. */
 const defaultCaches = new WeakMap<Domain<any>, RuntimeCache<any>>();
