@@ -186,14 +186,22 @@ export function stepResult(result: StepResult, ctx: SessionContext, callTool?: s
 
 /**
  * The WebSocket `observation` message of a step as JSON text, the same value as
- * `JSON.stringify({ type: 'observation', data: stepResult(result, ctx, callTool) })`: the observation and the
- * step's parts are serialised, the parts that stay the same for the episode (its id, budget, task) once. The
- * observation is the canonical text its transition was written with when that is still at hand (step-text.ts;
- * its keys then in RFC 8785 order), else JSON.stringify's.
+ * `JSON.stringify({ type: 'observation', data: stepResult(result, ctx, callTool) })` (see `stepResultText`).
  */
 export function stepMessage(result: StepResult, ctx: SessionContext, callTool?: string): string {
+  return `{"type":"observation","data":${stepResultText(result, ctx, callTool)}}`;
+}
+
+/**
+ * A step result in OpenEnv's shape as JSON text (the HTTP `/step` answer), the same value as
+ * `JSON.stringify(stepResult(result, ctx, callTool))`: the observation and the step's parts are serialised, the
+ * parts that stay the same for the episode (its id, budget, task) once. The observation is the canonical text its
+ * transition was written with when that is still at hand (step-text.ts; its keys then in RFC 8785 order), else
+ * JSON.stringify's.
+ */
+export function stepResultText(result: StepResult, ctx: SessionContext, callTool?: string): string {
   const observation = result.observation;
-  if (callTool !== undefined || 'metadata' in observation) return JSON.stringify({ type: 'observation', data: stepResult(result, ctx, callTool) });
+  if (callTool !== undefined || 'metadata' in observation) return JSON.stringify(stepResult(result, ctx, callTool));
   const fixed = (ctx.text ??= {
     head: `{"episode_id":${JSON.stringify(ctx.episodeId)},"step":`,
     limit: JSON.stringify(ctx.budget),
@@ -204,7 +212,7 @@ export function stepMessage(result: StepResult, ctx: SessionContext, callTool?: 
   if (result.truncation !== undefined) meta += `,"truncation":${JSON.stringify(result.truncation)}`;
   if (ctx.group !== undefined) meta += `,"group":${JSON.stringify(metadata(ctx, step, result).group)}`;
   const obs = observationText(observation);
-  return `{"type":"observation","data":{"observation":${obs.length > 2 ? `${obs.slice(0, -1)},` : '{'}"metadata":${meta}}},"reward":${JSON.stringify(result.reward)},"done":${result.terminated || result.truncated}}}`;
+  return `{"observation":${obs.length > 2 ? `${obs.slice(0, -1)},` : '{'}"metadata":${meta}}},"reward":${JSON.stringify(result.reward)},"done":${result.terminated || result.truncated}}`;
 }
 
 /** `list_tools` (OpenEnv's MCP action) answered without a step: the current task's tools, with MCP's `inputSchema`. */

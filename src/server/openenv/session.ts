@@ -6,7 +6,7 @@ import { HttpProblem, type Problem } from '../errors.js';
 import type { EpisodeRegistry, ServerEpisode } from '../episodes.js';
 import { JoinGroupBodySchema, type GroupRegistry } from '../groups.js';
 import { CreateEpisodeBodySchema } from '../schemas.js';
-import { resetResult, stepMessage, stepResult, toAction, toolsResult, type OpenEnvResult, type ResetRequest, type SessionContext } from './messages.js';
+import { resetResult, stepMessage, stepResult, stepResultText, toAction, toolsResult, type OpenEnvResult, type ResetRequest, type SessionContext } from './messages.js';
 
 /** The registries a session works on. */
 export interface SessionDeps {
@@ -62,6 +62,14 @@ export class OpenEnvSession {
   async step(data: unknown, key?: string): Promise<OpenEnvResult> {
     const applied = await this.apply(data, key);
     return 'listed' in applied ? applied.listed : this.stepped(applied.result, applied.callTool);
+  }
+
+  /** `step` answered as JSON text (the HTTP `/step` body; built without the intermediate objects). */
+  async stepText(data: unknown, key?: string): Promise<string> {
+    const applied = await this.apply(data, key);
+    if ('listed' in applied) return JSON.stringify(applied.listed);
+    this.advance(applied.result);
+    return stepResultText(applied.result, this.ctx!, applied.callTool);
   }
 
   /** `step` answered as the WebSocket's `observation` message text (built without the intermediate objects). */

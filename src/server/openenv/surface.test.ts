@@ -2,7 +2,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startTestServer, type TestServer } from '../testing/fixture.js';
-import { parseReset, stepMessage, stepResult, toAction, type SessionContext } from './messages.js';
+import { canonicalize } from '../../index.js';
+import { parseReset, stepMessage, stepResult, stepResultText, toAction, type SessionContext } from './messages.js';
 
 let t: TestServer;
 
@@ -63,6 +64,31 @@ describe('OpenEnv surface', () => {
       record = await t.harness.store.getEpisode(`${id}:1`);
     }
     expect(record?.status).toBe('closed');
+  });
+
+  it('answers an HTTP /step with the bytes of the stored transition\'s observation, and the same value as before', async () => {
+    const post = async (path: string, body: unknown) => {
+      const res = await fetch(`${t.url}/openenv${path}`, { method: 'POST', headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      expect(res.status).toBe(200);
+      return res.text();
+    };
+    const reset = JSON.parse(await post('/reset', { task_id: t.tasks.short, seed: 5 }));
+    const id = reset.observation.metadata.episode_id as string;
+    const listed = JSON.parse(await post('/step', { episode_id: id, action: { type: 'tool', tool: 'list_items', args: {} } }));
+    const item = listed.observation.output[0].item as string;
+    // get_stock's output keys (item, quantity, locked) are not in canonical order: the spliced text is told apart.
+    const text = await post('/step', { episode_id: id, action: { type: 'tool', tool: 'get_stock', args: { item } } });
+    const transition = (await t.harness.store.listTransitions(`${id}:1`))[1];
+    // The observation is the text written for the transition (canonical key order), metadata appended to it.
+    const observation = canonicalize(transition!.observation);
+    expect(text.startsWith(`{"observation":${observation.slice(0, -1)},"metadata":{`)).toBe(true);
+    const parsed = JSON.parse(text);
+    const { metadata, ...rest } = parsed.observation;
+    expect(rest).toEqual(transition!.observation);
+    expect(metadata.step).toBe(2);
+    expect(metadata.info).toEqual(transition!.info);
+    expect(Object.keys(parsed)).toEqual(['observation', 'reward', 'done']);
+    expect(parsed.reward).toBe(transition!.reward);
   });
 
   it('closes a session idle for session_timeout with 1001', async () => {
@@ -139,6 +165,7 @@ describe('OpenEnv surface', () => {
         const c = ctx();
         expect(stepMessage(r as never, c)).toBe(expected);
         expect(stepMessage(r as never, c)).toBe(expected); // again, from the per-episode cache
+        expect(stepResultText(r as never, c)).toBe(JSON.stringify(stepResult(r as never, ctx())));
       }
     }
     // call_tool answers keep their own shape.

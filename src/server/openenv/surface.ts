@@ -168,7 +168,7 @@ export function createOpenEnvSurface(deps: OpenEnvSurfaceDeps, options: OpenEnvO
         if (at.rest === '/mcp') return send(res, ok(await answerMcpText(raw, httpMcp)));
         try {
           const body = parseJsonBody(raw, {});
-          send(res, ok(at.rest === '/reset' ? await httpReset(body) : await httpStep(body)));
+          send(res, at.rest === '/reset' ? ok(await httpReset(body)) : okText(await httpStep(body)));
         } catch (error) {
           send(res, problemReply(problemFrom(error, instance)));
         }
@@ -204,7 +204,7 @@ export function createOpenEnvSurface(deps: OpenEnvSurfaceDeps, options: OpenEnvO
     if (requestId !== undefined && typeof requestId !== 'string') throw new OpenEnvValidationError('request_id must be a string', ['request_id']);
     const s = httpSessions.get(id);
     if (s === undefined) throw new EnvHarnessError('EPISODE_NOT_FOUND', `no OpenEnv session ${id.slice(0, 80)}; reset first (sessions idle for --idle seconds are closed)`);
-    return s.step(b['action'], requestId);
+    return s.stepText(b['action'], requestId);
   };
 
   // ---- WebSocket -------------------------------------------------------------------------------
@@ -329,7 +329,11 @@ export function createOpenEnvSurface(deps: OpenEnvSurfaceDeps, options: OpenEnvO
 }
 
 function ok(value: unknown): Reply {
-  return { status: 200, body: JSON.stringify(value), headers: { 'content-type': 'application/json' } };
+  return okText(JSON.stringify(value));
+}
+
+function okText(body: string): Reply {
+  return { status: 200, body, headers: { 'content-type': 'application/json' } };
 }
 
 /** The problem of any throwable: validation failures are PARAMS_INVALID with the field's pointer; a registry reply's problem is kept. */
