@@ -62,9 +62,10 @@ export function createEpisode<S>(domain: Domain<S>, task: Task, options: Episode
  * @internal An episode for the simulator gates: faults off, nothing recorded, and only what a verdict
  * reads. Outcomes, observations, the trace and every feedback code that can fail a gate (INVALID_ACTION,
  * PRECONDITION_FAILED, POLICY_VIOLATION, ORDER_VIOLATION, BUDGET_EXHAUSTED) are those of `createEpisode`;
- * it skips the informational feedback (SUBGOAL_REACHED, NO_PROGRESS, BUDGET_WARNING, REDUNDANT_CALL,
- * OFF_PATH) and the call keys behind it, and hashes the state only when the episode ends
- * (`info.stateHash` of earlier steps is the last hash taken).
+ * it skips the runtime's informational feedback (SUBGOAL_REACHED from the task's subgoals, NO_PROGRESS,
+ * BUDGET_WARNING, REDUNDANT_CALL, OFF_PATH) and the call keys behind it, and hashes the state only when the
+ * episode ends (`info.stateHash` of earlier steps is the last hash taken). A domain's own feedback is kept
+ * as it is (the web domain's SUBGOAL_REACHED for a dismissed modal, say).
  */
 export function createGateEpisode<S>(domain: Domain<S>, task: Task, cache: RuntimeCache<S> | undefined): Episode {
   const used = cache ?? runtimeCacheFor(domain);
