@@ -153,21 +153,39 @@ function firstVisitRound(set: FirstVisitSet, kind: 'steps' | 'episodes', copies:
 }
 
 /**
- * First-visit steps and episodes per CPU-second of this process, one thread: a round is 5 plays of every
- * task and a few milliseconds of CPU, so the median of 7 rounds is reported (one round alone moved by a
- * third between runs).
+ * Untimed rounds of first visits before the timed ones, per level and kind. The steady state of a long
+ * training run is warm code: a level's first rounds run while V8 is still optimising the render path (at
+ * level 1 the first few rounds read about half of what rounds 25 to 40 read, in one process at load 8).
  */
-function firstVisitsPerCpuSecond(tasks: readonly Task[], copies = 5, rounds = 7): { steps: number; episodes: number } {
+const FIRST_VISIT_WARMUP = 12;
+/** Timed rounds of first visits (each 5 plays of every task). */
+const FIRST_VISIT_ROUNDS = 10;
+
+/**
+ * First-visit steps and episodes per CPU-second of this process, one thread: after the warm-up, everything
+ * the timed rounds played over the CPU time of their plays. A sum, not a median of rounds: a round is a few
+ * milliseconds of CPU and a minor collection a few, so a median could pick rounds that ran none, while
+ * the sum counts collections at the rate the plays cause them.
+ */
+function firstVisitsPerCpuSecond(tasks: readonly Task[], copies = 5, warmup = FIRST_VISIT_WARMUP, rounds = FIRST_VISIT_ROUNDS): { steps: number; episodes: number } {
   const set = firstVisitSet(tasks);
-  const steps: number[] = [];
-  const episodes: number[] = [];
-  for (let round = 0; round < rounds; round++) {
-    const s = firstVisitRound(set, 'steps', copies, cpuClock);
-    steps.push(s.steps / (s.us / 1e6));
-    const e = firstVisitRound(set, 'episodes', copies, cpuClock);
-    episodes.push(e.plays / (e.us / 1e6));
+  for (let round = 0; round < warmup; round++) {
+    firstVisitRound(set, 'steps', copies, cpuClock);
+    firstVisitRound(set, 'episodes', copies, cpuClock);
   }
-  return { steps: median(steps), episodes: median(episodes) };
+  const steps: FirstVisitRound = { plays: 0, steps: 0, us: 0 };
+  const episodes: FirstVisitRound = { plays: 0, steps: 0, us: 0 };
+  for (let round = 0; round < rounds; round++) {
+    add(steps, firstVisitRound(set, 'steps', copies, cpuClock));
+    add(episodes, firstVisitRound(set, 'episodes', copies, cpuClock));
+  }
+  return { steps: steps.steps / (steps.us / 1e6), episodes: episodes.plays / (episodes.us / 1e6) };
+}
+
+function add(to: FirstVisitRound, round: FirstVisitRound): void {
+  to.plays += round.plays;
+  to.steps += round.steps;
+  to.us += round.us;
 }
 
 /** A runtime cache that hands `prepared` with `base` as the world its episodes fork (same content, so the same base hash). */
@@ -200,17 +218,21 @@ interface ThreadJob {
   readonly index: number;
   readonly threads: number;
   readonly copies: number;
+  readonly warmup: number;
   readonly rounds: number;
   /** One counter all threads of a run add to at the start of each round (a barrier: rounds run side by side). */
   readonly barrier: SharedArrayBuffer;
 }
 
-/** The same first visits split across `threads` worker threads (play i goes to thread i mod threads). */
-export async function firstVisitsOnThreads(level: number, kind: 'steps' | 'episodes', threads: number, copies = 5, rounds = 7): Promise<number> {
+/**
+ * The same first visits split across `threads` worker threads (play i of a round goes to thread i mod
+ * threads): everything the timed rounds played over the sum, per round, of the slowest thread's time.
+ */
+export async function firstVisitsOnThreads(level: number, kind: 'steps' | 'episodes', threads: number, copies = 5, warmup = FIRST_VISIT_WARMUP, rounds = FIRST_VISIT_ROUNDS): Promise<number> {
   const barrier = new SharedArrayBuffer(4);
   const results = await Promise.all(
     Array.from({ length: threads }, (_, index) => {
-      const job: ThreadJob = { webFirstVisits: true, level, kind, index, threads, copies, rounds, barrier };
+      const job: ThreadJob = { webFirstVisits: true, level, kind, index, threads, copies, warmup, rounds, barrier };
       const worker = new Worker(THREAD_SOURCE, { eval: true, workerData: { job, tsx: TSX_API, file: import.meta.url } });
       return new Promise<FirstVisitRound[]>((resolve, reject) => {
         worker.once('message', (rounds: FirstVisitRound[]) => resolve(rounds));
@@ -219,25 +241,28 @@ export async function firstVisitsOnThreads(level: number, kind: 'steps' | 'episo
       });
     }),
   );
-  // A round's rate: what every thread played over the time of the slowest thread's plays.
-  const rates: number[] = [];
+  let done = 0;
+  let us = 0;
   for (let r = 0; r < rounds; r++) {
-    let done = 0;
-    let us = 0;
+    let slowest = 0;
     for (const thread of results) {
       done += kind === 'steps' ? thread[r]!.steps : thread[r]!.plays;
-      us = Math.max(us, thread[r]!.us);
+      slowest = Math.max(slowest, thread[r]!.us);
     }
-    rates.push(done / (us / 1e6));
+    us += slowest;
   }
-  return median(rates);
+  return done / (us / 1e6);
 }
 
-/** A first-visit thread: a warm-up round of its share, then `rounds` rounds timed by the wall clock, each started with the others. */
+/**
+ * A first-visit thread: warm-up rounds of every play (a thread is a fresh V8 isolate, as warm as the
+ * one-thread run after them), then `rounds` rounds of its share timed by the wall clock, each started
+ * with the other threads.
+ */
 function runThreadJob(job: ThreadJob): FirstVisitRound[] {
   const set = firstVisitSet(webBenchTasks(job.level));
+  for (let r = 0; r < job.warmup; r++) firstVisitRound(set, job.kind, job.copies, wallClock);
   const mine = (play: number): boolean => play % job.threads === job.index;
-  firstVisitRound(set, job.kind, 2, wallClock, mine);
   const counter = new Int32Array(job.barrier);
   const out: FirstVisitRound[] = [];
   for (let r = 0; r < job.rounds; r++) {
@@ -320,16 +345,16 @@ export async function run(): Promise<BenchSection[]> {
         'Per level, 24 tasks (8 templates x 3 seeds). Simulated steps/s: the pure `step(page, action)` over the reference actions from built initial pages (no observation text). ' +
         'Oracle episodes/s: full episodes through the runtime (reset, every reference action with its accessibility-tree observation, feedback and grading). Targets: 100k steps/s, 5,000 episodes/s. ' +
         'Both replay the same tasks, so after the first play of a task they mostly meet page states an earlier episode rendered (kept per bid log and reused). ' +
-        'First visits: each play from its own freshly built world and initial page, so nothing is reused; each world is built just before its play and only the CPU time of the play is counted (median of 7 rounds of 5 plays per task). ' +
+        'First visits: each play from its own freshly built world and initial page, so nothing is reused; each world is built just before its play and only the CPU time of the play is counted. A round is 5 plays of every task; after 12 untimed rounds (warm code, as in a long training run), the figure is everything 10 rounds played over their CPU time. ' +
         'First-visit steps: the pure `step` over the reference actions. First-visit episodes: full runtime episodes as above (the episode made, reset, every reference action with its observation, feedback, grading), each forking its own fresh world; the task is prepared once beforehand (its reference solution played for the reference hash, on a world of its own), a cost per task and not counted.',
       rows,
-      notes: [`load average at start ${load.toFixed(2)}, at end ${loadThreads.toFixed(2)} on this machine's cores; the per-CPU-second columns divide by this process's user + system CPU time (medians of 5 runs; first visits of 7 rounds)`, 'The Chromium half (same episodes, ratio) is bench/web-chromium.bench.ts, from the web-browser helper.', 'First visits since 2026-12-05 (third pass) time each play alone, its world built just before it: earlier runs built a round\'s 120 worlds up front and also counted the collector copying them during the steps (about a quarter of their time), so their first-visit figures are not like for like with these.'],
+      notes: [`load average at start ${load.toFixed(2)}, at end ${loadThreads.toFixed(2)} on this machine's cores; the per-CPU-second columns divide by this process's user + system CPU time (medians of 5 runs; first visits: totals of 10 rounds after 12 untimed ones)`, 'The Chromium half (same episodes, ratio) is bench/web-chromium.bench.ts, from the web-browser helper.', 'First visits since 2026-12-05 (third pass) time each play alone, its world built just before it: earlier runs built a round\'s 120 worlds up front and also counted the collector copying them during the steps (about a quarter of their time), so their first-visit figures are not like for like with these. Since the fourth pass the first-visit columns are totals over 10 rounds after 12 untimed ones, where they were medians of 7 rounds with no warm-up (rounds of a few milliseconds, read while V8 was still optimising the render path: at level 1 about half the steady rate).'],
     },
     {
       title: 'Web domain: first visits on 2 threads',
       description:
-        'The first-visit workload of the section above (per level, 5 plays of each of 24 tasks a round, each play from its own freshly built world) played by worker threads of this process: play i goes to thread i mod N, each thread warms up on its share, then the threads start each of 7 rounds together. ' +
-        'As in the one-thread columns above, each world is built just before its play and outside the timing: a thread sums the wall time of its plays alone, and a round\'s rate is everything the threads played over the slower thread\'s time (median of 7 rounds). ' +
+        'The first-visit workload of the section above (per level, 5 plays of each of 24 tasks a round, each play from its own freshly built world) played by worker threads of this process: each thread first plays 12 untimed rounds of every play (a thread is a fresh V8 isolate), then play i of a round goes to thread i mod N and the threads start each of 10 timed rounds together. ' +
+        'As in the one-thread columns above, each world is built just before its play and outside the timing: a thread sums the wall time of its plays alone, and the figure is everything the threads played over the sum, per round, of the slower thread\'s time. ' +
         'Wall time, not CPU time (a worker thread cannot read its own CPU time in Node 20), so these figures fall with the machine\'s load; the one-thread per-CPU-second columns above are the primary reading, these a supplementary one of what this 2-core machine does with both cores.',
       rows: threadRows,
       notes: [`load average at start ${loadThreads.toFixed(2)}, at end ${loadavg()[0]!.toFixed(2)} on this machine's cores (with the load at or above 2, the second thread competes with other jobs for the second core)`],
