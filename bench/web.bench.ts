@@ -143,7 +143,8 @@ function firstVisitRound(set: FirstVisitSet, kind: 'steps' | 'episodes', copies:
         let ended = false;
         for (const action of task.spec.solution) if ((ended = episode.step(action).terminated)) break;
         out.us += clock() - before;
-        if (!ended) throw new Error(`the reference solution of ${task.id} did not end its first-visit episode`);
+        // Checked outside the timing: the episode on the fresh world ended where the reference play did.
+        if (!ended || episode.stateHash() !== prepared[t]!.referenceHash) throw new Error(`the reference solution of ${task.id} did not end its first-visit episode in the reference state`);
       }
       out.plays++;
       out.steps += actions[t]!.length;
@@ -233,7 +234,7 @@ export async function firstVisitsOnThreads(level: number, kind: 'steps' | 'episo
   const results = await Promise.all(
     Array.from({ length: threads }, (_, index) => {
       const job: ThreadJob = { webFirstVisits: true, level, kind, index, threads, copies, warmup, rounds, barrier };
-      const worker = new Worker(THREAD_SOURCE, { eval: true, workerData: { job, tsx: TSX_API, file: import.meta.url } });
+      const worker = new Worker(THREAD_SOURCE, { eval: true, workerData: { job, tsx: import.meta.resolve('tsx/esm/api'), file: import.meta.url } });
       return new Promise<FirstVisitRound[]>((resolve, reject) => {
         worker.once('message', (rounds: FirstVisitRound[]) => resolve(rounds));
         worker.once('error', reject);
@@ -286,7 +287,6 @@ const THREAD_SOURCE = `
 const { workerData } = require('node:worker_threads');
 import(workerData.tsx).then((tsx) => { tsx.register(); return import(workerData.file); });
 `;
-const TSX_API = import.meta.resolve('tsx/esm/api');
 
 const threadJob = isMainThread ? undefined : (workerData as { job?: Partial<ThreadJob> } | null)?.job;
 if (threadJob?.webFirstVisits === true) parentPort!.postMessage(runThreadJob(threadJob as ThreadJob));
