@@ -58,7 +58,8 @@ export function observe(page: PageState, error?: WebError, options: ObserveOptio
       parts.push(piece.line);
       used += piece.line.length + 1;
     }
-    for (const child of node.children) walkPruned(child, depth + 1);
+    const children = node.children;
+    for (let i = 0; i < children.length; i++) walkPruned(children[i]!, depth + 1);
   };
   const walk = (node: WebNode, depth: number, shown: boolean): void => {
     const visible = shown && isShown(page, node);
@@ -141,8 +142,11 @@ function pieceOf(node: WebNode, depth: number): Piece {
   let shortest = size;
   let late = node.showAt ?? -1;
   let fold = node.fold ?? -1;
-  for (const child of node.children) {
-    const sub = pieceOf(child, depth + 1);
+  // Indexed, not `for...of`: V8 did not drop the iterator's result objects in this recursion (about 3% of
+  // what a first-visit episode allocated).
+  const children = node.children;
+  for (let i = 0; i < children.length; i++) {
+    const sub = pieceOf(children[i]!, depth + 1);
     if (sub.late > late) late = sub.late;
     if (sub.fold > fold) fold = sub.fold;
     if (sub.text === undefined) texts = undefined;

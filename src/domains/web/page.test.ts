@@ -1,5 +1,5 @@
 // The simulated page end to end on the shop back office: observation, actions, site events, and rejected actions that change nothing.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { openPage, step, type PageState, type WebAction } from './page.js';
 import { observe } from './observation.js';
 import { plainConfig, type PageConfig } from './perturbation.js';
@@ -186,5 +186,28 @@ describe('the simulated page (shop back office)', () => {
     // The session that left the path gave /customers' keys bids of its own, then /products' differ from the first session's.
     const bidIn = (page: PageState, key: string): string | undefined => findNode(page.tree, (n) => n.key === key)?.bid;
     expect(bidIn(other.at(-2)!, 'products.h')).not.toBe(bidIn(first.at(-2)!, 'products.h'));
+  });
+
+  it('re-renders the main content on a scroll only when the render read the scroll (an infinite list), and loads its rows then', () => {
+    const rows = Object.fromEntries(Array.from({ length: 7 }, (_, i) => [`O-${2001 + i}`, { customer: `Customer ${i}`, total: 100 * (i + 1), status: 'pending', note: '' }]));
+    const config: PageConfig = { ...plainConfig(), perturbations: ['infinite-list'], pageSize: 3 };
+    const cells = (page: PageState): number => observe(page).axtree.split('\n').filter((l) => l.includes("link 'View O-")).length;
+    const renders = vi.spyOn(shopSite, 'render');
+    // A page with no table on it: the scroll changes nothing it shows, and the site does not render it again.
+    const form = openPage(shopSite, config, createStore({ ...tables, orders: rows }), '/customers/new');
+    expect(renders).toHaveBeenCalledTimes(1);
+    const scrolled = play(form, { type: 'scroll', direction: 'down' });
+    expect(scrolled.scroll).toBe(1);
+    expect(renders).toHaveBeenCalledTimes(1);
+    expect(scrolled.tree.children[1]).toBe(form.tree.children[1]);
+    // The orders table under an infinite list: each scroll loads a batch of rows, until all are shown.
+    let list = openPage(shopSite, config, createStore({ ...tables, orders: rows }), '/orders');
+    expect(cells(list)).toBe(3);
+    list = play(list, { type: 'scroll', direction: 'down' });
+    expect(cells(list)).toBe(6);
+    list = play(list, { type: 'scroll', direction: 'down' }, { type: 'scroll', direction: 'down' });
+    expect(cells(list)).toBe(7);
+    expect(observe(list).axtree).not.toContain('Scroll down to load more rows');
+    renders.mockRestore();
   });
 });

@@ -487,7 +487,8 @@ class PageContext implements HandleContext {
   readonly view: View;
   readonly config: PageConfig;
   readonly tick: number;
-  readonly scroll: number;
+  /** Whether the site read `scroll` (the render depends on it only then). */
+  readScroll = false;
   private parsedParts: readonly string[] | undefined;
   private parsedParams: Readonly<Record<string, string>> | undefined;
 
@@ -498,7 +499,11 @@ class PageContext implements HandleContext {
     this.view = page.view;
     this.config = page.config;
     this.tick = page.tick;
-    this.scroll = page.scroll;
+  }
+
+  get scroll(): number {
+    this.readScroll = true;
+    return this.page.scroll;
   }
 
   get parts(): readonly string[] {
@@ -640,20 +645,24 @@ function render(page: PageState): PageState {
   const ctx = new PageContext(page);
   const isLogin = ctx.path === '/login';
   const cfg = page.config;
-  // The main content is a function of the url, view, store and (infinite lists) scroll: a render that
-  // changes none of them (a dialog dismissed, a scroll, the navigation menu) hands the same spec again.
+  // The main content is a function of the url, view, store and, when the site's render read it (an
+  // infinite list's table), the scroll: a render that changes none of them (a dialog dismissed, a scroll
+  // of a page without an infinite list on it, the navigation menu) hands the same spec again.
   const last = (page.tree as Memoised)[MAIN];
   let title: string;
   let mainSpec: Spec;
   let reusedMain: WebNode | undefined;
-  if (last !== undefined && last.node === page.tree.children[1] && last.url === page.url && last.view === page.view && last.store === page.store && (last.scroll === page.scroll || !has(cfg, 'infinite-list'))) {
+  let readScroll: boolean;
+  if (last !== undefined && last.node === page.tree.children[1] && last.url === page.url && last.view === page.view && last.store === page.store && (last.scroll === page.scroll || !last.readScroll)) {
     title = last.title;
     mainSpec = last.spec;
     reusedMain = last.node;
+    readScroll = last.readScroll;
   } else {
     const content = isLogin ? loginMain(page.view) : page.site.render(ctx);
     title = content.title;
     mainSpec = { key: 'main', component: 'section', role: 'main', name: '', children: content.main };
+    readScroll = ctx.readScroll;
   }
   const fullTitle = `${title} · ${page.site.title}`;
   // A/B variant B hides the top navigation behind a menu button.
@@ -708,7 +717,7 @@ function render(page: PageState): PageState {
   };
   const assigner = page.bids.assigner();
   const tree = buildNode({ assigner, mainSpec, reusedMain }, root, page.tree.key === root.key ? page.tree : undefined);
-  (tree as Memoised)[MAIN] = { url: page.url, view: page.view, store: page.store, scroll: page.scroll, title, spec: mainSpec, node: tree.children[1]! };
+  (tree as Memoised)[MAIN] = { url: page.url, view: page.view, store: page.store, scroll: page.scroll, readScroll, title, spec: mainSpec, node: tree.children[1]! };
   const bids = assigner.done();
   if (tree === page.tree) return edit(page, { title: fullTitle, bids, nextBid: bids.next });
   return edit(page, { title: fullTitle, tree, index: new TreeIndex(tree), bids, nextBid: bids.next });
@@ -839,6 +848,8 @@ interface MainMemo {
   readonly view: View;
   readonly store: WebStore;
   readonly scroll: number;
+  /** Whether the site's render read the scroll (else the content holds at any scroll). */
+  readonly readScroll: boolean;
   readonly title: string;
   readonly spec: Spec;
   /** The main node built from `spec`: handed back as it is while the memo holds. */

@@ -74,6 +74,8 @@ export interface ProcessHints {
   distractors: string[];
 }
 
+const NO_NOTES: readonly string[] = Object.freeze([]);
+
 /**
  * Process feedback after each valid action, from the page's notes and the task's hints: wrong page and
  * distractor clicks (OFF_PATH), a dismissed modal (SUBGOAL_REACHED), a validation error read and fixed or
@@ -83,9 +85,11 @@ export function webFeedback(ctx: { action: Action; trace: readonly TraceEntry[];
   const page = ctx.state.page;
   const out: Feedback[] = [];
   const seen = ctx.state.seen ?? 0;
-  const fresh = page.notes.slice(seen);
-  ctx.state.seen = page.notes.length;
-  const earlier = page.notes.slice(0, seen);
+  const notes = page.notes;
+  ctx.state.seen = notes.length;
+  // Most steps add no note: nothing sliced then.
+  const fresh = seen < notes.length ? notes.slice(seen) : NO_NOTES;
+  const earlier = fresh.length > 0 ? notes.slice(0, seen) : NO_NOTES;
   for (const note of fresh) {
     if (note.startsWith('dismissed:')) out.push({ code: 'SUBGOAL_REACHED', message: `closed the ${note.slice(10)} dialog`, ref: `dismissed-modal:${note.slice(10)}` });
     else if (note === 'session-expired') out.push({ code: 'FAULT_INJECTED', message: 'the session timed out: sign in again to continue', ref: 'session-timeout' });
@@ -99,7 +103,8 @@ export function webFeedback(ctx: { action: Action; trace: readonly TraceEntry[];
   }
   const hints = (ctx.task.params as { hints?: ProcessHints } | null)?.hints;
   if (hints === undefined || ctx.action.type !== 'tool') return out;
-  const path = page.url.split('?')[0]!;
+  const q = page.url.indexOf('?');
+  const path = q < 0 ? page.url : page.url.slice(0, q);
   const moved = ctx.action.tool === 'goto' || ctx.action.tool === 'click' || ctx.action.tool === 'go_back' || ctx.action.tool === 'press';
   if (moved && path !== '/login' && !hints.paths.some((p) => path === p || path.startsWith(`${p}/`))) out.push({ code: 'OFF_PATH', message: `${path} is not a page this task needs`, ref: 'wrong-page' });
   if (ctx.action.tool === 'click') {

@@ -136,8 +136,12 @@ export class TreeIndex implements BidIndex {
     return this.get(bid) !== undefined;
   }
 
-  /** Look-ups answered by searching before the whole tree is indexed. */
-  static readonly SEARCHES = 4;
+  /**
+   * Look-ups answered by searching before the whole tree is indexed. A search allocates one path; the
+   * index a path per node and a map entry (a twentieth of what a first-visit episode allocated when a tree
+   * was indexed after 4 look-ups: a form filled in over a few steps keeps its tree's index).
+   */
+  static readonly SEARCHES = 16;
 }
 
 /** The path to the first node (depth first) with `bid`, or undefined. */
