@@ -52,6 +52,8 @@ export interface PreparedTask<S> {
 /** @internal One served call of `PreparedTask.replay`. */
 export interface ReplayedCall<S> {
   readonly action: Action;
+  /** The action's arguments as the tool's schema parsed them (a pure function of them). */
+  readonly args: JsonObject;
   readonly output: JsonValue;
   /** The state after the call, when it is a write (a snapshot never stepped on: fork it). */
   readonly after: S | undefined;
@@ -127,13 +129,23 @@ export function createRuntimeCache<S>(domain: Domain<S>, options: RuntimeCacheOp
     return entry;
   }
 
+  // The gates prepare one task object several times in a row: the last one is kept outside the LRU.
+  let lastTask: Task | undefined;
+  let lastId = '';
+  let lastPrepared: PreparedTask<S> | undefined;
+
   function prepare(task: Task): PreparedTask<S> {
+    if (task === lastTask && task.id === lastId) return lastPrepared!;
     // Task ids are content digests: the same id is the same task.
-    const cached = tasks.get(task.id);
-    if (cached !== undefined) return cached;
-    const prepared = build(task);
-    tasks.set(task.id, prepared);
-    tasksPrepared++;
+    let prepared = tasks.get(task.id);
+    if (prepared === undefined) {
+      prepared = build(task);
+      tasks.set(task.id, prepared);
+      tasksPrepared++;
+    }
+    lastTask = task;
+    lastId = task.id;
+    lastPrepared = prepared;
     return prepared;
   }
 
@@ -175,7 +187,7 @@ export function createRuntimeCache<S>(domain: Domain<S>, options: RuntimeCacheOp
     const base = baseFor(task);
     const referenceState = domain.fork(base.state);
     const solutionCalls: Array<readonly [string, JsonObject]> = [];
-    const replay: Array<{ action: Action; output: JsonValue; after: S | undefined }> = [];
+    const replay: Array<{ action: Action; args: JsonObject; output: JsonValue; after: S | undefined }> = [];
     let replayable = true;
     let call = 0;
     const solution = spec.solution;
@@ -203,7 +215,7 @@ export function createRuntimeCache<S>(domain: Domain<S>, options: RuntimeCacheOp
       // A mutable output could change under later calls here before an episode shows it: stop serving there.
       const output = outcome.output;
       if (typeof output === 'object' && output !== null && !Object.isFrozen(output)) replayable = false;
-      if (replayable) replay.push({ action, output, after: tool.effect === 'write' ? domain.fork(referenceState) : undefined });
+      if (replayable) replay.push({ action, args: parsed.data, output, after: tool.effect === 'write' ? domain.fork(referenceState) : undefined });
     }
     const referenceHash = domain.hashState(referenceState);
     if (!replayable) replay.length = 0;
@@ -267,6 +279,8 @@ export function createRuntimeCache<S>(domain: Domain<S>, options: RuntimeCacheOp
     domain,
     prepare,
     clear() {
+      lastTask = undefined;
+      lastPrepared = undefined;
       bases.clear();
       tasks.clear();
       toolSets.clear();
