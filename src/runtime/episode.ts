@@ -36,6 +36,7 @@ import { blank, kindOf, refusal, simulatorFailure } from './outcome.js';
 import type { Outcome } from './outcome.js';
 import { ProgressTracker } from './progress-tracker.js';
 import { lazyToolContext, runtimeCacheFor } from './runtime-cache.js';
+import { userRng } from './task-rng.js';
 import type { PreparedTask, ReplayedCall, RuntimeCache } from './runtime-cache.js';
 import { deepFreeze } from './tool-specs.js';
 
@@ -189,7 +190,7 @@ class EpisodeRun<S> implements Episode {
     const prepared = this.prepared;
     const known = prepared.userRng;
     if (known !== undefined && known.seed === seed) return new Rng(known.state);
-    const rng = fastRng([prepared.task.id, seed, 'user']);
+    const rng = userRng(prepared.task.id, seed);
     prepared.userRng = { seed, state: rng.getState() };
     return rng;
   }

@@ -8,6 +8,7 @@ import type { Action, Budget, Domain, FaultRule, JsonObject, JsonValue, Rng, Rng
 import { canonicalize, fastDigest, fastRng } from '../core/index.js';
 import { DEFAULT_STATE_CACHE_SIZE, DEFAULT_TASK_CACHE_SIZE } from './defaults.js';
 import { Lru } from './lru.js';
+import { parseArgs } from './action.js';
 import { callKey } from './patterns.js';
 import { deepFreeze, toolSpec } from './tool-specs.js';
 
@@ -196,9 +197,9 @@ export function createRuntimeCache<S>(domain: Domain<S>, options: RuntimeCacheOp
       if (action.type !== 'tool') continue;
       const tool = tools.get(action.tool);
       if (tool === undefined) throw invalid(task, `reference solution step ${i} calls tool "${action.tool}", which this task does not allow or the domain lacks`, `/spec/solution/${i}/tool`);
-      const parsed = tool.args.safeParse(action.args);
+      const parsed = parseArgs(tool.args, action.args);
       if (!parsed.success) {
-        throw invalid(task, `reference solution step ${i}: invalid arguments for ${action.tool}: ${parsed.error.issues[0]?.message ?? 'invalid'}`, `/spec/solution/${i}/args`);
+        throw invalid(task, `reference solution step ${i}: invalid arguments for ${action.tool}: ${parsed.issue?.message ?? 'invalid'}`, `/spec/solution/${i}/args`);
       }
       solutionCalls.push([tool.name, parsed.data]);
       const ctx = new LazyToolContext(task, 'reference', call++);

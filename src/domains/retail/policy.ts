@@ -69,14 +69,19 @@ const FIND_TOOLS: ReadonlySet<string> = new Set(['find_user_id_by_email', 'find_
 
 // Per trace (one per episode, append-only): how far it was scanned and the user found. Pure memoisation.
 const scans = new WeakMap<readonly TraceEntry[], { scanned: number; user: string | undefined }>();
+let lastTrace: readonly TraceEntry[] | undefined;
+let lastScan: { scanned: number; user: string | undefined } | undefined;
 
 /** The user id the conversation authenticated: the output of its first successful user lookup. */
 export function authenticatedUser(trace: readonly TraceEntry[]): string | undefined {
-  let scan = scans.get(trace);
+  // Several rules ask about the same trace in a row: the last one is kept beside the weak map.
+  let scan = trace === lastTrace ? lastScan! : scans.get(trace);
   if (scan === undefined) {
     scan = { scanned: 0, user: undefined };
     scans.set(trace, scan);
   }
+  lastTrace = trace;
+  lastScan = scan;
   if (scan.scanned > trace.length) scan = { scanned: 0, user: undefined };
   for (; scan.user === undefined && scan.scanned < trace.length; scan.scanned++) {
     const entry = trace[scan.scanned]!;
