@@ -37,7 +37,9 @@ export function createOracleGate(domain: Domain<any>, options: OracleGateOptions
       const episode = createGateEpisode(domain, task, options.cache);
       episode.reset({ seed: options.seed ?? 0 });
       let last: StepResult | undefined;
-      for (const [i, action] of task.spec.solution.entries()) {
+      const solution = task.spec.solution;
+      for (let i = 0; i < solution.length; i++) {
+        const action = solution[i]!;
         if (episode.status !== 'running') {
           return { ok: false, reason: `the reference solution's episode ended at step ${i} of ${task.spec.solution.length} before it was played out`, details: info(last) };
         }

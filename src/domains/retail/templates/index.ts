@@ -42,17 +42,19 @@ export type RetailParams = z.infer<typeof retailParamsSchema>;
 /** What the templates parse sampled params with: `retailParamsSchema`, answered first by a hand-written check (params.ts). */
 const templateParamsSchema = withFastParams(retailParamsSchema);
 
-// Build needs the reference solution's length (the budget) and solve the solution: computed once per goal.
+// Build needs the reference solution's length (the budget) and solve the solution: computed once per goal,
+// as build and solve run one after the other on the same goal, by keeping the last goal's solution (a pure
+// function's memo; a weak-map entry per task cost more, in GC work, than it saved).
 // (These two keep the names the template's build and solve call: see `retailTemplate`.)
-const solutions = new WeakMap<RetailGoal, Action[]>();
+let lastGoal: RetailGoal | undefined;
+let lastSolution: Action[] = [];
 
 function referenceSolution(goal: RetailGoal): Action[] {
-  let solution = solutions.get(goal);
-  if (solution === undefined) {
-    solution = solveGoal(goal);
-    solutions.set(goal, solution);
+  if (goal !== lastGoal) {
+    lastSolution = solveGoal(goal);
+    lastGoal = goal;
   }
-  return solution;
+  return lastSolution;
 }
 
 function retailSpec(goal: RetailGoal, initialState: JsonObject, level: number, tags: string[]): ReturnType<typeof specOf> {
