@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { actionSchema, validateAction } from './index.js';
-import { parseArgs } from './action.js';
+import { compileArgs, parseArgs } from './action.js';
+import { builtinDomains } from '../builtins.js';
 import { retailTools } from '../domains/retail/index.js';
 import { resolvesIn } from '../core/index.js';
 
@@ -83,5 +84,65 @@ describe('parseArgs', () => {
       }),
       { numRuns: 3_000 },
     );
+  });
+});
+
+describe('parseArgs: the fast path for simple argument schemas', () => {
+  const tools = builtinDomains().flatMap((d) => d.tools.map((t) => ({ domain: d.name, tool: t })));
+  const compiled = tools.filter(({ tool }) => compileArgs(tool.args) !== null);
+
+  it('covers every retail tool', () => {
+    for (const tool of retailTools) expect(compileArgs(tool.args), tool.name).not.toBeNull();
+    expect(compiled.length).toBeGreaterThanOrEqual(retailTools.length);
+  });
+
+  /** Valid arguments for a compiled schema, from its shape (strings, booleans, enum values, arrays of those). */
+  function validArgs(schema: unknown, pick: number): Record<string, unknown> {
+    const def = (schema as { _zod: { def: { shape: Record<string, { _zod: { def: any } }> } } })._zod.def;
+    const member = (d: any): unknown =>
+      d.type === 'string' ? ['', 'x', '#W1234567', 'a"b'][pick % 4] : d.type === 'boolean' ? pick % 2 === 0 : d.type === 'enum' ? Object.values(d.entries)[pick % Object.values(d.entries).length] : [member(d.element._zod.def), member(d.element._zod.def)].slice(0, pick % 3);
+    // Keys in reverse order: the data must come back in the shape's order.
+    return Object.fromEntries(Object.entries(def.shape).reverse().map(([k, v]) => [k, member(v._zod.def)]));
+  }
+
+  class Args {
+    constructor(readonly order_id: string) {}
+  }
+  const junk: unknown[] = [undefined, null, 0, 1.5, true, 'x', [], ['a', 1], {}, Object.create(null), new Args('x'), [['a']]];
+
+  it('accepts only what zod accepts, with zod\'s data in zod\'s key order, and leaves every failure to zod', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...compiled), fc.nat(), fc.nat(5), fc.nat(junk.length - 1), ({ tool }, pick, op, j) => {
+        const args: Record<string, unknown> = validArgs(tool.args, pick);
+        const keys = Object.keys(args);
+        const key = keys.length === 0 ? 'extra' : keys[pick % keys.length]!;
+        let value: unknown = args;
+        if (op === 1) delete args[key];
+        else if (op === 2) args[key] = junk[j];
+        else if (op === 3) args['extra'] = junk[j];
+        else if (op === 4) value = Object.assign(Object.create(null), args);
+        else if (op === 5) value = Object.create(args);
+        const reference = tool.args.safeParse(value);
+        const fast = compileArgs(tool.args)!(value);
+        if (fast !== undefined) {
+          expect(reference.success).toBe(true);
+          expect(JSON.stringify(fast)).toBe(JSON.stringify(reference.data));
+          expect(fast).toStrictEqual(reference.data);
+        }
+        if (op === 0 || op === 4) expect(fast).toBeDefined();
+        const parsed = parseArgs(tool.args, value);
+        expect(parsed.success).toBe(reference.success);
+        if (!parsed.success && !reference.success) expect(parsed.issue).toEqual(reference.error.issues[0]);
+      }),
+      { numRuns: 4_000, seed: 18 },
+    );
+  });
+
+  it('leaves own non-enumerable and inherited members to zod', () => {
+    const tool = retailTools.find((t) => t.name === 'get_order_details')!;
+    const hidden = Object.defineProperty({}, 'order_id', { value: '#W1', enumerable: false });
+    expect(compileArgs(tool.args)!(hidden)).toBeUndefined();
+    expect(compileArgs(tool.args)!(Object.defineProperty({ extra: 1 }, 'order_id', { value: '#W1', enumerable: false }))).toBeUndefined();
+    expect(parseArgs(tool.args, hidden).success).toBe(tool.args.safeParse(hidden).success);
   });
 });

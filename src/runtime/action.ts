@@ -204,6 +204,15 @@ export type ArgsParse<A> = { success: true; data: A } | { success: false; issue:
  * and a random or careless agent's calls fail often. Schemas without zod 4's internals use `safeParse`.
  */
 export function parseArgs<A>(schema: z.ZodType<A>, value: unknown): ArgsParse<A> {
+  let fast = fastParsers.get(schema);
+  if (fast === undefined) {
+    fast = compileArgs(schema);
+    fastParsers.set(schema, fast);
+  }
+  if (fast !== null) {
+    const data = fast(value);
+    if (data !== undefined) return { success: true, data: data as A };
+  }
   const internals = (schema as { _zod?: { run?: unknown } })._zod;
   if (typeof internals?.run === 'function') {
     // What zod's safeParse does, up to building the error: the same context, the same run.
@@ -217,4 +226,103 @@ export function parseArgs<A>(schema: z.ZodType<A>, value: unknown): ArgsParse<A>
   }
   const parsed = schema.safeParse(value);
   return parsed.success ? { success: true, data: parsed.data } : { success: false, issue: parsed.error.issues[0] };
+}
+
+// ---- a fast path for the common argument schemas --------------------------------------------------
+
+/** A member check of a compiled schema: the member's parsed value, or undefined when zod must decide. */
+type FastCheck = (value: unknown) => unknown;
+
+/** Per schema: its compiled fast path, or null when it has a part the fast path does not cover. */
+const fastParsers = new WeakMap<object, ((value: unknown) => Record<string, unknown> | undefined) | null>();
+
+interface ZodDef {
+  type?: string;
+  checks?: unknown[];
+  shape?: Record<string, { _zod?: { def?: ZodDef } }>;
+  catchall?: { _zod?: { def?: ZodDef } };
+  entries?: Record<string, unknown>;
+  element?: { _zod?: { def?: ZodDef } };
+}
+
+function defOf(schema: unknown): ZodDef | undefined {
+  return (schema as { _zod?: { def?: ZodDef } } | undefined)?._zod?.def;
+}
+
+const isString: FastCheck = (value) => (typeof value === 'string' ? value : undefined);
+const isBoolean: FastCheck = (value) => (typeof value === 'boolean' ? value : undefined);
+
+/** A member schema without checks, transforms or defaults: a string, a boolean, a string enum, an array of those. */
+function memberCheck(def: ZodDef | undefined): FastCheck | undefined {
+  if (def === undefined || (def.checks !== undefined && def.checks.length > 0)) return undefined;
+  switch (def.type) {
+    case 'string':
+      return isString;
+    case 'boolean':
+      return isBoolean;
+    case 'enum': {
+      const values = Object.values(def.entries ?? {});
+      if (values.length === 0 || !values.every((v) => typeof v === 'string')) return undefined;
+      const set = new Set(values as string[]);
+      return (value) => (typeof value === 'string' && set.has(value) ? value : undefined);
+    }
+    case 'array': {
+      const item = defOf(def.element)?.type === 'array' ? undefined : memberCheck(defOf(def.element));
+      if (item === undefined) return undefined;
+      return (value) => {
+        if (!Array.isArray(value)) return undefined;
+        const out = new Array<unknown>(value.length);
+        for (let i = 0; i < value.length; i++) {
+          const member = item(value[i]);
+          if (member === undefined) return undefined;
+          out[i] = member;
+        }
+        return out;
+      };
+    }
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * @internal The fast path of a zod 4 strict object schema whose members are all required strings, booleans,
+ * string enums or arrays of those (every retail tool's arguments): a plain object with exactly those keys and
+ * valid members gives a copy with the keys in the shape's order, as zod's parse does; anything else
+ * (undefined) goes to zod, which decides and words the error. Null for other schemas.
+ */
+export function compileArgs(schema: unknown): ((value: unknown) => Record<string, unknown> | undefined) | null {
+  const def = defOf(schema);
+  if (def === undefined || def.type !== 'object' || (def.checks !== undefined && def.checks.length > 0)) return null;
+  if (defOf(def.catchall)?.type !== 'never' || def.shape === undefined) return null;
+  const keys = Object.keys(def.shape);
+  const checks: FastCheck[] = [];
+  for (const key of keys) {
+    const check = memberCheck(defOf(def.shape[key]));
+    if (check === undefined) return null;
+    checks.push(check);
+  }
+  const n = keys.length;
+  const known = new Set(keys);
+  return (value) => {
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+    const proto = Object.getPrototypeOf(value) as unknown;
+    if (proto !== Object.prototype && proto !== null) return undefined;
+    const input = value as Record<string, unknown>;
+    let count = 0;
+    for (const key in input) {
+      if (!Object.hasOwn(input, key) || !known.has(key)) return undefined;
+      count++;
+    }
+    // Its enumerable keys are distinct keys of the shape: n of them are all of them.
+    if (count !== n) return undefined;
+    const out: Record<string, unknown> = {};
+    for (let i = 0; i < n; i++) {
+      const key = keys[i]!;
+      const member = checks[i]!(input[key]);
+      if (member === undefined) return undefined;
+      out[key] = member;
+    }
+    return out;
+  };
 }

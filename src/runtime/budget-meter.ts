@@ -23,9 +23,9 @@ export class BudgetMeter {
   reset(startedAt: number): void {
     this.tokens = 0;
     this.toolCalls = 0;
-    this.perTool = new Map();
+    if (this.perTool.size > 0) this.perTool = new Map();
     this.errorStreak = 0;
-    this.warned = new Set();
+    if (this.warned.size > 0) this.warned = new Set();
     this.startedAt = startedAt;
   }
 

@@ -30,12 +30,13 @@ import { CallPolicy } from './call-policy.js';
 import type { Episode, EpisodeOptions } from './episode-options.js';
 import { episodeRecord, isoTime, recordable } from './episode-record.js';
 import { FaultInjector, faultFeedback } from './fault-injector.js';
-import { Grader } from './grader.js';
+import { Grader, type GradeInput } from './grader.js';
 import { OrderingTracker } from './ordering-tracker.js';
 import { blank, kindOf, refusal, simulatorFailure } from './outcome.js';
 import type { Outcome } from './outcome.js';
 import { ProgressTracker } from './progress-tracker.js';
 import { lazyToolContext, runtimeCacheFor } from './runtime-cache.js';
+import { userRng } from './task-rng.js';
 import type { PreparedTask, ReplayedCall, RuntimeCache } from './runtime-cache.js';
 import { deepFreeze } from './tool-specs.js';
 
@@ -156,7 +157,7 @@ class EpisodeRun<S> implements Episode {
     this.hashDirty = false;
     this.steps = 0;
     this.trace = [];
-    this.seen = new Set();
+    if (this.seen.size > 0) this.seen = new Set();
     this.confirmed = false;
     this.totalReward = 0;
     this.replayed = 0;
@@ -189,7 +190,7 @@ class EpisodeRun<S> implements Episode {
     const prepared = this.prepared;
     const known = prepared.userRng;
     if (known !== undefined && known.seed === seed) return new Rng(known.state);
-    const rng = fastRng([prepared.task.id, seed, 'user']);
+    const rng = userRng(prepared.task.id, seed);
     prepared.userRng = { seed, state: rng.getState() };
     return rng;
   }
@@ -298,7 +299,7 @@ class EpisodeRun<S> implements Episode {
     const info: StepInfo = { step, outcome: 0, shaping: 0, stateHash: this.hash };
     if (ended) {
       if (terminated) {
-        const verdict = this.grader.grade({ stateHash: () => this.stateHash(), state: this.state, trace: this.trace, orderViolations: () => this.ordering.violations() });
+        const verdict = this.grader.grade(new GradeView(this, this.state, this.trace, this.ordering));
         info.outcome = verdict.outcome;
         info.acceptance = verdict.checks;
       }
@@ -368,7 +369,8 @@ class EpisodeRun<S> implements Episode {
       const message = `${exists ? `tool "${action.tool}" is not available in this task` : `unknown tool "${action.tool}"`}; available: ${[...prepared.tools.keys()].join(', ')}`;
       return refusal('INVALID_ACTION', message, feedback, { code: 'INVALID_ACTION', message, pointer: '/tool' });
     }
-    const parsed = parseArgs(tool.args, action.args);
+    // A served call's arguments were parsed when the reference solution was replayed (same object, same result).
+    const parsed = served !== undefined ? { success: true as const, data: served.args } : parseArgs(tool.args, action.args);
     if (!parsed.success) {
       const first = parsed.issue;
       const path = ['args', ...(first?.path ?? [])];
@@ -568,6 +570,27 @@ class EpisodeRun<S> implements Episode {
   async close(): Promise<void> {
     if (this.status === 'running') this.finishRecord('closed');
     await this.flush();
+  }
+}
+
+/**
+ * What the grader reads at an episode's end. A class rather than an object literal of arrow functions: under
+ * tsx (esbuild's keepNames) each such arrow costs a defineProperty per episode.
+ */
+class GradeView<S> implements GradeInput<S> {
+  constructor(
+    private readonly episode: { stateHash(): string },
+    readonly state: S,
+    readonly trace: readonly TraceEntry[],
+    private readonly ordering: OrderingTracker,
+  ) {}
+
+  stateHash(): string {
+    return this.episode.stateHash();
+  }
+
+  orderViolations(): string[] {
+    return this.ordering.violations();
   }
 }
 

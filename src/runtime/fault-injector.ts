@@ -30,9 +30,10 @@ export class FaultInjector {
   ) {}
 
   reset(): void {
-    this.fired = this.rules.map(() => 0);
-    this.persistent = new Map();
-    this.faulted = new Set();
+    // Empty collections are kept (no rules, or nothing fired): the gates reset several episodes per task.
+    if (this.rules.length > 0 || this.fired.length > 0) this.fired = this.rules.map(() => 0);
+    if (this.persistent.size > 0) this.persistent = new Map();
+    if (this.faulted.size > 0) this.faulted = new Set();
     this.hitPersistent = false;
     this.lostToFault = false;
   }

@@ -1,9 +1,9 @@
 /** The generation gates that need the simulator: oracle replay and non-triviality. */
 import { isEnvHarnessError, toEnvHarnessError } from '../core/index.js';
-import { fastRng } from '../core/index.js';
 import type { Action, Domain, Feedback, FeedbackCode, GateVerdict, JsonValue, Rng, StepResult, Task, ToolSpec } from '../core/index.js';
 import { createGateEpisode, normalizeOutput } from './episode.js';
 import { runtimeCacheFor } from './runtime-cache.js';
+import { nonTrivialRng } from './task-rng.js';
 import type { EpisodeOptions } from './episode.js';
 
 /** Feedback a reference solution must never earn. */
@@ -37,7 +37,9 @@ export function createOracleGate(domain: Domain<any>, options: OracleGateOptions
       const episode = createGateEpisode(domain, task, options.cache);
       episode.reset({ seed: options.seed ?? 0 });
       let last: StepResult | undefined;
-      for (const [i, action] of task.spec.solution.entries()) {
+      const solution = task.spec.solution;
+      for (let i = 0; i < solution.length; i++) {
+        const action = solution[i]!;
         if (episode.status !== 'running') {
           return { ok: false, reason: `the reference solution's episode ended at step ${i} of ${task.spec.solution.length} before it was played out`, details: info(last) };
         }
@@ -135,7 +137,7 @@ export function createDomainGateHooks(domain: Domain<any>, options: { cache?: Ep
  * actions it sent in `played` when given (tests compare it with the reference algorithm).
  */
 export function playRandomTrajectory(domain: Domain<any>, task: Task, options: NonTrivialGateOptions, played?: Action[]): StepResult | undefined {
-  const rng = fastRng([task.id, 'non_trivial']);
+  const rng = nonTrivialRng(task.id);
   const episode = createGateEpisode(domain, task, options.cache);
   const first = episode.reset({ seed: 0 });
   const tools = first.tools ?? [];

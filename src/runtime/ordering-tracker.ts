@@ -10,8 +10,10 @@ export class OrderingTracker {
   constructor(private readonly rules: readonly OrderingRule[] | undefined) {}
 
   reset(): void {
-    this.before = (this.rules ?? []).map(() => false);
-    this.violated = new Set();
+    const n = this.rules?.length ?? 0;
+    if (this.before.length === n) this.before.fill(false);
+    else this.before = new Array<boolean>(n).fill(false);
+    if (this.violated.size > 0) this.violated = new Set();
   }
 
   /** ORDER_VIOLATION, once per rule, when an "after" action comes before the rule's first "before" action. */

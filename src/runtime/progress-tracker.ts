@@ -13,7 +13,8 @@ export class ProgressTracker {
   ) {}
 
   reset(): void {
-    this.reached = new Set();
+    // A fresh tracker's (or an unused one's) set is kept: the gates reset several episodes per task.
+    if (this.reached.size > 0) this.reached = new Set();
     this.since = 0;
   }
 

@@ -8,6 +8,7 @@ import type { Action, Budget, Domain, FaultRule, JsonObject, JsonValue, Rng, Rng
 import { canonicalize, fastDigest, fastRng } from '../core/index.js';
 import { DEFAULT_STATE_CACHE_SIZE, DEFAULT_TASK_CACHE_SIZE } from './defaults.js';
 import { Lru } from './lru.js';
+import { parseArgs } from './action.js';
 import { callKey } from './patterns.js';
 import { deepFreeze, toolSpec } from './tool-specs.js';
 
@@ -52,6 +53,8 @@ export interface PreparedTask<S> {
 /** @internal One served call of `PreparedTask.replay`. */
 export interface ReplayedCall<S> {
   readonly action: Action;
+  /** The action's arguments as the tool's schema parsed them (a pure function of them). */
+  readonly args: JsonObject;
   readonly output: JsonValue;
   /** The state after the call, when it is a write (a snapshot never stepped on: fork it). */
   readonly after: S | undefined;
@@ -127,13 +130,23 @@ export function createRuntimeCache<S>(domain: Domain<S>, options: RuntimeCacheOp
     return entry;
   }
 
+  // The gates prepare one task object several times in a row: the last one is kept outside the LRU.
+  let lastTask: Task | undefined;
+  let lastId = '';
+  let lastPrepared: PreparedTask<S> | undefined;
+
   function prepare(task: Task): PreparedTask<S> {
+    if (task === lastTask && task.id === lastId) return lastPrepared!;
     // Task ids are content digests: the same id is the same task.
-    const cached = tasks.get(task.id);
-    if (cached !== undefined) return cached;
-    const prepared = build(task);
-    tasks.set(task.id, prepared);
-    tasksPrepared++;
+    let prepared = tasks.get(task.id);
+    if (prepared === undefined) {
+      prepared = build(task);
+      tasks.set(task.id, prepared);
+      tasksPrepared++;
+    }
+    lastTask = task;
+    lastId = task.id;
+    lastPrepared = prepared;
     return prepared;
   }
 
@@ -175,7 +188,7 @@ export function createRuntimeCache<S>(domain: Domain<S>, options: RuntimeCacheOp
     const base = baseFor(task);
     const referenceState = domain.fork(base.state);
     const solutionCalls: Array<readonly [string, JsonObject]> = [];
-    const replay: Array<{ action: Action; output: JsonValue; after: S | undefined }> = [];
+    const replay: Array<{ action: Action; args: JsonObject; output: JsonValue; after: S | undefined }> = [];
     let replayable = true;
     let call = 0;
     const solution = spec.solution;
@@ -184,9 +197,9 @@ export function createRuntimeCache<S>(domain: Domain<S>, options: RuntimeCacheOp
       if (action.type !== 'tool') continue;
       const tool = tools.get(action.tool);
       if (tool === undefined) throw invalid(task, `reference solution step ${i} calls tool "${action.tool}", which this task does not allow or the domain lacks`, `/spec/solution/${i}/tool`);
-      const parsed = tool.args.safeParse(action.args);
+      const parsed = parseArgs(tool.args, action.args);
       if (!parsed.success) {
-        throw invalid(task, `reference solution step ${i}: invalid arguments for ${action.tool}: ${parsed.error.issues[0]?.message ?? 'invalid'}`, `/spec/solution/${i}/args`);
+        throw invalid(task, `reference solution step ${i}: invalid arguments for ${action.tool}: ${parsed.issue?.message ?? 'invalid'}`, `/spec/solution/${i}/args`);
       }
       solutionCalls.push([tool.name, parsed.data]);
       const ctx = new LazyToolContext(task, 'reference', call++);
@@ -203,7 +216,7 @@ export function createRuntimeCache<S>(domain: Domain<S>, options: RuntimeCacheOp
       // A mutable output could change under later calls here before an episode shows it: stop serving there.
       const output = outcome.output;
       if (typeof output === 'object' && output !== null && !Object.isFrozen(output)) replayable = false;
-      if (replayable) replay.push({ action, output, after: tool.effect === 'write' ? domain.fork(referenceState) : undefined });
+      if (replayable) replay.push({ action, args: parsed.data, output, after: tool.effect === 'write' ? domain.fork(referenceState) : undefined });
     }
     const referenceHash = domain.hashState(referenceState);
     if (!replayable) replay.length = 0;
@@ -267,6 +280,8 @@ export function createRuntimeCache<S>(domain: Domain<S>, options: RuntimeCacheOp
     domain,
     prepare,
     clear() {
+      lastTask = undefined;
+      lastPrepared = undefined;
       bases.clear();
       tasks.clear();
       toolSets.clear();

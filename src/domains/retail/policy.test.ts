@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { Action, Task } from '../../core/index.js';
+import type { Action, Task, TraceEntry } from '../../core/index.js';
 import { instantiateTask } from '../../generation/index.js';
 import { createEpisode, createRuntimeCache, type Episode } from '../../runtime/index.js';
-import { cancelTemplate, goalOf, outOfScopeTemplate, policyTrapTemplate, RETAIL_POLICY_TEXT, retail, type RetailGoal } from './index.js';
+import { authenticatedUser, cancelTemplate, goalOf, outOfScopeTemplate, policyTrapTemplate, RETAIL_POLICY_TEXT, retail, type RetailGoal } from './index.js';
 import { worldIndex } from './templates/worlds.js';
 
 const cache = createRuntimeCache(retail);
@@ -148,5 +148,42 @@ describe('retail policy', () => {
       for (const a of plain.spec.solution) last = episode.step(a);
       expect(last!.info.outcome).toBe(1);
     });
+  });
+});
+
+describe('authenticatedUser', () => {
+  const entry = (tool: string, ok: boolean, output: unknown, step: number): TraceEntry => ({
+    step,
+    action: { type: 'tool', tool, args: {} },
+    observation: { kind: 'tool', ...(output === undefined ? {} : { output: output as never }) },
+    ok,
+  });
+  /** The definition: the output of the first successful user lookup. */
+  const reference = (trace: readonly TraceEntry[]): string | undefined => {
+    const hit = trace.find((e) => e.ok === true && e.action.type === 'tool' && ['find_user_id_by_email', 'find_user_id_by_name_zip'].includes(e.action.tool) && typeof e.observation.output === 'string');
+    return hit?.observation.output as string | undefined;
+  };
+
+  it('is the first successful lookup on short and long traces, asked once or after every step', () => {
+    for (let length = 0; length <= 60; length += 3) {
+      for (const at of [0, 1, Math.floor(length / 2), length - 1, length + 5]) {
+        const trace: TraceEntry[] = [];
+        const grown: TraceEntry[] = [];
+        for (let i = 0; i < length; i++) {
+          const e =
+            i === at
+              ? entry(i % 2 === 0 ? 'find_user_id_by_email' : 'find_user_id_by_name_zip', true, `user_${i}`, i + 1)
+              : i % 5 === 1
+                ? entry('find_user_id_by_email', false, undefined, i + 1)
+                : i % 7 === 3 && i > at
+                  ? entry('find_user_id_by_name_zip', true, `later_${i}`, i + 1)
+                  : entry('get_order_details', true, { order_id: `#W${i}` }, i + 1);
+          trace.push(e);
+          grown.push(e);
+          expect(authenticatedUser(grown)).toBe(reference(grown));
+        }
+        expect(authenticatedUser(trace)).toBe(reference(trace));
+      }
+    }
   });
 });

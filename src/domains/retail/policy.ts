@@ -67,25 +67,37 @@ const PENDING_TOOLS: ReadonlySet<string> = new Set([
 const DELIVERED_TOOLS: ReadonlySet<string> = new Set(['return_delivered_order_items', 'exchange_delivered_order_items']);
 const FIND_TOOLS: ReadonlySet<string> = new Set(['find_user_id_by_email', 'find_user_id_by_name_zip']);
 
-// Per trace (one per episode, append-only): how far it was scanned and the user found. Pure memoisation.
+// Per long trace (one per episode, append-only): how far it was scanned and the user found. Pure memoisation.
 const scans = new WeakMap<readonly TraceEntry[], { scanned: number; user: string | undefined }>();
+/** Traces up to this long are scanned afresh: cheaper than a weak-map entry per episode (and its GC work). */
+const DIRECT_SCAN = 24;
 
 /** The user id the conversation authenticated: the output of its first successful user lookup. */
 export function authenticatedUser(trace: readonly TraceEntry[]): string | undefined {
+  if (trace.length <= DIRECT_SCAN) {
+    for (let i = 0; i < trace.length; i++) {
+      const user = lookedUp(trace[i]!);
+      if (user !== undefined) return user;
+    }
+    return undefined;
+  }
   let scan = scans.get(trace);
   if (scan === undefined) {
     scan = { scanned: 0, user: undefined };
     scans.set(trace, scan);
   }
   if (scan.scanned > trace.length) scan = { scanned: 0, user: undefined };
-  for (; scan.user === undefined && scan.scanned < trace.length; scan.scanned++) {
-    const entry = trace[scan.scanned]!;
-    if (entry.ok === true && entry.action.type === 'tool' && FIND_TOOLS.has(entry.action.tool)) {
-      const output = entry.observation.output;
-      if (typeof output === 'string') scan.user = output;
-    }
-  }
+  for (; scan.user === undefined && scan.scanned < trace.length; scan.scanned++) scan.user = lookedUp(trace[scan.scanned]!);
   return scan.user;
+}
+
+/** The user id a successful user lookup returned, if the entry is one. */
+function lookedUp(entry: TraceEntry): string | undefined {
+  if (entry.ok === true && entry.action.type === 'tool' && FIND_TOOLS.has(entry.action.tool)) {
+    const output = entry.observation.output;
+    if (typeof output === 'string') return output;
+  }
+  return undefined;
 }
 
 const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);

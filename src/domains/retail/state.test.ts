@@ -65,6 +65,12 @@ describe('copy-on-write state', () => {
     expect(hashRetailState(parent)).toBe(w.digest);
     expect(hashRetailState(b)).toBe(w.digest);
     expect(hashRetailState(a)).not.toBe(w.digest);
+    // Unchanged tables share one empty overlay: a write gives the written table its own.
+    const fresh = createRetailState(w);
+    expect(listChanges(fresh)).toEqual([]);
+    expect(getOrder(forkRetailState(fresh), '#W2')!.status).toBe('pending');
+    expect(a.overlay.orders).not.toBe(b.overlay.orders);
+    expect(b.overlay.orders.size + fresh.overlay.orders.size + fresh.overlay.users.size).toBe(0);
   });
 
   it('forks of forks carry the changes made so far and then diverge', () => {

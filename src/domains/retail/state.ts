@@ -13,7 +13,14 @@ import {
 } from './schema.js';
 import { canonicalTables, deepFreeze, recordCanon, type RetailWorld } from './world.js';
 
-type Overlay = { readonly [T in RetailTable]: Map<string, RetailRecord<T>> };
+/** Per table, the replaced records; a table nothing replaced shares `NO_CHANGES` until its first write. */
+type Overlay = { [T in RetailTable]: Map<string, RetailRecord<T>> };
+
+/**
+ * The overlay of a table with no replaced records, shared by every state (a fork of an unchanged world
+ * allocates no maps). Never written: `putFrozenRecord` gives a table its own map first.
+ */
+const NO_CHANGES = new Map<string, never>();
 
 /**
  * The working state of an episode. Records are immutable: a write replaces a whole record in the
@@ -29,7 +36,7 @@ export interface RetailState {
 
 /** A fresh state on a world, with no changes. */
 export function createRetailState(world: RetailWorld): RetailState {
-  return { world, overlay: { orders: new Map(), products: new Map(), users: new Map() }, hash: world.cache.digest };
+  return { world, overlay: { orders: NO_CHANGES, products: NO_CHANGES, users: NO_CHANGES }, hash: world.cache.digest };
 }
 
 /** A working copy: O(changed records); writes to either side never reach the other. */
@@ -38,9 +45,9 @@ export function forkRetailState(state: RetailState): RetailState {
   return {
     world: state.world,
     overlay: {
-      orders: orders.size === 0 ? new Map() : new Map(orders),
-      products: products.size === 0 ? new Map() : new Map(products),
-      users: users.size === 0 ? new Map() : new Map(users),
+      orders: orders.size === 0 ? NO_CHANGES : new Map(orders),
+      products: products.size === 0 ? NO_CHANGES : new Map(products),
+      users: users.size === 0 ? NO_CHANGES : new Map(users),
     },
     hash: state.hash,
   };
@@ -66,7 +73,12 @@ export function putRecord<T extends RetailTable>(state: RetailState, table: T, k
 
 /** @internal `putRecord` for callers that froze every object they built (the tools): skips the walk. */
 export function putFrozenRecord<T extends RetailTable>(state: RetailState, table: T, key: string, record: RetailRecord<T>): void {
-  (state.overlay[table] as Map<string, RetailRecord<T>>).set(key, record);
+  let overlay = state.overlay[table] as Map<string, RetailRecord<T>>;
+  if (overlay === NO_CHANGES) {
+    overlay = new Map();
+    (state.overlay as Record<RetailTable, Map<string, unknown>>)[table] = overlay;
+  }
+  overlay.set(key, record);
   state.hash = undefined;
 }
 

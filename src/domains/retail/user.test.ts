@@ -13,12 +13,14 @@ import {
   parseProposal,
   policyTrapTemplate,
   retail,
+  retailTemplates,
   returnRefundTemplate,
   TRAIN_BANK,
   addressChangeTemplate,
   type Intent,
   type RetailGoal,
 } from './index.js';
+import { createRetailRuleBasedAgent } from './rule-based.js';
 
 const cache = createRuntimeCache(retail);
 
@@ -332,5 +334,41 @@ describe('retail phrase banks', () => {
       for (const prefix of trainRequests) expect(opening).not.toContain(prefix);
     }
     expect(HELDOUT_BANK.yes.some((line) => TRAIN_BANK.yes.includes(line))).toBe(false);
+  });
+});
+
+describe('retail user: a repeated opening', () => {
+  // The customer reuses the last opening for the same goal and generator state (the gates reset a task's
+  // episodes with one seed): a conversation must go exactly as with a customer that opened afresh.
+  async function conversation(task: Task, seed: number): Promise<unknown[]> {
+    const agent = createRetailRuleBasedAgent();
+    const episode = createEpisode(retail, task, { cache, faults: false });
+    let observation = episode.reset({ seed });
+    const session = agent.begin({ episodeId: episode.id!, seed, domain: 'retail' });
+    const lines: unknown[] = [observation.text];
+    while (episode.status === 'running' && lines.length < 300) {
+      const action = await session.act(observation);
+      const result = episode.step(action);
+      session.observe?.(result);
+      lines.push(action, result.observation.text ?? null, result.observation.output ?? null, result.info.outcome);
+      observation = result.observation;
+    }
+    return lines;
+  }
+
+  it('goes the same way as a fresh opening, for every template and level', async () => {
+    const other = instantiateTask(cancelTemplate, { level: 1, seed: 999, index: 0 });
+    for (const template of retailTemplates) {
+      for (const level of [1, 3, 5]) {
+        const task = instantiateTask(template, { level, seed: 21, index: 0 });
+        await conversation(other, 0);
+        const fresh = await conversation(task, 0);
+        const reused = await conversation(task, 0);
+        expect(reused).toEqual(fresh);
+        // Another seed opens afresh, and the task's seed-0 customer is unchanged afterwards.
+        await conversation(task, 1);
+        expect(await conversation(task, 0)).toEqual(fresh);
+      }
+    }
   });
 });

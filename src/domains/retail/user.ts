@@ -4,7 +4,8 @@
  * goal, and says it is done when every part of its goal is met. Everything it states comes from the goal,
  * which the templates take from the world, so it never contradicts the database.
  */
-import type { Action, JsonValue, Rng, SimulatedUser, Task, TraceEntry, UserTurn } from '../../core/index.js';
+import { Rng } from '../../core/index.js';
+import type { Action, JsonValue, RngState, SimulatedUser, Task, TraceEntry, UserTurn } from '../../core/index.js';
 import { goalOf, WRITE_TOOL, type GoalAddress, type Intent, type ItemRef, type MethodRef, type OrderRef, type RetailGoal } from './goal.js';
 import { addNoise, bankOf, fill, isClosing, isRefusal, refusesOtherCustomer, type PhraseBank, type Segment } from './phrases.js';
 
@@ -207,7 +208,7 @@ class RetailCustomer implements SimulatedUser {
 
   constructor(
     private readonly goal: RetailGoal,
-    private readonly rng: Rng,
+    private rng: Rng,
   ) {
     this.bank = bankOf(goal.bank);
     this.revealed = goal.staggered ? 1 : goal.intents.length;
@@ -219,6 +220,50 @@ class RetailCustomer implements SimulatedUser {
   }
 
   opening(): string {
+    // The gates reset several episodes of a task with one seed: the same goal and generator state open the
+    // same way, so the last opening's text and the customer's state after it are reused.
+    const before = this.rng.getState();
+    const known = lastOpening;
+    if (known !== undefined && known.goal === this.goal && sameState(known.before, before)) {
+      this.restore(known.after);
+      return known.text;
+    }
+    const text = this.open();
+    lastOpening = { goal: this.goal, before, text, after: this.snapshot() };
+    return text;
+  }
+
+  /** Everything a conversation changes (the generator included), copied. */
+  private snapshot(): CustomerState {
+    return {
+      said: [...this.said],
+      heard: [...this.heard],
+      revealed: this.revealed,
+      refused: [...this.refused],
+      told: [...this.told],
+      written: [...this.written],
+      transferred: this.transferred,
+      scanned: this.scanned,
+      reacted: this.reacted,
+      rng: this.rng.getState(),
+    };
+  }
+
+  /** Puts a fresh customer of the same goal into a snapshot's state (copying it: the snapshot is shared). */
+  private restore(s: CustomerState): void {
+    this.said.push(...s.said);
+    this.heard.push(...s.heard);
+    this.revealed = s.revealed;
+    for (let i = 0; i < s.refused.length; i++) this.refused[i] = s.refused[i]!;
+    for (let i = 0; i < s.told.length; i++) this.told[i] = s.told[i]!;
+    for (let i = 0; i < s.written.length; i++) this.written[i] = s.written[i]!;
+    this.transferred = s.transferred;
+    this.scanned = s.scanned;
+    this.reacted = s.reacted;
+    this.rng = new Rng(s.rng);
+  }
+
+  private open(): string {
     const g = this.goal;
     const segs: Segment[] = fill(this.rng.pick(this.bank.greet) + ' ', {});
     if (g.disclosure === 'all_at_once') segs.push(...this.identityIntro(), { text: ' ', fact: false });
@@ -698,6 +743,27 @@ class PlainCustomer implements SimulatedUser {
  * const user = createRetailUser(task, createRng([task.id, 0, 'user']));
  * user.opening(); // "Hi! I'd like to cancel order #W8821605."
  */
+/** A customer's state after its opening, for the next customer of the same goal and generator state. */
+interface CustomerState {
+  readonly said: readonly string[];
+  readonly heard: readonly string[];
+  readonly revealed: number;
+  readonly refused: readonly boolean[];
+  readonly told: readonly boolean[];
+  readonly written: readonly boolean[];
+  readonly transferred: boolean;
+  readonly scanned: number;
+  readonly reacted: boolean;
+  readonly rng: RngState;
+}
+
+/** The last opening: a pure function's memo (goal and generator state in, text and state out). */
+let lastOpening: { goal: RetailGoal; before: RngState; text: string; after: CustomerState } | undefined;
+
+function sameState(a: RngState, b: RngState): boolean {
+  return a[0] === b[0] && a[1] === b[1] && a[2] === b[2] && a[3] === b[3];
+}
+
 export function createRetailUser(task: Task, rng: Rng): SimulatedUser {
   const goal = goalOf(task.spec.user);
   return goal === undefined ? new PlainCustomer(task) : new RetailCustomer(goal, rng);

@@ -32,23 +32,29 @@ import {
 } from './intents.js';
 import { referenceSolution as solveGoal, retailSpec as specOf } from './reference.js';
 import { pickCandidate, type Customer, type WorldIndex } from './worlds.js';
+import { withFastParams } from './params.js';
 import { retailSourceDigest } from '../source-digest.js';
 
 /** A retail task's parameters: the world seed and the user's whole goal. */
 export const retailParamsSchema = z.strictObject({ world: z.number().int(), goal: retailGoalSchema });
 export type RetailParams = z.infer<typeof retailParamsSchema>;
 
-// Build needs the reference solution's length (the budget) and solve the solution: computed once per goal.
+/** What the templates parse sampled params with: `retailParamsSchema`, answered first by a hand-written check (params.ts). */
+const templateParamsSchema = withFastParams(retailParamsSchema);
+
+// Build needs the reference solution's length (the budget) and solve the solution: computed once per goal,
+// as build and solve run one after the other on the same goal, by keeping the last goal's solution (a pure
+// function's memo; a weak-map entry per task cost more, in GC work, than it saved).
 // (These two keep the names the template's build and solve call: see `retailTemplate`.)
-const solutions = new WeakMap<RetailGoal, Action[]>();
+let lastGoal: RetailGoal | undefined;
+let lastSolution: Action[] = [];
 
 function referenceSolution(goal: RetailGoal): Action[] {
-  let solution = solutions.get(goal);
-  if (solution === undefined) {
-    solution = solveGoal(goal);
-    solutions.set(goal, solution);
+  if (goal !== lastGoal) {
+    lastSolution = solveGoal(goal);
+    lastGoal = goal;
   }
-  return solution;
+  return lastSolution;
 }
 
 function retailSpec(goal: RetailGoal, initialState: JsonObject, level: number, tags: string[]): ReturnType<typeof specOf> {
@@ -84,7 +90,7 @@ function retailTemplate(definition: {
     taskType: options.taskType,
     description: options.description,
     levels: options.levels,
-    params: retailParamsSchema,
+    params: templateParamsSchema,
     ...(options.heldout === true ? { heldout: true } : {}),
     // Everything these three depend on lives in the retail folder: its source digest is the content digest.
     ...(RETAIL_SOURCE_DIGEST !== undefined ? { contentDigest: RETAIL_SOURCE_DIGEST } : {}),
