@@ -311,7 +311,9 @@ export class StepJournal {
       this.timer = undefined;
       void this.feedNow();
     }, delayMs);
-    // Not unref'd: a process waiting for a drain (or with entries not in SQLite yet) stays up until the feed ran.
+    // Only a drain keeps the process up for the feed: entries nobody waits for are safe in the file (the next
+    // open applies them), so a process that ends (or closed its store first) is not held by retries.
+    if (this.waiters.length === 0) this.timer.unref?.();
   }
 
   private async feedNow(): Promise<void> {
@@ -342,6 +344,7 @@ export class StepJournal {
           this.timer = undefined;
           void this.feedNow();
         }, wait);
+        this.timer.unref?.();
       }
       return;
     }
