@@ -140,6 +140,24 @@ describe('step journal', () => {
     await store.close();
   });
 
+  it('takes over a lock whose process is gone, also one naming its own pid from an earlier start (a restarted container); respects a live one', async () => {
+    const file = join(dir, `lock-${files++}.db`);
+    const store = open(file);
+    const lock = `${journalPath(file)}.lock`;
+    const started = (pid: number) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[19]!;
+    // Another live process (the parent, with its real start time): held.
+    writeFileSync(lock, `${process.ppid} ${started(process.ppid)}`);
+    expect(store.openStepJournal()).toBeUndefined();
+    // This pid, but another start time: an earlier process that had the same pid.
+    writeFileSync(lock, `${process.pid} 1`);
+    const journal = store.openStepJournal();
+    expect(journal).toBeDefined();
+    expect(readFileSync(lock, 'utf8')).toBe(`${process.pid} ${started(process.pid)}`);
+    await journal!.close();
+    expect(existsSync(lock)).toBe(false);
+    await store.close();
+  });
+
   it('is not offered with synchronous=FULL (commit before answer keeps power-loss durability) or in memory', async () => {
     const full = createSqliteStore(join(dir, `full-${files++}.db`), { now: systemClock, synchronous: 'FULL' });
     expect(full.openStepJournal()).toBeUndefined();

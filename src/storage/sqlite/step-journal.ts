@@ -408,13 +408,18 @@ function writeAll(fd: number, buffer: Buffer, length: number, position: number):
   while (done < length) done += writeSync(fd, buffer, done, length - done, position + done);
 }
 
-/** Takes the lock file (holding this pid); a lock whose process is gone is taken over. */
+/**
+ * Takes the lock file, which names this process (`<pid> <start time>`); a lock whose process is gone is taken
+ * over. The start time (Linux: /proc/<pid>/stat) tells a restarted process that got the same pid, as a
+ * container's first process does, from the one that wrote the lock.
+ */
 function takeLock(path: string): boolean {
+  const me = `${process.pid} ${startTime(process.pid) ?? ''}`.trim();
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       const fd = openSync(path, 'wx');
       try {
-        writeSync(fd, String(process.pid));
+        writeSync(fd, me);
       } finally {
         closeSync(fd);
       }
@@ -422,25 +427,40 @@ function takeLock(path: string): boolean {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
-    let pid = NaN;
+    let holder = '';
     try {
-      pid = Number(readFileSync(path, 'utf8').trim());
+      holder = readFileSync(path, 'utf8').trim();
     } catch {
       // Removed meanwhile: try again.
     }
-    if (Number.isSafeInteger(pid) && pid > 0 && isAlive(pid)) return false;
+    if (holder !== '' && isAlive(holder)) return false;
     rmSync(path, { force: true });
   }
   return false;
 }
 
-function isAlive(pid: number): boolean {
+/** Whether the process a lock names (`<pid> [start time]`) still runs. */
+function isAlive(holder: string): boolean {
+  const [pidText, started] = holder.split(' ');
+  const pid = Number(pidText);
+  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
+  const now = startTime(pid);
+  if (started !== undefined && now !== undefined) return now === started;
   if (pid === process.pid) return true;
   try {
     process.kill(pid, 0);
     return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** A process's start time in clock ticks since boot (field 22 of /proc/<pid>/stat), or undefined (no such process, or no /proc). */
+function startTime(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[19];
+  } catch {
+    return undefined;
   }
 }
 
