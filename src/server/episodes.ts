@@ -206,7 +206,7 @@ export class EpisodeRegistry {
       // Another replica rebuilds an episode from the store: an acknowledged step not yet there would be lost.
       throw new EnvHarnessError('CONFIG_INVALID', 'durability "relaxed" is not available with replicas sharing a store (a takeover rebuilds episodes from what is committed); use the default', { details: { pointer: '/durability' } });
     }
-    // Replicas keep commit-before-answer: another replica rebuilds an episode from what SQL holds.
+    // Replicas keep commit-before-answer: another replica rebuilds an episode from what the store holds.
     if (this.durability === 'committed' && this.shared === undefined && options.journal !== false) {
       const store = this.harness.store as { openStepJournal?: () => StepJournal | undefined };
       this.journal = typeof store.openStepJournal === 'function' ? store.openStepJournal() : undefined;
