@@ -384,22 +384,24 @@ export class StepJournal {
     b.writeUInt32LE(ids.length, at + 8);
     b.writeUInt32LE(records.length, at + 12);
     at += 16;
-    const str = (text: string): void => {
-      const n = b.write(text, at + 4, 'utf8');
-      b.writeUInt32LE(n, at);
-      at += 4 + n;
-    };
     for (let i = 0; i < ids.length; i++) {
-      str(ids[i]!);
+      at = putString(b, ids[i]!, at);
       b.writeDoubleLE(steps[i]!, at);
       at += 8;
-      str(bodies[i]!);
+      at = putString(b, bodies[i]!, at);
     }
-    for (const r of records) str(r);
+    for (const r of records) at = putString(b, r, at);
     b.writeUInt32LE(at - FRAME_BYTES, 0);
     b.writeUInt32LE(crc32(b.subarray(FRAME_BYTES, at)), 4);
     return at;
   }
+}
+
+/** Writes `u32 byte length` + UTF-8 of `text` at `at`; returns where it ends. */
+function putString(b: Buffer, text: string, at: number): number {
+  const n = b.write(text, at + 4, 'utf8');
+  b.writeUInt32LE(n, at);
+  return at + 4 + n;
 }
 
 /** `write()` until every byte is out, at `position` (a short write continues; an error throws). */
