@@ -4,7 +4,7 @@
  * store while the owner lives); a torn or corrupt last record is ignored; the file is cut back to its header
  * once SQLite holds everything, and removed on close.
  */
-import { appendFileSync, copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
@@ -14,7 +14,7 @@ import { systemClock } from '../../cli/clock.js';
 import { canonicalize, type Transition } from '../../core/index.js';
 import { createStoreRecorder } from '../../runtime/recorder.js';
 import { createSqliteStore, type SqliteStore } from './index.js';
-import { HEADER_BYTES, journalBytes, journalPath, readJournal, replayStepJournal, type StepJournal } from './step-journal.js';
+import { HEADER_BYTES, journalPath, readJournal, replayStepJournal, type StepJournal } from './step-journal.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'envharness-journal-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -72,11 +72,14 @@ describe('step journal', () => {
     const partialFrame = crashCopy(file);
     // A torn last record (its write cut short), a last record whose bytes changed, and the first bytes of a
     // frame after whole records: each ignored, the whole records before applied.
-    truncateSync(journalPath(torn), lastRecordStart(journalPath(torn)) + 11);
+    truncateSync(journalPath(torn), lastRecord(journalPath(torn)).start + 11);
     const bytes = readFileSync(journalPath(corrupt));
-    bytes[bytes.length - 3] = bytes[bytes.length - 3]! ^ 0x55;
+    const at = lastRecord(journalPath(corrupt)).end - 3;
+    bytes[at] = bytes[at]! ^ 0x55;
     writeFileSync(journalPath(corrupt), bytes);
-    appendFileSync(journalPath(partialFrame), Buffer.from([200, 0, 0, 0, 7]));
+    const cut = readFileSync(journalPath(partialFrame));
+    Buffer.from([200, 0, 0, 0, 7]).copy(cut, lastRecord(journalPath(partialFrame)).end);
+    writeFileSync(journalPath(partialFrame), cut);
     expect(readJournal(journalPath(torn))!.entries).toHaveLength(2);
     expect(readJournal(journalPath(corrupt))!.entries).toHaveLength(2);
     for (const [copy, expected] of [[killed, 2], [torn, 1], [corrupt, 1], [partialFrame, 2]] as const) {
@@ -101,10 +104,22 @@ describe('step journal', () => {
       }
     }
 
-    // The owner's feed: SQLite gets all of it, once; the journal is cut back to its header.
+    // The owner's feed: SQLite gets all of it, once; the journal starts over after its header (in place).
     await journal.drain();
     expect(rawBodies(file, 'ep-a')).toHaveLength(5);
-    expect(journalBytes(file)).toBe(HEADER_BYTES);
+    expect(readJournal(journalPath(file))!.entries).toEqual([]);
+    // Written over from the start: the entries left after the new one (older) are not read as the journal's,
+    // even one that starts exactly where the new one ends (a whole record, checksum and all).
+    const before = readFileSync(journalPath(killed));
+    const oldFirst = before.subarray(HEADER_BYTES, HEADER_BYTES + 8 + before.readUInt32LE(HEADER_BYTES));
+    await journal.appendTransitions(steps('ep-a', 6, 1));
+    expect(readJournal(journalPath(file))!.entries.map((e) => e.seq)).toEqual([4]);
+    const now = readFileSync(journalPath(file));
+    oldFirst.copy(now, lastRecord(journalPath(file)).end);
+    const stale = join(dir, `stale-${files++}`);
+    writeFileSync(stale, now);
+    expect(readJournal(stale)!.entries.map((e) => e.seq)).toEqual([4]);
+    await journal.drain();
     await journal.close();
     expect(existsSync(journalPath(file))).toBe(false);
     await store.close();
@@ -116,7 +131,7 @@ describe('step journal', () => {
     // Another process opens the store now: it applies the entry (the journal stays, it is not its own).
     const other = open(file);
     expect((await other.listTransitions('ep-c')).length).toBe(4);
-    expect(journalBytes(file)).toBeGreaterThan(HEADER_BYTES);
+    expect(readJournal(journalPath(file))!.entries).toHaveLength(1);
     // Then the owner's feed, and one more entry after it: no duplicate step (STORE_CONFLICT), nothing twice.
     await journal.drain();
     await journal.appendTransitions(steps('ep-c', 5, 1), { episodes: [makeEpisode('ep-c', 'task-c', { steps: 5 })] });
@@ -193,14 +208,14 @@ describe('step journal', () => {
   });
 });
 
-/** Where the last record of a journal file starts. */
-function lastRecordStart(path: string): number {
+/** Where the last whole record of a journal file starts and ends (the file is zeros after its records). */
+function lastRecord(path: string): { start: number; end: number } {
   const data = readFileSync(path);
   let at = HEADER_BYTES;
-  let start = at;
-  while (at + 8 <= data.length) {
-    start = at;
-    at += 8 + data.readUInt32LE(at);
+  let last = { start: at, end: at };
+  while (at + 8 <= data.length && data.readUInt32LE(at) >= 16) {
+    last = { start: at, end: at + 8 + data.readUInt32LE(at) };
+    at = last.end;
   }
-  return start;
+  return last;
 }
