@@ -204,7 +204,7 @@ export function buildApp(options: AppOptions): OpenAPIHono<ServerEnv> {
     createRoute({
       method: 'post',
       path: '/v1/episodes/{id}/step',
-      summary: 'Apply one action; answered once its transition is committed',
+      summary: 'Apply one action; answered once its transition is durable (docs/http.md, "Durability")',
       description:
         'Idempotency-Key: the same key and body replay the first response byte for byte; the same key with another body is 422; ' +
         'while the first is in flight, 409. Two concurrent steps of one episode: one applies, the other gets 409 EPISODE_BUSY.',

@@ -3,13 +3,15 @@
  * group-committed transitions (a step is answered only once its transition is durable), and the idle reaper.
  */
 import { hash, randomInt } from 'node:crypto';
-import { canonicalize, depthExceeds, EnvHarnessError, isEnvHarnessError, type JsonValue, type DynamicsOptions, type Episode, type Harness, type JsonObject, type Observation, type Split, type StepResult, type StoredTask } from '../index.js';
+import { canonicalize, createStoreRecorder, depthExceeds, EnvHarnessError, isEnvHarnessError, type JsonValue, type DynamicsOptions, type Episode, type Harness, type JsonObject, type Observation, type Split, type StepResult, type StoredTask } from '../index.js';
 import { generateId, generateToken, hashToken, tokenMatches } from './auth.js';
 import { formatPointer, has, isObject, loneSurrogateKey, maySurrogate, parseJsonBody } from './body.js';
 import { fail, HttpProblem, problem, problemOf, problemReply, type Problem, type Reply } from './errors.js';
 import { createEpisodeRecorder, replayInto, type SharedEpisodes } from './replicas.js';
 import type { CreateEpisodeBody, Dynamics, ResetBody } from './schemas.js';
 import { stepResultText } from './step-text.js';
+import type { Recorder, StoreRecorder } from '../runtime/recorder.js';
+import type { StepJournal } from '../storage/sqlite/step-journal.js';
 
 /**
  * Idempotency keys whose replies are remembered per episode (the window; oldest forgotten first). A key
@@ -112,10 +114,18 @@ export interface EpisodeRegistryOptions {
   shared?: SharedEpisodes;
   /** When a step is answered (docs/http.md, "Durability"); default `committed`. */
   durability?: Durability;
+  /**
+   * `committed` on a SQLite file store: answer a step once its commit group is written to the store's step
+   * journal, and commit to SQLite behind it (default true; docs/http.md, "Durability"). False: commit to
+   * SQLite before every answer.
+   */
+  journal?: boolean;
 }
 
 /**
- * `committed` (the default): a step is answered once its transition is committed to the store.
+ * `committed` (the default): a step is answered once its transition is durable: written to the SQLite
+ * store's step journal (one `write()`, as durable as a commit with `synchronous=NORMAL`), or committed to
+ * the store where there is no journal (PostgreSQL, replicas, `synchronous=FULL`, `:memory:`).
  * `relaxed`: a step that does not end its attempt is answered once applied, and its transition is committed
  * at most `RELAXED_COMMIT_MS` later (resets, ends and closes are still committed before their answer).
  * A process crash may lose the last acknowledged steps of that window; a clean shutdown loses nothing.
@@ -177,6 +187,9 @@ export class EpisodeRegistry {
   private laterTimer: ReturnType<typeof setTimeout> | undefined;
   /** Takeovers in progress on this replica, by id and token. */
   private readonly loading = new Map<string, Promise<void>>();
+  /** `committed` on a SQLite file: the store's step journal, and the recorder of every attempt over it. */
+  readonly journal: StepJournal | undefined;
+  private journalRecorder: StoreRecorder | undefined;
 
   constructor(options: EpisodeRegistryOptions) {
     this.shared = options.shared;
@@ -193,6 +206,24 @@ export class EpisodeRegistry {
       // Another replica rebuilds an episode from the store: an acknowledged step not yet there would be lost.
       throw new EnvHarnessError('CONFIG_INVALID', 'durability "relaxed" is not available with replicas sharing a store (a takeover rebuilds episodes from what is committed); use the default', { details: { pointer: '/durability' } });
     }
+    // Replicas keep commit-before-answer: another replica rebuilds an episode from what the store holds.
+    if (this.durability === 'committed' && this.shared === undefined && options.journal !== false) {
+      const store = this.harness.store as { openStepJournal?: () => StepJournal | undefined };
+      this.journal = typeof store.openStepJournal === 'function' ? store.openStepJournal() : undefined;
+    }
+  }
+
+  /** The recorder of new attempts when there is a journal (a fresh one after a failed journal write), else undefined (the harness's). */
+  private attemptRecorder(): StoreRecorder | undefined {
+    if (this.journal === undefined) return undefined;
+    if (this.journalRecorder?.failure !== undefined) this.journalRecorder = undefined;
+    this.journalRecorder ??= createStoreRecorder(this.journal, { maxBatch: 1024, maxDelayMs: 20 });
+    return this.journalRecorder;
+  }
+
+  /** Resolves once the store holds every step acknowledged so far (a read of stored transitions waits for it). */
+  settled(): Promise<void> {
+    return this.journal?.drain() ?? Promise.resolve();
   }
 
   /** Calls `listener` after a committed step that ends an attempt, and when an episode is closed (GRPO groups). */
@@ -278,7 +309,7 @@ export class EpisodeRegistry {
     this.episodes.set(id, ep);
   }
 
-  private attemptOptions(ep: ServerEpisode, taskId: string, episodeId: string, recorder?: ReturnType<typeof createEpisodeRecorder>) {
+  private attemptOptions(ep: ServerEpisode, taskId: string, episodeId: string, recorder?: Recorder) {
     return {
       taskId,
       episodeId,
@@ -363,7 +394,7 @@ export class EpisodeRegistry {
       const previous = ep.episode;
       if (previous !== undefined && previous.status === 'running') await previous.close();
       const attempt = ep.attempt + 1;
-      const recorder = this.shared === undefined ? undefined : createEpisodeRecorder(this.harness.store);
+      const recorder = this.shared === undefined ? this.attemptRecorder() : createEpisodeRecorder(this.harness.store);
       const { episode } = await this.harness.openEpisode(this.attemptOptions(ep, task.id, `${ep.id}:${attempt}`, recorder));
       // Gymnasium's seed=None: a fresh seed, reported so the attempt can be replayed.
       const seed = body.seed ?? randomInt(0, 2 ** 31 - 1);
@@ -378,7 +409,7 @@ export class EpisodeRegistry {
       ep.task = task;
       ep.attempt = attempt;
       ep.seed = seed;
-      await this.commit([episode], [ep]);
+      await this.commit([episode], [ep], true);
       // After the attempt's record is stored, so that a replica rebuilding this attempt finds it.
       await this.shared?.saveAttempt(ep.id, ep.epoch, { taskId: task.id, attempt, seed });
       return { observation, info: resetInfo(ep, episode, task, seed, attempt) };
@@ -443,7 +474,7 @@ export class EpisodeRegistry {
       const text = withText ? stepResultText(applied) : '';
       if (key !== undefined) this.attachKey(ep, key, fingerprint, applied, text);
       if (this.durability === 'relaxed' && !applied.terminated && !applied.truncated) this.commitLater(ep);
-      else await this.commit([ep.episode!], [ep]);
+      else await this.commit([ep.episode!], [ep], applied.terminated || applied.truncated);
       reply = { status: 200, body: text, headers: JSON_HEADERS as Record<string, string> };
       result = applied;
       if (applied.terminated || applied.truncated) this.emit(ep, { kind: 'end', result: applied });
@@ -527,7 +558,7 @@ export class EpisodeRegistry {
     } else if (touched.size > 0) {
       const eps = [...touched];
       try {
-        await this.commit(eps.map((ep) => ep.episode!), eps);
+        await this.commit(eps.map((ep) => ep.episode!), eps, pending.some((item) => item.result !== undefined && (item.result.terminated || item.result.truncated)));
       } catch (error) {
         const p = problemOf(error);
         for (const ep of eps) failed.set(ep, p);
@@ -557,6 +588,7 @@ export class EpisodeRegistry {
     ep.lastUsed = this.now();
     const episode = this.view(ep);
     if (!withTransitions) return { episode };
+    await this.settled();
     const transitions = ep.episode?.id === undefined ? [] : await this.harness.store.listTransitions(ep.episode.id);
     return { episode, transitions };
   }
@@ -574,7 +606,10 @@ export class EpisodeRegistry {
       if (this.shared !== undefined && !(await this.ownsStill(ep))) return { ...this.view(ep), status: 'closed' };
       await this.shared?.close(ep.id, ep.epoch);
       // A broken episode's state is ahead of the store: record nothing more for it.
-      if (ep.broken === undefined) await ep.episode?.close();
+      if (ep.broken === undefined) {
+        await ep.episode?.close();
+        await this.journal?.drain();
+      }
     } finally {
       ep.busy = false;
       ep.closed = true;
@@ -603,6 +638,15 @@ export class EpisodeRegistry {
 
   /** Closes everything (server shutdown); with replicas, only flushes and forgets: the others carry on. */
   async closeAll(): Promise<void> {
+    try {
+      await this.closeEpisodes();
+    } finally {
+      // Fed to SQLite and removed; if that fails the file stays, and the next open of the store applies it.
+      await this.journal?.close().catch(() => undefined);
+    }
+  }
+
+  private async closeEpisodes(): Promise<void> {
     await this.commitNow();
     if (this.shared !== undefined) {
       for (const ep of [...this.episodes.values()]) {
@@ -715,9 +759,10 @@ export class EpisodeRegistry {
    * group it would join is certain to hold only itself: no group is gathering, no commit is under way, no step
    * committed at once earlier in this turn, and the last group held one episode (a lone client; under
    * concurrent load groups are larger, and steps keep waiting). Either way the caller answers only after the
-   * commit: acknowledged means durable.
+   * commit: acknowledged means durable. With a journal, the flush is the journal's write; `strict` (resets,
+   * steps that end an attempt) also waits until SQLite holds it, as without one.
    */
-  private async commit(episodes: readonly Episode[], owners: readonly ServerEpisode[]): Promise<void> {
+  private async commit(episodes: readonly Episode[], owners: readonly ServerEpisode[], strict = false): Promise<void> {
     const stats = this.commitStats;
     if (this.gathering === undefined && this.committing === 0 && !this.loneThisTurn && this.lastGroup === 1) {
       this.loneThisTurn = true;
@@ -751,6 +796,7 @@ export class EpisodeRegistry {
       // One episode (a step, a reset): its flush alone, without Promise.all's extra turns.
       if (episodes.length === 1) await episodes[0]!.flush();
       else await Promise.all(episodes.map((e) => e.flush()));
+      if (strict && this.journal !== undefined) await this.journal.drain();
     } catch (error) {
       const e = isEnvHarnessError(error) ? error : new EnvHarnessError('STORE_FAILED', `recording failed: ${String(error)}`, { cause: error });
       const broken = new EnvHarnessError(e.code === 'STORE_CONFLICT' ? 'STORE_CONFLICT' : 'STORE_FAILED', `the step was applied but could not be recorded (${e.message}); this episode refuses further requests, create a new one`, { cause: error });

@@ -75,6 +75,8 @@ export interface ServerOptions {
   ors?: OrsOptions | false;
   /** When a step is answered: after its commit (`committed`, the default) or once applied (`relaxed`, docs/http.md). */
   durability?: Durability;
+  /** `committed` on a SQLite file store: acknowledge from the step journal (default true; false commits to SQLite before every answer). */
+  journal?: boolean;
 }
 
 /** A created server: the app (for in-process requests), its token, and listen/close. */
@@ -137,7 +139,7 @@ export function createServer(options: ServerOptions): EnvHarnessServer {
   const replica = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   const shared = replicaStore?.sharedEpisodes(replica);
   const curriculum = replicaStore === undefined ? undefined : new CurriculumSync(options.harness, replicaStore.curriculumLog(replica));
-  const episodes = new EpisodeRegistry({ harness: options.harness, idleMs, now, maxBatch, maxOpenEpisodes: limits.maxOpenEpisodes, ...(shared !== undefined ? { shared } : {}), ...(options.durability !== undefined ? { durability: options.durability } : {}) });
+  const episodes = new EpisodeRegistry({ harness: options.harness, idleMs, now, maxBatch, maxOpenEpisodes: limits.maxOpenEpisodes, ...(shared !== undefined ? { shared } : {}), ...(options.durability !== undefined ? { durability: options.durability } : {}), ...(options.journal !== undefined ? { journal: options.journal } : {}) });
   const adminTokenHash = hashToken(token);
   const hosts = new HostPolicy(host, options.allowedHosts);
   const groups = new GroupRegistry(options.harness, episodes);

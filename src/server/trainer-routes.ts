@@ -98,12 +98,14 @@ export function mountTrainerRoutes(app: OpenAPIHono<ServerEnv>, ctx: ServerConte
 }
 
 /** The attempt's chat rollout: the reset observation is rebuilt from the task and seed (reset depends on nothing else). */
-export async function chatOf(ctx: Pick<ServerContext, 'harness'>, ep: ServerEpisode): Promise<Record<string, unknown>> {
+export async function chatOf(ctx: Pick<ServerContext, 'harness' | 'episodes'>, ep: ServerEpisode): Promise<Record<string, unknown>> {
   const attemptId = ep.episode?.id;
   if (attemptId === undefined || ep.seed === undefined) throw fail('EPISODE_NOT_FOUND', `episode ${ep.id} has not started: reset it first`);
   const dynamics = ep.options.dynamics as DynamicsOptions | undefined;
   const { episode } = await ctx.harness.openEpisode({ taskId: ep.task.id, record: false, ...(dynamics !== undefined ? { dynamics } : {}) });
   const reset: Observation = episode.reset({ seed: ep.seed });
+  // Steps acknowledged from the step journal reach SQLite within 10 ms: read after they have.
+  await ctx.episodes.settled();
   const transitions = await ctx.harness.store.listTransitions(attemptId);
   const { messages, tools } = toChatTrajectory(ep.task, reset, transitions);
   let reward = 0;

@@ -62,7 +62,7 @@ export function registerServeCommands(program: Command, ctx: CliContext): void {
     .option('--mcp-task-type <type>', 'task type of the MCP episode (default: any task of the dynamic pool)')
     .option('--mcp-level <n>', 'level of the MCP episode', parseIntOption('--mcp-level', 1))
     .option('--mcp-seed <n>', 'seed of the MCP episode (default 0)', parseIntOption('--mcp-seed', 0))
-    .option('--durability <mode>', 'committed (a step is answered once its transition is committed) or relaxed (answered once applied, committed within 10 ms: shorter answers, but a process crash may lose the last acknowledged steps; docs/http.md)', 'committed')
+    .option('--durability <mode>', 'committed (a step is answered once durable: in the SQLite store\'s step journal, or committed where there is none) or relaxed (answered once applied, committed within 10 ms: shorter answers, but a process crash may lose the last acknowledged steps; docs/http.md)', 'committed')
     .option('--no-openenv', 'do not serve the OpenEnv protocol at /openenv (docs/trainers.md)')
     .option('--openenv-max-sessions <n>', 'OpenEnv max_concurrent_envs: open /openenv/ws sessions (default 4096)', parseIntOption('--openenv-max-sessions', 1))
     .option('--no-ors', 'do not serve the Open Reward Standard HTTP API at /ors (docs/trainers.md)')

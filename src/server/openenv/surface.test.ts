@@ -53,6 +53,7 @@ describe('OpenEnv surface', () => {
     ws.send(JSON.stringify({ type: 'step', data: { type: 'tool', tool: 'list_items', args: {} } }));
     const step = await next();
     expect(step.data.observation.metadata.step).toBe(1);
+    await t.server.episodes.settled();
     const transitions = await t.harness.store.listTransitions(`${id}:1`);
     expect(transitions).toHaveLength(1);
     ws.send(JSON.stringify({ type: 'close' }));
@@ -78,6 +79,7 @@ describe('OpenEnv surface', () => {
     const item = listed.observation.output[0].item as string;
     // get_stock's output keys (item, quantity, locked) are not in canonical order: the spliced text is told apart.
     const text = await post('/step', { episode_id: id, action: { type: 'tool', tool: 'get_stock', args: { item } } });
+    await t.server.episodes.settled();
     const transition = (await t.harness.store.listTransitions(`${id}:1`))[1];
     // The observation is the text written for the transition (canonical key order), metadata appended to it.
     const observation = canonicalize(transition!.observation);

@@ -44,6 +44,7 @@ import { segmentOf, TRANSITION_SQL, TransitionInserter } from './transitions.js'
 import { DEFAULT_WAL_LIMIT_BYTES, WalPressure } from './wal-pressure.js';
 import { serialiseCall, WriterCallBuilder, WriterThread, type WriterCall, type WriterReply } from './transition-writer.js';
 import { readGenerationLog, writeGenerationLog } from './generation-log.js';
+import { JOURNAL_META_PREFIX, replayStepJournal, StepJournal, type JournalEntry } from './step-journal.js';
 import { batchTaskRows, limitClause as sharedLimitClause, questionMark, reviewFromRow, storedTaskFromRow, taskBody, taskQuery as sharedTaskQuery, whereOf as sharedWhereOf, type ReviewRow, type TaskRow } from '../rows.js';
 
 /** Milliseconds a write waits for another connection's lock before it fails with STORE_FAILED. */
@@ -219,6 +220,15 @@ export class SqliteStore implements Store {
     }
     this.db = db;
     this.transaction = db.transaction((fn: () => unknown) => fn());
+    // Steps a server acknowledged from its journal and SQLite did not get before it stopped (step-journal.ts).
+    if (!isMemory) {
+      try {
+        replayStepJournal(this.location, (id, entries) => this.applyJournalNow(id, entries));
+      } catch (error) {
+        db.close();
+        throw error;
+      }
+    }
   }
 
   async close(): Promise<void> {
@@ -582,6 +592,52 @@ export class SqliteStore implements Store {
     };
     const writer: TransitionWriter = { ordered: true, appendTransitions, stage };
     return writer;
+  }
+
+  // ---- the step journal (step-journal.ts) ----
+
+  /**
+   * The step journal a server writes each commit group to before answering (docs/storage.md, "Step journal"),
+   * or undefined: for `:memory:`, with `synchronous=FULL` (commit before answer keeps power-loss durability),
+   * when `appendTransitions` was replaced (a wrapper is never bypassed), or when another live process holds it.
+   */
+  openStepJournal(): StepJournal | undefined {
+    if (this.isMemory || this.synchronous !== 'NORMAL' || this.appendTransitions !== SqliteStore.prototype.appendTransitions || !this.db.open) return undefined;
+    return StepJournal.open(this.location, (id, entries) => this.applyJournalNow(id, entries), async (id, entries) => {
+      if (this.wal?.due()) await this.wal.admit();
+      return this.applyJournalNow(id, entries);
+    });
+  }
+
+  /**
+   * Applies the entries of journal `id` this store does not hold yet and records the last one in `meta`, in
+   * one transaction: an entry is applied once, whoever applies it (the server's feed, or any process opening
+   * the store). Returns how many entries it applied.
+   */
+  private applyJournalNow(id: string, entries: readonly JournalEntry[]): number {
+    return this.guard('applyJournal', () => {
+      const key = `${JOURNAL_META_PREFIX}${id}`;
+      const created: CreatedKeys = new Map();
+      let applied = 0;
+      this.write(() => {
+        const text = this.pluck('SELECT value FROM meta WHERE key = ?').get(key) as string | undefined;
+        const done = text === undefined ? 0 : (JSON.parse(text) as number);
+        let last = done;
+        for (const e of entries) {
+          if (e.seq <= last) continue;
+          this.writeTransitions({ count: e.ids.length, episodeId: (i) => e.ids[i]!, step: (i) => e.steps[i]!, body: (i) => e.bodies[i]! }, e.episodes, created);
+          last = e.seq;
+          applied++;
+        }
+        if (last > done) this.writeMeta(key, last);
+      });
+      for (const [episodeId, segments] of created) {
+        let latest: SegmentKey | undefined;
+        for (const [segment, k] of segments) if (latest === undefined || segment > latest.segment) latest = { segment, key: k };
+        this.rememberEpisodeKey(episodeId, latest!);
+      }
+      return applied;
+    });
   }
 
   async listTransitions(episodeId: string): Promise<Transition[]> {
