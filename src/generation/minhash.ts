@@ -320,9 +320,11 @@ class BandTable {
   private keys = new Int32Array(0);
   /** next[position * bands + band]: the next position in the same slot of that band, or -1. */
   private next = new Int32Array(0);
-  /** heads/tails[band * slots + slot]: the first and last position in that slot, or -1. */
-  private heads = new Int32Array(0);
-  private tails = new Int32Array(0);
+  /**
+   * ends[2 * (band * slots + slot)] and the entry after it: the first and last position in that slot, or -1.
+   * Side by side, a query's read of a slot's head brings its tail into the cache for the add that follows.
+   */
+  private ends = new Int32Array(0);
   private slots = 0;
   private count = 0;
 
@@ -357,7 +359,7 @@ class BandTable {
 
   /** The first position of the chain `key` falls in, in band `band` (-1: none); walk on with `after`. */
   first(band: number, key: number): number {
-    return this.heads[band * this.slots + (key & (this.slots - 1))]!;
+    return this.ends[2 * (band * this.slots + (key & (this.slots - 1)))]!;
   }
 
   /** The position after `position` in its chain of band `band` (-1: the end). */
@@ -371,23 +373,22 @@ class BandTable {
   }
 
   private link(position: number): void {
-    const { bands, slots, heads, tails, keys, next } = this;
+    const { bands, slots, ends, keys, next } = this;
     for (let band = 0; band < bands; band++) {
       const at = position * bands + band;
       const slot = band * slots + (keys[at]! & (slots - 1));
       next[at] = -1;
-      const tail = tails[slot]!;
-      if (tail === -1) heads[slot] = position;
+      const tail = ends[2 * slot + 1]!;
+      if (tail === -1) ends[2 * slot] = position;
       else next[tail * bands + band] = position;
-      tails[slot] = position;
+      ends[2 * slot + 1] = position;
     }
   }
 
   /** Rehashes every entry, in insertion order, into `slots` slots per band. */
   private resize(slots: number): void {
     this.slots = slots;
-    this.heads = new Int32Array(this.bands * slots).fill(-1);
-    this.tails = new Int32Array(this.bands * slots).fill(-1);
+    this.ends = new Int32Array(2 * this.bands * slots).fill(-1);
     for (let position = 0; position < this.count; position++) this.link(position);
   }
 }
