@@ -1,10 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
 import { canonicalize, defineTemplate, digest, EnvHarnessError, GENERATOR_VERSION } from '../core/index.js';
 import type { BatchRequest, Task } from '../core/index.js';
 import { fileURLToPath } from 'node:url';
-import { generateBatch, idsDigest, isSelectedForReview } from './batch.js';
+import { generateBatch, isSelectedForReview } from './batch.js';
 import { loadDeclarativeTemplates } from './declarative.js';
 import { MinHashIndex } from './minhash.js';
 import { createTemplateRegistry } from './registry.js';
@@ -246,20 +245,4 @@ describe('generateBatch', () => {
     const error = await rejectsWith(generateBatch(request, { registry, hooks, workers: 2, hookModule: fileURLToPath(new URL('./candidates.ts', import.meta.url)) }), 'CONFIG_INVALID');
     expect(error.message).toContain('does not export `createGateHooks`');
   }, 60_000);
-});
-
-describe('idsDigest', () => {
-  test.prop([fc.array(fc.oneof(fc.string(), fc.stringMatching(/^[0-9a-f]{64}$/), fc.constantFrom('"', '\\', '\u0000', '\ud800', 'a","b', '\u2028')), { maxLength: 20 })])(
-    'equals the canonical digest of the list, escapes and lone surrogates included',
-    (ids) => {
-      let expected: string | undefined;
-      try {
-        expected = digest(ids);
-      } catch {
-        expected = undefined; // no canonical form (a lone surrogate): idsDigest refuses it too
-      }
-      if (expected === undefined) expect(() => idsDigest(ids)).toThrow();
-      else expect(idsDigest(ids)).toBe(expected);
-    },
-  );
 });

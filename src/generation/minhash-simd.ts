@@ -1,9 +1,9 @@
 /**
  * MinHash minima four permutations at a time: a 223-byte WebAssembly module (SIMD, assembled below from
  * its opcodes) that computes exactly what minhash.ts's JavaScript loop computes. A signature is 64
- * permutations × every feature: a math/chain-sum task's (15 features, extraction included) took ~3.5 µs of
- * CPU with the loop and ~1.5 µs with the module (one thread, medians of 5 alternating runs of 45k tasks,
- * 2-core host at load 7-9).
+ * permutations × every feature: a math/chain-sum task's (15 features, extraction included) took 2.7-3.5 µs
+ * of CPU with the loop and 1.4-1.7 µs with the module (one thread, medians of 5 alternating runs of 45k
+ * tasks, three runs, 2-core host at load 7-9).
  *
  * The permutation of feature `x` for permutation `i` is, as in the JavaScript,
  *   h = (x ^ XOR[i]) * MUL[i];  h ^= h >>> 15;  h *= 0x2c1b3c6d;  h ^= h >>> 12
