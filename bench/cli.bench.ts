@@ -10,6 +10,12 @@ import { peerFigures, peerLabel, ratioVsPeer } from './peers.js';
 const peers = peerFigures();
 
 const RUNS = 5;
+/**
+ * Pairs of generate runs (SMALL and SMALL + 40,000 candidates): one run's CPU varied by 0.1-0.3 s from the
+ * next on this shared 2-core host (load 7-9), against a difference of ~1.1 s, so 3 pairs could move the
+ * figure by 10% or more.
+ */
+const CHAIN_PAIRS = 5;
 /** Candidates of the smaller generate run: the fewest with which generate starts its worker threads. */
 const SMALL = WORKER_THRESHOLD;
 const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
@@ -54,7 +60,7 @@ export async function run(): Promise<BenchSection[]> {
     const large: number[] = [];
     const chain = (count: number, i: number): number =>
       cpuSeconds(['--store', join(dir, `chain-${count}-${i}.db`), 'generate', '--template', 'math/chain-sum', '--level', '5', '--count', String(count), '--seed', String(i)]);
-    for (let i = 0; i < 3; i++) {
+    for (let i = 0; i < CHAIN_PAIRS; i++) {
       small.push(chain(SMALL, i));
       large.push(chain(SMALL + 40_000, i));
     }
@@ -63,7 +69,7 @@ export async function run(): Promise<BenchSection[]> {
       {
         title: 'CLI: generation through envharness generate',
         description:
-          `Whole-process CPU (all threads: the main thread and the worker threads, which instantiate, MinHash and run the schema, oracle and non-triviality gates) of \`envharness generate --template math/chain-sum --level 5\` into a fresh SQLite store, every gate on, on the compiled dist/. Candidates per CPU-second = 40,000 / (CPU of --count ${SMALL + 40_000} - CPU of --count ${SMALL}), medians of 3; both runs start the same worker threads, so their start-up cancels out.`,
+          `Whole-process CPU (all threads: the main thread and the worker threads, which instantiate, MinHash and run the schema, oracle and non-triviality gates) of \`envharness generate --template math/chain-sum --level 5\` into a fresh SQLite store, every gate on, on the compiled dist/. Candidates per CPU-second = 40,000 / (CPU of --count ${SMALL + 40_000} - CPU of --count ${SMALL}), medians of ${CHAIN_PAIRS} runs each, alternating; both runs start the same worker threads, so their start-up cancels out.`,
         rows: [
           {
             workload: 'envharness generate math/chain-sum level 5, all gates, fresh SQLite store',

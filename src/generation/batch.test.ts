@@ -207,6 +207,17 @@ describe('generateBatch', () => {
     expect(single.taskBodies).toEqual(single.tasks.map(({ id, template, domain, taskType, level, params, spec, origin }) => canonicalize({ id, template, domain, taskType, level, params, spec, origin })));
   }, 60_000);
 
+  it('gives the same batch when it has more chunks than are sent ahead to the threads', async () => {
+    // 3,000 candidates on 2 threads: 12 chunks of 256, twice the 6 sent ahead of the one being gated.
+    const request: BatchRequest = { templates: [{ id: 'arith/sum' }, { id: 'arith/remainder' }], levels: [1, 2, 3], count: 3000, seed: 9, split: 'dynamic' };
+    const single = await generateBatch(request, { registry, hooks, workers: 1 });
+    const progress: number[] = [];
+    const threaded = await generateBatch(request, { registry, hooks, workers: 2, onProgress: (done) => progress.push(done) });
+    expect(progress).toEqual(Array.from({ length: 12 }, (_, k) => Math.min(3000, (k + 1) * 256)));
+    expect(canonicalize(threaded)).toBe(canonicalize(single));
+    expect(threaded.taskBodies).toEqual(single.taskBodies);
+  }, 60_000);
+
   it('runs the schema check and the hooks in the workers when given a hook module, with the same batch', async () => {
     const request: BatchRequest = {
       templates: [{ id: 'arith/sum', weight: 2 }, { id: 'arith/word-problem' }, { id: 'arith/remainder', weight: 0.5 }],

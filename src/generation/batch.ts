@@ -13,8 +13,8 @@ import {
   WORKER_THRESHOLD,
 } from '../core/index.js';
 import type { Batch, BatchManifest, BatchRequest, BatchTaskRow, GenerationLogEntry, LevelSpec, RegisteredTemplate, Task } from '../core/index.js';
-import { createCandidatePlan, instantiateCandidates, levelsDeclared } from './candidates.js';
-import type { CandidateChunk, CandidatePlan, CandidateResult } from './candidates.js';
+import { createCandidatePlan, instantiateCandidates, levelsDeclared, openChunk } from './candidates.js';
+import type { CandidateChunk, CandidatePlan, CandidateResult, PackedChunk } from './candidates.js';
 import { createGateRunner } from './gates.js';
 import type { GateCandidate, GateHooks } from './gates.js';
 import { fastDigest } from '../core/index.js';
@@ -77,6 +77,8 @@ const MAIN_THREAD_CHUNK = 2_048;
  * ~4% less whole-process CPU with chunks of 1,024 than of 2,813 (the earlier cap of 4,096), 512 about the same.
  */
 const MAX_WORKER_CHUNK = 1_024;
+/** Chunks per worker thread sent ahead of the one being gated. */
+const WORKER_CHUNKS_AHEAD = 3;
 
 /**
  * Generates a batch: candidate i picks its template by weight and then its level uniformly among the
@@ -131,7 +133,19 @@ export async function generateBatch(request: BatchRequest, deps: GenerateBatchDe
   const log: GenerationLogEntry[] = [];
   let workers: CandidateWorkers | undefined;
   try {
-    let pending: Array<Promise<CandidateChunk>> = [];
+    const pending: Array<Promise<PackedChunk>> = [];
+    let sent = 0;
+    // Ranges go to the threads WORKER_CHUNKS_AHEAD per thread ahead of the one being gated: enough to keep
+    // them busy, and a main thread that falls behind (a loaded machine) holds a few chunks, not the batch.
+    const sendUpTo = (k: number): void => {
+      for (; sent < ranges.length && sent <= k; sent++) {
+        const [start, end] = ranges[sent]!;
+        const p = workers!.run(start, end);
+        // Failures are rethrown in order below; this only stops "unhandled rejection" noise meanwhile.
+        p.catch(() => undefined);
+        pending.push(p);
+      }
+    };
     if (inWorkers) {
       const hooked = deps.hookModule !== undefined && (runner.enabled.oracle || runner.enabled.non_trivial);
       workers = startCandidateWorkers(plan, modules, threads, {
@@ -139,15 +153,18 @@ export async function generateBatch(request: BatchRequest, deps: GenerateBatchDe
         gates: { schema: runner.enabled.schema, oracle: hooked && runner.enabled.oracle, nonTrivial: hooked && runner.enabled.non_trivial },
         ...(hooked ? { hookModule: deps.hookModule } : {}),
       }, deps.workerPool);
-      pending = ranges.map(([start, end]) => workers!.run(start, end));
-      // Failures are rethrown in order below; this only stops "unhandled rejection" noise meanwhile.
-      for (const p of pending) p.catch(() => undefined);
     }
     for (let k = 0; k < ranges.length; k++) {
       const [start, end] = ranges[k]!;
-      const chunk = inWorkers ? await pending[k]! : instantiateCandidates(plan, start, end);
-      const stored = await lookupStored(deps.existingIds, chunk);
-      gateChunk(chunk, stored, runner, accepted, log);
+      let chunk: CandidateChunk;
+      if (inWorkers) {
+        sendUpTo(k + threads * WORKER_CHUNKS_AHEAD);
+        chunk = openChunk(await pending[k]!);
+        delete pending[k]; // gated once: nothing keeps its bodies but the accepted rows
+      } else chunk = instantiateCandidates(plan, start, end);
+      const ids = chunkIds(chunk);
+      const stored = await lookupStored(deps.existingIds, ids);
+      gateChunk(chunk, ids, stored, runner, accepted, log);
       deps.onProgress?.(end, count);
     }
   } finally {
@@ -312,14 +329,19 @@ function poolThreads(pool: GenerationWorkers, count: number, templates: readonly
   return pool.threads;
 }
 
-async function lookupStored(existing: GenerateBatchDeps['existingIds'], chunk: CandidateChunk): Promise<ReadonlySet<string> | undefined> {
+/** Each result's task id (undefined for a candidate that could not be instantiated), read once per chunk. */
+function chunkIds(chunk: CandidateChunk): Array<string | undefined> {
+  const { results } = chunk;
+  const ids = new Array<string | undefined>(results.length);
+  for (let i = 0; i < results.length; i++) ids[i] = idOf(results[i]!);
+  return ids;
+}
+
+async function lookupStored(existing: GenerateBatchDeps['existingIds'], chunkIds: ReadonlyArray<string | undefined>): Promise<ReadonlySet<string> | undefined> {
   if (existing === undefined) return undefined;
   if (typeof existing !== 'function') return existing;
   const ids: string[] = [];
-  for (const result of chunk.results) {
-    const id = idOf(result);
-    if (id !== undefined) ids.push(id);
-  }
+  for (const id of chunkIds) if (id !== undefined) ids.push(id);
   return ids.length === 0 ? undefined : await existing(ids);
 }
 
@@ -333,6 +355,7 @@ function idOf(result: CandidateResult): string | undefined {
 
 function gateChunk(
   chunk: CandidateChunk,
+  ids: ReadonlyArray<string | undefined>,
   stored: ReadonlySet<string> | undefined,
   runner: ReturnType<typeof createGateRunner>,
   accepted: AcceptedTasks,
@@ -342,7 +365,7 @@ function gateChunk(
   for (let i = 0; i < results.length; i++) {
     const result = results[i]!;
     const candidate: GateCandidate = { index: result.index };
-    const id = idOf(result);
+    const id = ids[i];
     if (id !== undefined) {
       if (result.task !== undefined) candidate.task = result.task;
       else {

@@ -104,6 +104,9 @@ function taskOf(candidate: GateCandidate): Task {
 /** What the gates say about one candidate. */
 export type GateOutcome = { accepted: true } | { accepted: false; gate: GateName; reason: string; details?: JsonValue; problem: Problem<GateProblemCode> };
 
+/** The verdict of a batch-level gate that passed (one shared object: `record` only reads it). */
+const PASSED: GateVerdict = Object.freeze({ ok: true });
+
 /** The outcome of every accepted candidate (one shared object: callers only read it). */
 const ACCEPTED: GateOutcome = Object.freeze({ accepted: true });
 
@@ -187,6 +190,8 @@ export function createGateRunner(options: GateRunnerOptions): GateRunner {
   const accepted = new MinHashIndex({ capacity: Math.min(options.candidates ?? 0, MAX_PRESIZED), uniqueIds: true });
   // The candidate index of each accepted task: `seen` holds it already when the exact-duplicate gate runs.
   const acceptedAt = enabled.exact_duplicate ? seen : new Map<string, number>();
+  // A candidate's band keys, overwritten by the next: the indexes read them during the call and copy what they keep.
+  const bandKeys: number[] = [];
 
   function record(gate: GateName, verdict: GateVerdict): GateOutcome | undefined {
     const total = totals.get(gate)!;
@@ -222,7 +227,7 @@ export function createGateRunner(options: GateRunnerOptions): GateRunner {
     if (enabled.exact_duplicate) {
       const firstSeen = seen.get(id);
       if (firstSeen === undefined) seen.set(id, candidate.index);
-      let verdict: GateVerdict = { ok: true };
+      let verdict: GateVerdict = PASSED;
       if (firstSeen !== undefined) {
         verdict = rejection('DUPLICATE_IN_BATCH', `same task id as candidate ${firstSeen} of this batch`, { duplicateOf: id, candidate: firstSeen });
       } else if (candidate.stored === true) {
@@ -238,10 +243,10 @@ export function createGateRunner(options: GateRunnerOptions): GateRunner {
     let keys: number[] | undefined;
     if (enabled.near_duplicate) {
       signature ??= minhashTask(taskOf(candidate));
-      keys = bandKeysOf(signature, threshold);
+      keys = bandKeysOf(signature, threshold, bandKeys);
       const inPool = options.poolIndex?.findSimilar(signature, threshold, keys);
       const match = inPool ?? accepted.findSimilar(signature, threshold, keys);
-      let verdict: GateVerdict = { ok: true };
+      let verdict: GateVerdict = PASSED;
       if (match !== undefined) {
         const where = inPool !== undefined ? `pool task ${match.id}` : `candidate ${acceptedAt.get(match.id)} (task ${match.id})`;
         verdict = rejection('NEAR_DUPLICATE', `near duplicate of ${where}: estimated Jaccard ${match.similarity.toFixed(3)} >= ${threshold}`, {
@@ -255,12 +260,12 @@ export function createGateRunner(options: GateRunnerOptions): GateRunner {
     }
     if (enabled.leakage) {
       const regression = options.regressionIndex!;
-      let verdict: GateVerdict = { ok: true };
+      let verdict: GateVerdict = PASSED;
       if (regression.has(id)) {
         verdict = rejection('LEAKS_REGRESSION', `leaks regression task ${id}: identical content`, { regressionTask: id, similarity: 1 });
       } else {
         signature ??= minhashTask(taskOf(candidate));
-        keys ??= bandKeysOf(signature, threshold);
+        keys ??= bandKeysOf(signature, threshold, bandKeys);
         const match = regression.findSimilar(signature, threshold, keys);
         if (match !== undefined) {
           verdict = rejection('LEAKS_REGRESSION', `leaks regression task ${match.id}: estimated Jaccard ${match.similarity.toFixed(3)} >= ${threshold}`, {

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { canonicalize, createRng, EnvHarnessError, MINHASH_PERMUTATIONS, SHINGLE_SIZE } from '../core/index.js';
 import type { JsonValue } from '../core/index.js';
 import { retailTemplates } from '../domains/retail/index.js';
-import { bandKeysOf, estimateSimilarity, MinHashIndex, minhashTask, minhashText, normalizeWords } from './minhash.js';
+import { bandKeysOf, estimateSimilarity, MinHashIndex, minhashTask, minhashText, normalizeWords, signatureOfFeatures, simdSignatureOfFeatures } from './minhash.js';
 import { instantiateTask } from './instantiate.js';
 import { storyTemplate } from './testing/templates.js';
 import { jsonValue as arbitraryJson } from './testing/arbitraries.js';
@@ -262,5 +262,39 @@ describe('minhash feature extraction', () => {
         expect([...minhashTask(task)]).toEqual([...referenceSignature(task.spec.instructions, task.params)]);
       }
     }
+  });
+});
+
+describe('minhash signatures in WebAssembly', () => {
+  it('are available on the Node versions the package supports', () => {
+    expect(simdSignatureOfFeatures(new Int32Array(1), 1)).toBeInstanceOf(Uint32Array);
+  });
+
+  test.prop([fc.array(fc.integer({ min: -0x80000000, max: 0x7fffffff }), { maxLength: 300 })], { numRuns: 300 })(
+    'equal the JavaScript loop on any features (none included)',
+    (features) => {
+      const hashes = Int32Array.from(features);
+      const js = new Uint32Array(MINHASH_PERMUTATIONS);
+      signatureOfFeatures(hashes, hashes.length, js, 0);
+      expect(Array.from(simdSignatureOfFeatures(hashes, hashes.length)!)).toEqual(Array.from(js));
+    },
+  );
+
+  it('equal the JavaScript loop on extreme features, and give 0xffffffff minima for none', () => {
+    const hashes = Int32Array.from([0, -1, 0x7fffffff, -0x80000000, 1, 0x2c1b3c6d]);
+    for (let n = 0; n <= hashes.length; n++) {
+      const js = new Uint32Array(MINHASH_PERMUTATIONS);
+      signatureOfFeatures(hashes, n, js, 0);
+      expect(Array.from(simdSignatureOfFeatures(hashes, n)!)).toEqual(Array.from(js));
+    }
+    expect(new Set(simdSignatureOfFeatures(hashes, 0))).toEqual(new Set([0xffffffff]));
+  });
+
+  it('leave a text with more features than the module holds to the JavaScript loop, with the same result', () => {
+    const words = Array.from({ length: 20_000 }, (_, i) => `w${i}`);
+    const long = minhashText(words.join(' '));
+    const shorter = minhashText(words.slice(0, 19_999).join(' '));
+    expect(estimateSimilarity(long, shorter)).toBeGreaterThan(0.9);
+    expect(simdSignatureOfFeatures(new Int32Array(20_000), 20_000)).toBeUndefined();
   });
 });

@@ -1,6 +1,7 @@
 /** MinHash signatures of tasks and an LSH-banded index over them, for the near-duplicate and leakage gates. */
 import { canonicalize, createRng, EnvHarnessError, MINHASH_PERMUTATIONS, SHINGLE_SIZE } from '../core/index.js';
 import type { JsonValue, Task } from '../core/index.js';
+import { createSimdSignature } from './minhash-simd.js';
 
 /** A task's MinHash signature: MINHASH_PERMUTATIONS unsigned 32-bit minima. */
 export type MinHashSignature = Uint32Array;
@@ -36,6 +37,9 @@ for (let i = 0; i < MINHASH_PERMUTATIONS; i++) {
   MUL[i] = PERMUTATION_SEED.nextUint32() | 1;
 }
 
+// The same minima four permutations at a time (WebAssembly SIMD), where the engine has it.
+const SIMD = createSimdSignature(XOR, MUL);
+
 /** murmur3's finaliser: a bijection on 32-bit integers with good avalanche. */
 function fmix32(h: number): number {
   h ^= h >>> 16;
@@ -65,7 +69,8 @@ export function normalizeWords(text: string): string[] {
 // One task's feature hashes (and its instructions' word hashes) go into scratch buffers reused from task to
 // task, grown as needed: a signature allocates no arrays. Only the functions below touch them, each run
 // to completion (no re-entry), so a buffer never holds two tasks' features at once.
-let featureBuffer = new Int32Array(256);
+// With WebAssembly, features are written straight into the module's memory (until a task has more than it holds).
+let featureBuffer = SIMD?.features ?? new Int32Array(256);
 let featureCount = 0;
 let wordBuffer = new Int32Array(256);
 let wordCount = 0;
@@ -120,6 +125,7 @@ function wordHashes(text: string): void {
 /** The feature hashes of a task into the feature buffer: word shingles of its instructions plus one feature per param leaf. */
 function features(instructions: string, params: JsonValue): void {
   featureCount = 0;
+  if (SIMD !== undefined) featureBuffer = SIMD.features; // back from a larger buffer a long text needed
   instructionFeatures(instructions);
   paramFeatures(params, PARAM_STATE);
 }
@@ -150,7 +156,7 @@ function instructionFeatures(instructions: string): void {
   }
   // Called first for a task, so the buffer holds exactly these shingles.
   if (lastShingles.length < featureCount) lastShingles = new Int32Array(featureBuffer.length);
-  lastShingles.set(featureBuffer.subarray(0, featureCount));
+  for (let i = 0; i < featureCount; i++) lastShingles[i] = featureBuffer[i]!;
   lastShingleCount = featureCount;
   lastInstructions = instructions;
 }
@@ -231,8 +237,28 @@ export function minhashTaskInto(task: Pick<Task, 'spec' | 'params'>, out: Uint32
 
 /** The signature of the features in the buffer, into `out` at `offset`. */
 function signatureInto(out: Uint32Array, offset: number): void {
-  const hashes = featureBuffer;
   const n = featureCount;
+  if (SIMD !== undefined && featureBuffer === SIMD.features) {
+    SIMD.run(n);
+    out.set(SIMD.out, offset);
+    return;
+  }
+  signatureOfFeatures(featureBuffer, n, out, offset);
+}
+
+/** @internal The WebAssembly signature of features [0, n) of `hashes`, or undefined without SIMD (or past its capacity). */
+export function simdSignatureOfFeatures(hashes: Int32Array, n: number): Uint32Array | undefined {
+  if (SIMD === undefined || n > SIMD.capacity) return undefined;
+  SIMD.features.set(hashes.subarray(0, n));
+  SIMD.run(n);
+  return SIMD.out.slice();
+}
+
+/**
+ * @internal The JavaScript signature of features [0, n) of `hashes` into `out` at `offset`: what the
+ * WebAssembly module computes (tested equal), and what runs without it.
+ */
+export function signatureOfFeatures(hashes: Int32Array, n: number, out: Uint32Array, offset: number): void {
   for (let i = 0; i < MINHASH_PERMUTATIONS; i++) {
     const xor = XOR[i]!;
     const mul = MUL[i]!;
@@ -271,13 +297,15 @@ function bandKey(signature: MinHashSignature, offset: number, band: number, rows
 
 /**
  * A signature's LSH band keys for a threshold's banding. A caller that queries (and adds to) several
- * indexes with one signature computes them once and passes them along; results are the same.
+ * indexes with one signature computes them once and passes them along; results are the same. With
+ * `into`, the keys are written there (its length set to the band count) and it is returned.
  */
-export function bandKeysOf(signature: MinHashSignature, threshold: number): number[] {
+export function bandKeysOf(signature: MinHashSignature, threshold: number, into?: number[]): number[] {
   const bands = bandsFor(threshold);
   const rows = MINHASH_PERMUTATIONS / bands;
-  const keys = new Array<number>(bands);
-  for (let band = 0; band < bands; band++) keys[band] = bandKey(signature, 0, band, rows);
+  const keys = into ?? [];
+  keys.length = 0;
+  for (let band = 0; band < bands; band++) keys.push(bandKey(signature, 0, band, rows));
   return keys;
 }
 
@@ -292,9 +320,11 @@ class BandTable {
   private keys = new Int32Array(0);
   /** next[position * bands + band]: the next position in the same slot of that band, or -1. */
   private next = new Int32Array(0);
-  /** heads/tails[band * slots + slot]: the first and last position in that slot, or -1. */
-  private heads = new Int32Array(0);
-  private tails = new Int32Array(0);
+  /**
+   * ends[2 * (band * slots + slot)] and the entry after it: the first and last position in that slot, or -1.
+   * Side by side, a query's read of a slot's head brings its tail into the cache for the add that follows.
+   */
+  private ends = new Int32Array(0);
   private slots = 0;
   private count = 0;
 
@@ -329,7 +359,7 @@ class BandTable {
 
   /** The first position of the chain `key` falls in, in band `band` (-1: none); walk on with `after`. */
   first(band: number, key: number): number {
-    return this.heads[band * this.slots + (key & (this.slots - 1))]!;
+    return this.ends[2 * (band * this.slots + (key & (this.slots - 1)))]!;
   }
 
   /** The position after `position` in its chain of band `band` (-1: the end). */
@@ -343,23 +373,22 @@ class BandTable {
   }
 
   private link(position: number): void {
-    const { bands, slots, heads, tails, keys, next } = this;
+    const { bands, slots, ends, keys, next } = this;
     for (let band = 0; band < bands; band++) {
       const at = position * bands + band;
       const slot = band * slots + (keys[at]! & (slots - 1));
       next[at] = -1;
-      const tail = tails[slot]!;
-      if (tail === -1) heads[slot] = position;
+      const tail = ends[2 * slot + 1]!;
+      if (tail === -1) ends[2 * slot] = position;
       else next[tail * bands + band] = position;
-      tails[slot] = position;
+      ends[2 * slot + 1] = position;
     }
   }
 
   /** Rehashes every entry, in insertion order, into `slots` slots per band. */
   private resize(slots: number): void {
     this.slots = slots;
-    this.heads = new Int32Array(this.bands * slots).fill(-1);
-    this.tails = new Int32Array(this.bands * slots).fill(-1);
+    this.ends = new Int32Array(2 * this.bands * slots).fill(-1);
     for (let position = 0; position < this.count; position++) this.link(position);
   }
 }

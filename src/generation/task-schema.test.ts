@@ -60,6 +60,18 @@ describe('isPlainValidTask (the schema gate\'s fast path)', () => {
     },
   );
 
+  test.prop([fc.nat(), fc.nat(), fc.string({ maxLength: 6 }), fc.constantFrom<unknown>(1, undefined, 'x', Number.NaN, { extra: 1 })], { numRuns: 500 })(
+    'gives zod\'s verdict on a task with a non-enumerable member added to any of its objects (both ignore it)',
+    (which, where, key, value) => {
+      const task = structuredClone(tasks[which % tasks.length]!) as unknown as Record<string, unknown>;
+      const objects = [[], ...paths(task)]
+        .map((p) => p.reduce<unknown>((node, k) => (node as Record<string | number, unknown>)[k], task))
+        .filter((node): node is object => typeof node === 'object' && node !== null && !Array.isArray(node));
+      Object.defineProperty(objects[where % objects.length]!, key || 'k', { value, enumerable: false });
+      expect(isPlainValidTask(task)).toBe(taskSchema.safeParse(task).success);
+    },
+  );
+
   it('leaves planted bad tasks to zod, so their verdicts and messages are unchanged', () => {
     const valid = tasks[0]!;
     const bad = [

@@ -109,10 +109,14 @@ function isPlain(value: unknown): value is Obj {
   return typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype;
 }
 
-/** Every own key is in `allowed` (a strict object). */
+/**
+ * Every enumerable key is in `allowed` (a strict object): zod's strict objects list unknown keys with for-in
+ * too, so a non-enumerable own member is ignored by both (tested). No key arrays: this runs on every object
+ * of every candidate.
+ */
 function onlyKeys(value: Obj, allowed: ReadonlySet<string>): boolean {
   for (const key in value) if (!allowed.has(key)) return false;
-  return Object.keys(value).length === Object.getOwnPropertyNames(value).length;
+  return true;
 }
 
 const isCount = (v: unknown): boolean => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
@@ -214,12 +218,14 @@ function isPattern(v: unknown, seen: Set<object>): boolean {
   return (type === undefined || type === 'tool' || type === 'message' || type === 'finish') && optional(v['tool'], isStr) && optional(v['args'], (a) => isJsonObject(a, seen));
 }
 
+const BUDGET_COUNTS = ['steps', 'tokens', 'timeMs', 'toolCalls', 'consecutiveErrors'] as const;
+
 function isSpec(v: unknown, seen: Set<object>): boolean {
   if (!isPlain(v) || !onlyKeys(v, SPEC_KEYS)) return false;
   if (!isText(v['instructions']) || !isJsonChecked(v['initialState'], seen) || v['initialState'] === undefined) return false;
   const budget = v['budget'];
   if (!isPlain(budget) || !onlyKeys(budget, BUDGET_KEYS)) return false;
-  for (const key of ['steps', 'tokens', 'timeMs', 'toolCalls', 'consecutiveErrors']) if (!optional(budget[key], isCount)) return false;
+  for (let i = 0; i < BUDGET_COUNTS.length; i++) if (!optional(budget[BUDGET_COUNTS[i]!], isCount)) return false;
   const perTool = budget['perTool'];
   if (perTool !== undefined && !(isPlain(perTool) && Object.values(perTool).every(isCount))) return false;
   const constraints = v['constraints'];

@@ -2,8 +2,7 @@
 import { Piscina } from 'piscina';
 import { EnvHarnessError } from '../core/index.js';
 import type { ErrorCode, RegisteredTemplate } from '../core/index.js';
-import { openChunk } from './candidates.js';
-import type { CandidateChunk, CandidatePlan } from './candidates.js';
+import type { CandidatePlan, PackedChunk } from './candidates.js';
 import type { TaskGates } from './gates.js';
 import type { DeclarativeDefinition } from './declarative.js';
 import { fastDigest } from '../core/index.js';
@@ -21,8 +20,12 @@ function definitionOf(template: RegisteredTemplate<any>): DeclarativeDefinition 
 
 /** A worker pool running one batch's candidate ranges. */
 export interface CandidateWorkers {
-  /** Starts instantiating [start, end); resolves with the chunk. */
-  run(start: number, end: number): Promise<CandidateChunk>;
+  /**
+   * Starts instantiating [start, end); resolves with the chunk as the worker packed it (`openChunk` gives
+   * its results). It stays packed until its turn: a chunk that arrives early is a few flat values for the
+   * collector, not an object per candidate.
+   */
+  run(start: number, end: number): Promise<PackedChunk>;
   close(): Promise<void>;
 }
 
@@ -115,8 +118,8 @@ export function startCandidateWorkers(
           details: reply.error.details as Record<string, unknown> | undefined,
         });
       }
-      // Tasks stay bodies here: the gates parse one only if they need it (generateBatch).
-      return openChunk(reply.chunk);
+      // Tasks stay bodies: the gates parse one only if they need it (generateBatch).
+      return reply.chunk;
     },
     close: () => (shared === undefined ? pool.close() : Promise.resolve()),
   };

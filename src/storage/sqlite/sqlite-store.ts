@@ -932,22 +932,28 @@ export class SqliteStore implements Store {
     // fifth less CPU per row). The group insert is OR ROLLBACK: a statement that can only fail whole needs no
     // statement journal (written per group, to a temp file: a fifth of the row cost); a failed group has
     // rolled the whole transaction back, so nothing of the batch stays, and the error names the task.
-    const group = this.sql(TASK_GROUP_INSERT);
-    const args: unknown[] = new Array(TASK_ROWS_PER_INSERT * TASK_INSERT_COLUMNS);
+    // The batch's id and split, and its template columns when every row has the same, are literals of the
+    // batch's own statement (prepared per batch, not kept): bound once, not once per row.
+    // (A batch whose id or split no literal can hold has its rows inserted one by one, below.)
+    const shared = rows.length >= TASK_ROWS_PER_INSERT ? sharedTemplateColumns(rows) : undefined;
+    const source = rows.length >= TASK_ROWS_PER_INSERT ? taskGroupInsert(manifest, shared) : undefined;
+    const group = source !== undefined ? this.db.prepare(source) : undefined;
+    const columns = shared !== undefined ? 4 : 7;
+    const args: unknown[] = new Array(TASK_ROWS_PER_INSERT * columns);
     let k = 0;
-    for (; k + TASK_ROWS_PER_INSERT <= rows.length; k += TASK_ROWS_PER_INSERT) {
+    for (; group !== undefined && k + TASK_ROWS_PER_INSERT <= rows.length; k += TASK_ROWS_PER_INSERT) {
       for (let j = 0; j < TASK_ROWS_PER_INSERT; j++) {
         const row = rows[k + j]!;
-        const at = j * TASK_INSERT_COLUMNS;
-        args[at] = row.id;
-        args[at + 1] = row.template;
-        args[at + 2] = row.domain;
-        args[at + 3] = row.taskType;
-        args[at + 4] = row.level;
-        args[at + 5] = manifest.split;
-        args[at + 6] = review.has(row.id) ? 'pending_review' : 'active';
-        args[at + 7] = manifest.id;
-        args[at + 8] = row.body;
+        let at = j * columns;
+        args[at++] = row.id;
+        if (shared === undefined) {
+          args[at++] = row.template;
+          args[at++] = row.domain;
+          args[at++] = row.taskType;
+        }
+        args[at++] = row.level;
+        args[at++] = review.has(row.id) ? 'pending_review' : 'active';
+        args[at] = row.body;
       }
       let last: number;
       try {
@@ -958,7 +964,7 @@ export class SqliteStore implements Store {
       // The rows of one statement take consecutive seqs (each new rowid is the largest so far plus one).
       for (let j = 0; j < TASK_ROWS_PER_INSERT; j++) {
         taskSeqs[k + j] = last - (TASK_ROWS_PER_INSERT - 1 - j);
-        if (args[j * TASK_INSERT_COLUMNS + 6] === 'pending_review') insertReview.run(rows[k + j]!.id, manifest.id);
+        if (args[j * columns + columns - 2] === 'pending_review') insertReview.run(rows[k + j]!.id, manifest.id);
       }
     }
     this.insertTaskRows(manifest, rows, k, rows.length, review, taskSeqs);
@@ -1423,11 +1429,35 @@ function withWriteIndex(error: unknown, index: number, op: string): unknown {
 }
 
 /** A write refused by a uniqueness rule (duplicate step, event or task). */
-/** Task rows per INSERT statement in saveBatch, and the columns each binds. */
+/** Task rows per INSERT statement in saveBatch. */
 const TASK_ROWS_PER_INSERT = 32;
-const TASK_INSERT_COLUMNS = 9;
 const TASK_ROW_INSERT = 'INSERT INTO tasks (id, template, domain, task_type, level, split, status, batch_id, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)';
-const TASK_GROUP_INSERT = `INSERT OR ROLLBACK INTO tasks (id, template, domain, task_type, level, split, status, batch_id, body) VALUES ${Array.from({ length: TASK_ROWS_PER_INSERT }, () => '(?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`;
+
+/** A SQL string literal ('' for a quote); undefined for text a literal cannot hold (NUL). */
+function sqlText(text: string): string | undefined {
+  return text.includes('\u0000') ? undefined : `'${text.replaceAll("'", "''")}'`;
+}
+
+/** The template, domain and task type of every row, as literals, when all rows have the same. */
+function sharedTemplateColumns(rows: readonly BatchTaskRow[]): string | undefined {
+  const { template, domain, taskType } = rows[0]!;
+  for (const row of rows) if (row.template !== template || row.domain !== domain || row.taskType !== taskType) return undefined;
+  const literals = [sqlText(template), sqlText(domain), sqlText(taskType)];
+  return literals.every((l) => l !== undefined) ? literals.join(', ') : undefined;
+}
+
+/**
+ * The group insert of one batch: per row id, level, status and body (and template, domain, task type unless
+ * `shared` holds them); the split and batch id are literals (undefined when one cannot be). OR ROLLBACK: see writeBatch.
+ */
+function taskGroupInsert(manifest: BatchManifest, shared: string | undefined): string | undefined {
+  const split = sqlText(manifest.split);
+  const id = sqlText(manifest.id);
+  if (split === undefined || id === undefined) return undefined;
+  const batch = `${split}, ?, ${id}`;
+  const row = shared !== undefined ? `(?, ${shared}, ?, ${batch}, ?)` : `(?, ?, ?, ?, ?, ${batch}, ?)`;
+  return `INSERT OR ROLLBACK INTO tasks (id, template, domain, task_type, level, split, status, batch_id, body) VALUES ${Array.from({ length: TASK_ROWS_PER_INSERT }, () => row).join(', ')}`;
+}
 
 function conflict(operation: string, message: string, details: Record<string, unknown>): EnvHarnessError {
   return new EnvHarnessError('STORE_CONFLICT', `${operation}: ${message}`, { details: { operation, ...details } });
