@@ -40,7 +40,7 @@ import {
 } from '../../core/index.js';
 import { CHECKPOINT_INTERVAL_MS, CHECKPOINTER_AFTER_WRITES, FALLBACK_AUTOCHECKPOINT_PAGES, TRUNCATE_AFTER_FRAMES, startCheckpointer, type Checkpointer, type CheckpointReport } from './checkpointer.js';
 import { migrate, SCHEMA_VERSION, userVersion } from './schema.js';
-import { segmentOf, TRANSITION_SQL, TransitionInserter } from './transitions.js';
+import { segmentOf, stageTexts, TRANSITION_SQL, TransitionInserter } from './transitions.js';
 import { DEFAULT_WAL_LIMIT_BYTES, WalPressure } from './wal-pressure.js';
 import { serialiseCall, WriterCallBuilder, WriterThread, type WriterCall, type WriterReply } from './transition-writer.js';
 import { readGenerationLog, writeGenerationLog } from './generation-log.js';
@@ -416,33 +416,13 @@ export class SqliteStore implements Store {
    */
   stage(): StagedTransitions | undefined {
     if (this.appendTransitions !== SqliteStore.prototype.appendTransitions) return undefined;
-    const ids: string[] = [];
-    const steps: number[] = [];
-    const texts: string[] = [];
-    let failure: unknown;
-    return {
-      add: (transition) => {
-        if (failure !== undefined) return;
-        try {
-          const text = canonicalize(transition);
-          // Kept flat: one string per transition until the commit, not the writer's tree of pieces.
-          text.charCodeAt(0);
-          texts.push(text);
-        } catch (error) {
-          failure = error;
-          return;
-        }
-        ids.push(transition.episodeId);
-        steps.push(transition.step);
-      },
-      commit: async (episodes) => {
-        if (this.wal?.due()) await this.wal.admit();
-        this.guard('appendTransitions', () => {
-          if (failure !== undefined) throw failure;
-          this.appendRows({ count: texts.length, episodeId: (i) => ids[i]!, step: (i) => steps[i]!, body: (i) => texts[i]! }, episodes);
-        });
-      },
-    };
+    return stageTexts(async (rows, episodes) => {
+      if (this.wal?.due()) await this.wal.admit();
+      this.guard('appendTransitions', () => {
+        if (rows.failure !== undefined) throw rows.failure;
+        this.appendRows({ count: rows.texts.length, episodeId: (i) => rows.ids[i]!, step: (i) => rows.steps[i]!, body: (i) => rows.texts[i]! }, episodes);
+      });
+    });
   }
 
   /** appendTransitions on this connection, now (inside guard). */

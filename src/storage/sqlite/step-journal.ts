@@ -18,6 +18,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, ftruncateSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { crc32 } from 'node:zlib';
 import { canonicalize, EnvHarnessError, type EpisodeRecord, type StagedTransitions, type Transition } from '../../core/index.js';
+import { stageTexts } from './transitions.js';
 
 /** The longest an acknowledged entry waits before SQLite is asked for it (ms). */
 export const FEED_MS = 10;
@@ -216,27 +217,7 @@ export class StepJournal {
 
   /** A commit filled transition by transition: each is serialised as it is added; `commit` writes the entry. */
   stage(): StagedTransitions {
-    const ids: string[] = [];
-    const steps: number[] = [];
-    const bodies: string[] = [];
-    let failure: unknown;
-    return {
-      add: (transition) => {
-        if (failure !== undefined) return;
-        try {
-          bodies.push(canonicalize(transition));
-        } catch (error) {
-          failure = error;
-          return;
-        }
-        ids.push(transition.episodeId);
-        steps.push(transition.step);
-      },
-      commit: (episodes) => {
-        if (failure !== undefined) return Promise.reject(failure);
-        return this.append(ids, steps, bodies, episodes);
-      },
-    };
+    return stageTexts((rows, episodes) => (rows.failure !== undefined ? Promise.reject(rows.failure) : this.append(rows.ids, rows.steps, rows.texts, episodes)));
   }
 
   appendTransitions(transitions: readonly Transition[], options: { episodes?: readonly EpisodeRecord[] } = {}): Promise<void> {

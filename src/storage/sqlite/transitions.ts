@@ -1,5 +1,6 @@
 /** Transition rows: multi-row INSERTs in chunks, one prepared statement per chunk size, duplicate steps named. */
 import type { Database, Statement } from 'better-sqlite3';
+import { canonicalize, type EpisodeRecord, type StagedTransitions } from '../../core/index.js';
 
 /**
  * Rows per INSERT statement (3 parameters each). A commit of one transition of each of 64 running episodes
@@ -109,4 +110,39 @@ export class TransitionInserter {
     }
     return statement;
   }
+}
+
+/** What a staged commit collected: per transition its episode, step and canonical text; a serialisation failure, if any. */
+export interface StagedRows {
+  ids: string[];
+  steps: number[];
+  texts: string[];
+  failure: unknown;
+}
+
+/**
+ * A commit filled transition by transition, shared by the store's own connection and the step journal: each
+ * transition is serialised when it is added and kept flat (one string per transition until the commit, not
+ * the canonical writer's tree of pieces), so a recorder holds text rather than objects. A transition that
+ * cannot be serialised is kept as `failure` (nothing after it is taken), for `commit` to reject with.
+ */
+export function stageTexts(commit: (rows: StagedRows, episodes: readonly EpisodeRecord[]) => Promise<void>): StagedTransitions {
+  const rows: StagedRows = { ids: [], steps: [], texts: [], failure: undefined };
+  return {
+    add: (transition) => {
+      if (rows.failure !== undefined) return;
+      let text: string;
+      try {
+        text = canonicalize(transition);
+      } catch (error) {
+        rows.failure = error;
+        return;
+      }
+      text.charCodeAt(0);
+      rows.texts.push(text);
+      rows.ids.push(transition.episodeId);
+      rows.steps.push(transition.step);
+    },
+    commit: (episodes) => commit(rows, episodes),
+  };
 }
