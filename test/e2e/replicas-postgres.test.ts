@@ -98,8 +98,9 @@ if (PG_TEST_URL === undefined || haproxy === undefined) {
       expect(probe.status, probe.body).toBe(201);
       const probeId = (JSON.parse(probe.body) as { episode: { id: string } }).episode.id;
       const victimId = (await client.query<{ owner: string }>(`SELECT owner FROM ${schema}.server_episodes WHERE id = $1`, [probeId])).rows[0]!.owner;
-      // The episodes the victim still held when it died (read right after the kill: only a survivor can move them now).
-      let heldAtKill: Promise<string[]> | undefined;
+      // The episodes the victim held when it died (read just before the kill), and the read under way, if any.
+      let heldAtKill: string[] | undefined;
+      let probing: Promise<void> | undefined;
 
       // 16 clients, each stepping its episodes to the end; the second replica dies a third of the way through.
       const queue = [...runs];
@@ -121,28 +122,33 @@ if (PG_TEST_URL === undefined || haproxy === undefined) {
                 await sleep(50 * Math.min(attempt, 10));
               }
               ackedSteps += 1;
-              if (!killed && ackedSteps >= total / 3) {
-                killed = true;
+              if (!killed && probing === undefined && ackedSteps >= total / 3) {
                 // What the victim holds is read first and the kill follows the read: read after the kill, the
                 // survivors (HAProxy redispatches the retries at once) could already have taken every one over.
-                heldAtKill = client
+                // A read that finds it holding none (the survivors took its episodes over, as they do before any
+                // kill) puts the kill off to a later step: the kill is meant to hit live episodes.
+                probing = client
                   .query<{ id: string }>(`SELECT id FROM ${schema}.server_episodes WHERE owner = $1 AND id <> $2`, [victimId, probeId])
                   .then((r) => {
+                    probing = undefined;
+                    if (killed || r.rows.length === 0) return;
+                    killed = true;
+                    heldAtKill = r.rows.map((row) => row.id);
                     victim.child.kill('SIGKILL');
-                    return r.rows.map((row) => row.id);
                   });
               }
             }
           }
         }),
       );
+      await probing;
       expect(killed).toBe(true);
       expect(ackedSteps).toBe(total);
 
       // What the store holds, read directly.
       const store = await createPostgresStore(storeUrl);
       try {
-        const held = await heldAtKill!;
+        const held = heldAtKill!;
         const epochs = (await client.query<{ id: string; epoch: string }>(`SELECT id, epoch FROM ${schema}.server_episodes`)).rows;
         const takenOver = epochs.filter((r) => Number(r.epoch) > 1).length;
         const domains = new Map(builtinDomains().map((d) => [d.name, d]));
