@@ -434,15 +434,23 @@ interface Skeleton {
 
 /** Skeletons of replies whose headers are a shared frozen object (a step's answer), by status. */
 const skeletons = new WeakMap<object, Map<number, Skeleton>>();
+/** The last skeleton used, and for which headers object and status (nearly every reply is a step's 200). */
+let lastHeaders: object | undefined;
+let lastStatus = 0;
+let lastSkeleton: Skeleton | undefined;
 
 /** The skeleton of a reply, computed once per status for shared frozen headers. */
 function skeletonOf(reply: Reply): Skeleton {
   const headers = reply.headers;
+  if (headers !== undefined && headers === lastHeaders && reply.status === lastStatus) return lastSkeleton!;
   if (headers === undefined || !Object.isFrozen(headers)) return buildSkeleton(reply.status, headers);
   let byStatus = skeletons.get(headers);
   if (byStatus === undefined) skeletons.set(headers, (byStatus = new Map()));
   let skeleton = byStatus.get(reply.status);
   if (skeleton === undefined) byStatus.set(reply.status, (skeleton = buildSkeleton(reply.status, headers)));
+  lastHeaders = headers;
+  lastStatus = reply.status;
+  lastSkeleton = skeleton;
   return skeleton;
 }
 
