@@ -435,3 +435,59 @@ describe('fast state', () => {
     expect(isEnvHarnessError(error2, 'TASK_INVALID') && error2.details?.pointer).toBe('/spec/solution/0');
   });
 });
+
+describe('flush', () => {
+  /** A recorder whose flushes the test settles by hand, in order. */
+  function manualRecorder() {
+    const pending: Array<{ resolve: () => void; reject: (e: unknown) => void }> = [];
+    const recorder = {
+      begin: () => undefined,
+      record: () => undefined,
+      end: () => undefined,
+      flush: () => new Promise<void>((resolve, reject) => pending.push({ resolve, reject })),
+    };
+    return { recorder, pending };
+  }
+
+  it("waits for an ended attempt's flush, and rejects with its failure even when later flushes succeed", async () => {
+    const { recorder, pending } = manualRecorder();
+    const episode = createEpisode(inventory, makeInventoryTask(), { recorder });
+    episode.reset({ seed: 1 });
+    // A step of a running attempt: the recorder's own flush.
+    const running = episode.flush();
+    expect(pending).toHaveLength(1);
+    pending[0]!.resolve();
+    await running;
+    episode.step({ type: 'finish' });
+    // The end flushed (pending[1]); a flush now waits for it before asking the recorder again.
+    expect(pending).toHaveLength(2);
+    let settled = false;
+    const afterEnd = episode.flush().then(
+      () => (settled = true),
+      (error: unknown) => error,
+    );
+    await Promise.resolve();
+    expect(pending).toHaveLength(2);
+    pending[1]!.reject(new Error('disk full'));
+    expect(await afterEnd).toMatchObject({ message: 'disk full' });
+    expect(settled).toBe(false);
+    // Still the end's failure on every later flush, whatever the recorder answers now.
+    const again = episode.flush().catch((error: unknown) => error);
+    expect(await again).toMatchObject({ message: 'disk full' });
+  });
+
+  it("asks the recorder directly once an ended attempt's flush succeeded", async () => {
+    const { recorder, pending } = manualRecorder();
+    const episode = createEpisode(inventory, makeInventoryTask(), { recorder });
+    episode.reset({ seed: 1 });
+    episode.step({ type: 'finish' });
+    pending[0]!.resolve();
+    await new Promise((r) => setImmediate(r));
+    episode.reset({ seed: 2 });
+    const flushed = episode.flush();
+    // No turn in between: the recorder was asked during the call.
+    expect(pending).toHaveLength(2);
+    pending[1]!.resolve();
+    await flushed;
+  });
+});

@@ -77,6 +77,8 @@ export function createGateEpisode<S>(domain: Domain<S>, task: Task, cache: Runti
 }
 
 const NO_FEEDBACK: readonly Feedback[] = Object.freeze([]);
+/** A flush with nothing to wait for. */
+const SETTLED: Promise<void> = Promise.resolve();
 const REDUNDANT_MESSAGE = 'the same call (tool and arguments) was already made and nothing has changed since';
 const OFF_PATH_MESSAGE = 'this call (tool and arguments) is not on the reference path';
 
@@ -117,7 +119,7 @@ class EpisodeRun<S> implements Episode {
   private totalReward = 0;
   /** Gate episodes: the reference solution's calls served so far (`PreparedTask.replay`), -1 once the episode left it. */
   private replayed = 0;
-  private lastFlush: Promise<void> = Promise.resolve();
+  private lastFlush: Promise<void> = SETTLED;
 
   constructor(
     private readonly domain: Domain<S>,
@@ -343,9 +345,7 @@ class EpisodeRun<S> implements Episode {
       recorder.record(transition);
       if (ended) {
         recorder.end(this.record(this.status as EpisodeStatus, info));
-        this.lastFlush = recorder.flush();
-        // Surfaces on the next flush(); never an unhandled rejection.
-        this.lastFlush.catch(() => undefined);
+        this.setLastFlush(recorder.flush());
       }
     }
     return result;
@@ -539,8 +539,7 @@ class EpisodeRun<S> implements Episode {
     const recorder = this.options.recorder;
     if (recorder === undefined) return;
     recorder.end(this.record(status));
-    this.lastFlush = recorder.flush();
-    this.lastFlush.catch(() => undefined);
+    this.setLastFlush(recorder.flush());
   }
 
   stateHash(): string {
@@ -562,9 +561,24 @@ class EpisodeRun<S> implements Episode {
     return this.domain.exportState(this.status === 'idle' ? this.prepared.base : this.state);
   }
 
-  async flush(): Promise<void> {
-    await this.lastFlush;
-    await this.options.recorder?.flush();
+  flush(): Promise<void> {
+    const recorder = this.options.recorder;
+    // Nothing of an earlier end pending (every step of a running episode): the recorder's flush itself, with
+    // no extra turns (a server awaits this once per step).
+    if (this.lastFlush === SETTLED) return recorder === undefined ? SETTLED : recorder.flush();
+    return this.lastFlush.then(() => recorder?.flush());
+  }
+
+  /** Remembers an end's flush; once it has succeeded, later flushes need not wait on it. */
+  private setLastFlush(flush: Promise<void>): void {
+    this.lastFlush = flush;
+    flush.then(
+      () => {
+        if (this.lastFlush === flush) this.lastFlush = SETTLED;
+      },
+      // Surfaces on the next flush(); never an unhandled rejection.
+      () => undefined,
+    );
   }
 
   async close(): Promise<void> {

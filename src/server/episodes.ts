@@ -241,6 +241,11 @@ export class EpisodeRegistry {
     }
   }
 
+  /** Whether replicas share the store (`resolve` may take an episode over; `authorize` alone is not enough). */
+  get replicated(): boolean {
+    return this.shared !== undefined;
+  }
+
   /** Open episodes. */
   get size(): number {
     return this.episodes.size;
@@ -424,6 +429,7 @@ export class EpisodeRegistry {
    * first reply byte for byte; the same key with another body is 422; a key still in flight is 409.
    */
   async step(ep: ServerEpisode, raw: string, key: string | undefined, instance?: string): Promise<Reply> {
+    if (key === undefined && this.shared === undefined) return this.stepUnkeyed(ep, raw, instance);
     // The body is parsed once: for the envelope and, with a key, for its fingerprint.
     let body: { value: unknown } | { error: unknown };
     try {
@@ -433,6 +439,54 @@ export class EpisodeRegistry {
     }
     const fingerprint = key === undefined ? '' : 'value' in body ? valueFingerprint(body.value, raw) : rawFingerprint(raw);
     return (await this.applyBody(ep, body, maySurrogate(raw), key, fingerprint, instance)).reply;
+  }
+
+  /**
+   * `applyBody` for a step without an Idempotency-Key on a server without replicas (the hot case): the same
+   * checks, application, commit and replies, without the keyed path's wrappers and async frames.
+   */
+  private stepUnkeyed(ep: ServerEpisode, raw: string, instance: string | undefined): Promise<Reply> {
+    ep.lastUsed = this.now();
+    let envelope: StepEnvelope;
+    try {
+      envelope = parseStepEnvelope(parseJsonBody(raw), '', maySurrogate(raw));
+      this.guard(ep);
+    } catch (error) {
+      return Promise.resolve(problemReply(problemOf(error, instance)));
+    }
+    ep.busy = true;
+    let applied: StepResult;
+    let reply: Reply;
+    try {
+      applied = applyStep(ep, envelope, '');
+      reply = { status: 200, body: stepResultText(applied), headers: JSON_HEADERS as Record<string, string> };
+    } catch (error) {
+      this.release(ep);
+      return Promise.resolve(problemReply(problemOf(error, instance)));
+    }
+    const ended = applied.terminated || applied.truncated;
+    if (this.durability === 'relaxed' && !ended) {
+      this.commitLater(ep);
+      this.release(ep);
+      return Promise.resolve(reply);
+    }
+    return this.commit([ep.episode!], [ep], ended).then(
+      () => {
+        if (ended) this.emit(ep, { kind: 'end', result: applied });
+        this.release(ep);
+        return reply;
+      },
+      (error: unknown) => {
+        this.release(ep);
+        return problemReply(problemOf(error, instance));
+      },
+    );
+  }
+
+  /** The end of a request on an episode: it takes new work again. */
+  private release(ep: ServerEpisode): void {
+    ep.busy = false;
+    ep.lastUsed = this.now();
   }
 
   /**
@@ -762,49 +816,63 @@ export class EpisodeRegistry {
    * commit: acknowledged means durable. With a journal, the flush is the journal's write; `strict` (resets,
    * steps that end an attempt) also waits until SQLite holds it, as without one.
    */
-  private async commit(episodes: readonly Episode[], owners: readonly ServerEpisode[], strict = false): Promise<void> {
+  private commit(episodes: readonly Episode[], owners: readonly ServerEpisode[], strict = false): Promise<void> {
     const stats = this.commitStats;
     if (this.gathering === undefined && this.committing === 0 && !this.loneThisTurn && this.lastGroup === 1) {
       this.loneThisTurn = true;
-      setImmediate(() => {
-        this.loneThisTurn = false;
-      });
+      setImmediate(this.endTurn);
       this.lastGroup = episodes.length;
       stats.groups++;
       stats.lone++;
       stats.episodes += episodes.length;
-    } else {
-      let group = this.gathering;
-      if (group === undefined) {
-        const gathered: { ready: Promise<void>; episodes: number } = { ready: undefined as unknown as Promise<void>, episodes: 0 };
-        gathered.ready = new Promise<void>((resolve) =>
-          setImmediate(() => {
-            this.gathering = undefined;
-            this.lastGroup = gathered.episodes;
-            stats.groups++;
-            stats.episodes += gathered.episodes;
-            resolve();
-          }),
-        );
-        this.gathering = group = gathered;
-      }
-      group.episodes += episodes.length;
-      await group.ready;
+      return this.flushGroup(episodes, owners, strict);
     }
+    let group = this.gathering;
+    if (group === undefined) {
+      const gathered: { ready: Promise<void>; episodes: number } = { ready: undefined as unknown as Promise<void>, episodes: 0 };
+      gathered.ready = new Promise<void>((resolve) =>
+        setImmediate(() => {
+          this.gathering = undefined;
+          this.lastGroup = gathered.episodes;
+          stats.groups++;
+          stats.episodes += gathered.episodes;
+          resolve();
+        }),
+      );
+      this.gathering = group = gathered;
+    }
+    group.episodes += episodes.length;
+    return group.ready.then(() => this.flushGroup(episodes, owners, strict));
+  }
+
+  private readonly endTurn = (): void => {
+    this.loneThisTurn = false;
+  };
+
+  /** `commit` once its group is due: the episodes' flushes (promises chained directly, no async frames: this runs once per step). */
+  private flushGroup(episodes: readonly Episode[], owners: readonly ServerEpisode[], strict: boolean): Promise<void> {
     this.committing++;
+    let flushed: Promise<unknown>;
     try {
       // One episode (a step, a reset): its flush alone, without Promise.all's extra turns.
-      if (episodes.length === 1) await episodes[0]!.flush();
-      else await Promise.all(episodes.map((e) => e.flush()));
-      if (strict && this.journal !== undefined) await this.journal.drain();
+      flushed = episodes.length === 1 ? episodes[0]!.flush() : Promise.all(episodes.map((e) => e.flush()));
     } catch (error) {
-      const e = isEnvHarnessError(error) ? error : new EnvHarnessError('STORE_FAILED', `recording failed: ${String(error)}`, { cause: error });
-      const broken = new EnvHarnessError(e.code === 'STORE_CONFLICT' ? 'STORE_CONFLICT' : 'STORE_FAILED', `the step was applied but could not be recorded (${e.message}); this episode refuses further requests, create a new one`, { cause: error });
-      for (const ep of owners) ep.broken = broken;
-      throw broken;
-    } finally {
-      this.committing--;
+      flushed = Promise.reject(error);
     }
+    const journal = this.journal;
+    if (strict && journal !== undefined) flushed = flushed.then(() => journal.drain());
+    return flushed.then(
+      () => {
+        this.committing--;
+      },
+      (error: unknown) => {
+        this.committing--;
+        const e = isEnvHarnessError(error) ? error : new EnvHarnessError('STORE_FAILED', `recording failed: ${String(error)}`, { cause: error });
+        const broken = new EnvHarnessError(e.code === 'STORE_CONFLICT' ? 'STORE_CONFLICT' : 'STORE_FAILED', `the step was applied but could not be recorded (${e.message}); this episode refuses further requests, create a new one`, { cause: error });
+        for (const ep of owners) ep.broken = broken;
+        throw broken;
+      },
+    );
   }
 }
 

@@ -179,6 +179,36 @@ describe('the hot routes\' front', () => {
     }
   });
 
+  it('checks a repeated head again once its episode is closed, and a changed token in full', async () => {
+    const [a, b] = [await newEpisode(), await newEpisode()];
+    const c = new Conn();
+    const other = new Conn();
+    try {
+      // The same head bytes twice: the second reuses the parsed head and the episode authorised for it.
+      for (const step of [1, 2]) {
+        c.write(stepRequest(a));
+        const r = await c.read();
+        expect(r.status).toBe(200);
+        expect((JSON.parse(r.body) as { info: { step: number } }).info.step).toBe(step);
+      }
+      // Episode b's token on a's id, on the same connection: the one 404, and a is not stepped.
+      c.write(stepRequest({ id: a.id, token: b.token }));
+      expect((await c.read()).status).toBe(404);
+      other.write(`DELETE /v1/episodes/${a.id} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${a.token}\r\n\r\n`);
+      expect((await other.read()).status).toBe(200);
+      // The head that was authorised before, byte for byte: the episode is gone, so is the answer.
+      c.write(stepRequest(a));
+      const gone = await c.read();
+      expect(gone.status).toBe(404);
+      expect(JSON.parse(gone.body)).toMatchObject({ code: 'EPISODE_NOT_FOUND' });
+      c.write(stepRequest(b));
+      expect((JSON.parse((await c.read()).body) as { info: { step: number } }).info.step).toBe(1);
+    } finally {
+      c.end();
+      other.end();
+    }
+  });
+
   it('answers pipelined steps in order, and a request for another route on the same connection after them', async () => {
     const ep = await newEpisode();
     const c = new Conn();

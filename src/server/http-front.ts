@@ -20,7 +20,7 @@ import type { Socket } from 'node:net';
 import { admit, isJsonContentType, tokenMatches, type HostPolicy } from './auth.js';
 import { parseJsonBody } from './body.js';
 import { problemOf, problemReply, type Reply } from './errors.js';
-import type { EpisodeRegistry } from './episodes.js';
+import type { EpisodeRegistry, ServerEpisode } from './episodes.js';
 import { LentSocket } from './front-lent.js';
 import type { SocketDeadlines } from './limits.js';
 import { decodeSegment } from './raw-http.js';
@@ -74,6 +74,8 @@ interface Head {
   headers: Map<string, string>;
   bodyStart: number;
   length: number;
+  /** The guard's verdict on this head's Host/Origin/Authorization and Content-Type, computed once (the head may be reused, see `sameHead`). */
+  admission?: { token: string | undefined; json: boolean };
 }
 
 /**
@@ -86,7 +88,8 @@ export function installFront(server: Server, options: FrontOptions): void {
   if (nodeConnection === undefined) return;
   server.removeListener('connection', nodeConnection);
   const stats: FrontStats = options.stats ?? { answered: 0, lent: 0, handedOver: 0, lending: 0 };
-  const keepAlive = `Keep-Alive: timeout=${Math.floor(options.keepAliveTimeoutMs / 1000)}`;
+  const registry = options.episodes;
+  const keepAliveTail = `\r\nConnection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(options.keepAliveTimeoutMs / 1000)}\r\n\r\n`;
   let dateSecond = -1;
   let dateText = '';
   const date = () => {
@@ -99,31 +102,42 @@ export function installFront(server: Server, options: FrontOptions): void {
     return dateText;
   };
 
-  /** The reply the front gives, or undefined when node:http must answer (a guard refuses, or the route is not the front's). */
-  const decide = async (head: Head, body: Buffer, progress: { applying: boolean }): Promise<Reply | undefined> => {
+  /** The guard's verdict on a head (the same for every request that repeats the head byte for byte). */
+  const admissionOf = (head: Head): { token: string | undefined; json: boolean } => {
+    if (head.admission !== undefined) return head.admission;
     const h = head.headers;
     const admission = admit(options.hosts, h.get('host'), h.get('origin'), h.get('authorization'));
-    if (admission.problem !== undefined || !isJsonContentType(h.get('content-type'))) return undefined;
-    if (head.id === undefined) {
-      if (!tokenMatches(admission.token, options.adminTokenHash)) return undefined;
-      const raw = DECODER.decode(body);
-      progress.applying = true;
-      try {
-        return await options.episodes.stepMany(parseJsonBody(raw), raw);
-      } catch (error) {
-        return problemReply(problemOf(error, head.path));
-      }
-    }
-    let ep: Awaited<ReturnType<EpisodeRegistry['resolve']>>;
+    head.admission = { token: admission.problem === undefined ? admission.token : undefined, json: isJsonContentType(h.get('content-type')) };
+    return head.admission;
+  };
+
+  /** Replicas: a step's reply, or undefined when node:http must answer (resolving may take the episode over first). */
+  const decideReplicated = async (head: Head, body: Buffer, progress: { applying: boolean }): Promise<Reply | undefined> => {
+    const { token, json } = admissionOf(head);
+    if (token === undefined || !json) return undefined;
+    let ep: ServerEpisode | undefined;
     try {
-      ep = await options.episodes.resolve(head.id, admission.token);
+      ep = await options.episodes.resolve(head.id!, token);
     } catch {
       return undefined;
     }
     if (ep === undefined) return undefined;
     progress.applying = true;
     try {
-      return await options.episodes.step(ep, DECODER.decode(body), h.get('idempotency-key'), head.path);
+      return await options.episodes.step(ep, DECODER.decode(body), head.headers.get('idempotency-key'), head.path);
+    } catch (error) {
+      return problemReply(problemOf(error, head.path));
+    }
+  };
+
+  /** The batched route's reply, or undefined when node:http must answer (a guard refuses). */
+  const decideBatch = async (head: Head, body: Buffer, progress: { applying: boolean }): Promise<Reply | undefined> => {
+    const { token, json } = admissionOf(head);
+    if (token === undefined || !json || !tokenMatches(token, options.adminTokenHash)) return undefined;
+    const raw = DECODER.decode(body);
+    progress.applying = true;
+    try {
+      return await options.episodes.stepMany(parseJsonBody(raw), raw);
     } catch (error) {
       return problemReply(problemOf(error, head.path));
     }
@@ -155,6 +169,20 @@ export function installFront(server: Server, options: FrontOptions): void {
     let gone = false;
     /** The in-memory connection through which node:http answers the requests the front lends it, one at a time. */
     let lent: LentSocket | undefined;
+    /** The last hot head parsed here and a copy of its bytes: a request whose head repeats them byte for byte reuses it. */
+    let lastHeadBytes: Buffer | undefined;
+    let lastHead: Head | undefined;
+    /**
+     * The episode `knownFor` (a head: one id, one token) was authorised for: while the registry still holds it,
+     * the same head needs no second token hash (a different token, or a different head, is checked in full).
+     */
+    let knownEp: ServerEpisode | undefined;
+    let knownFor: Head | undefined;
+    /** The request the registry is applying: its bytes and path (one at a time per connection). */
+    let applyingUsed = 0;
+    let applyingPath = '';
+    const onReply = (reply: Reply): void => guarded(() => answered(applyingUsed, reply), false);
+    const onStepError = (error: unknown): void => onReply(problemReply(problemOf(error, applyingPath)));
 
     const onData = (chunk: Buffer) => {
       // Closing after a last answer: what else arrives is never read (node:http discards it too).
@@ -248,16 +276,26 @@ export function installFront(server: Server, options: FrontOptions): void {
         if (head !== undefined && size < head.bodyStart + head.length) return peerEnded ? handOff() : undefined;
         const buf = joined()!;
         if (head === undefined) {
-          const end = buf.indexOf(HEAD_END);
-          if (end < 0) {
-            if (buf.length > MAX_FRONT_HEAD || peerEnded) return handOff();
-            const line = buf.indexOf('\r\n');
-            if (line >= 0 && !REQUEST_LINE.test(buf.toString('latin1', 0, line))) return handOff();
-            return;
+          const known = lastHeadBytes;
+          if (known !== undefined && buf.length >= known.length && buf.compare(known, 0, known.length, 0, known.length) === 0) {
+            // The same head as the last request (a client stepping one episode): parsed already.
+            head = lastHead!;
+          } else {
+            const end = buf.indexOf(HEAD_END);
+            if (end < 0) {
+              if (buf.length > MAX_FRONT_HEAD || peerEnded) return handOff();
+              const line = buf.indexOf('\r\n');
+              if (line >= 0 && !REQUEST_LINE.test(buf.toString('latin1', 0, line))) return handOff();
+              return;
+            }
+            const parsed = parseHead(buf.toString('latin1', 0, end), end + 4, options.bodyLimit);
+            if (parsed === undefined) return handOff();
+            head = parsed;
+            if (parsed.hot) {
+              lastHeadBytes = Buffer.from(buf.subarray(0, end + 4));
+              lastHead = parsed;
+            }
           }
-          const parsed = parseHead(buf.toString('latin1', 0, end), end + 4, options.bodyLimit);
-          if (parsed === undefined) return handOff();
-          head = parsed;
           waitingBody = buf.length < head.bodyStart + head.length;
           options.deadlines.headArrived(socket, !waitingBody);
         }
@@ -268,9 +306,26 @@ export function installFront(server: Server, options: FrontOptions): void {
         busy = true;
         const current = head;
         if (!current.hot) return lend(need);
-        // Once the registry has the request, it is answered or the connection closed: never lent on (applied twice).
+        const body = buf.subarray(current.bodyStart, need);
+        if (current.id !== undefined && !registry.replicated) {
+          const { token, json } = admissionOf(current);
+          if (token === undefined || !json) return lend(need);
+          let ep = knownEp;
+          if (knownFor !== current || ep === undefined || !registry.holds(ep)) {
+            ep = registry.authorize(current.id, token);
+            knownEp = ep;
+            knownFor = current;
+          }
+          // Unknown id or foreign token: node:http answers the one 404.
+          if (ep === undefined) return lend(need);
+          // Once the registry has the request, it is answered or the connection closed: never lent on (applied twice).
+          applyingUsed = need;
+          applyingPath = current.path;
+          registry.step(ep, DECODER.decode(body), current.headers.get('idempotency-key'), current.path).then(onReply, onStepError);
+          return;
+        }
         const progress = { applying: false };
-        void decide(current, buf.subarray(current.bodyStart, need), progress).then(
+        void (current.id === undefined ? decideBatch(current, body, progress) : decideReplicated(current, body, progress)).then(
           (reply) => guarded(() => answered(need, reply), reply === undefined),
           () => (progress.applying ? socket.destroy() : guarded(() => answered(need, undefined))),
         );
@@ -338,19 +393,10 @@ export function installFront(server: Server, options: FrontOptions): void {
 
     /** Writes a reply as node:http's `send` would (same status line and headers); true when the connection closes after it. */
     const write = (reply: Reply): boolean => {
-      let text = `HTTP/1.1 ${reply.status} ${STATUS_CODES[reply.status] ?? 'unknown'}\r\n`;
-      let connection: string | undefined;
-      const headers = reply.headers;
-      if (headers !== undefined) {
-        for (const name in headers) {
-          text += `${name}: ${headers[name]}\r\n`;
-          if (name.toLowerCase() === 'connection') connection = headers[name];
-        }
-      }
-      text += `content-length: ${Buffer.byteLength(reply.body)}\r\nDate: ${date()}\r\n`;
-      text += connection === undefined ? `Connection: keep-alive\r\n${keepAlive}\r\n\r\n` : '\r\n';
-      socket.write(text + reply.body);
-      return connection !== undefined && /close/i.test(connection);
+      const { prefix, ownConnection, close } = skeletonOf(reply);
+      // One string, one write: the status line and headers up to Content-Length, the length, the date, the rest.
+      socket.write(`${prefix}${Buffer.byteLength(reply.body)}\r\nDate: ${date()}${ownConnection ? '\r\n\r\n' : keepAliveTail}${reply.body}`);
+      return close;
     };
 
     /** Leaves the connection to node:http for good, with the bytes the front read and not answered. */
@@ -376,6 +422,48 @@ export function installFront(server: Server, options: FrontOptions): void {
       if (peerEnded) socket.emit('end');
     };
   });
+}
+
+/** A reply's status line and headers up to `content-length: ` (its value follows), and whether the connection closes after it. */
+interface Skeleton {
+  prefix: string;
+  /** The reply names its own Connection header: none of the front's keep-alive headers follow. */
+  ownConnection: boolean;
+  close: boolean;
+}
+
+/** Skeletons of replies whose headers are a shared frozen object (a step's answer), by status. */
+const skeletons = new WeakMap<object, Map<number, Skeleton>>();
+/** The last skeleton used, and for which headers object and status (nearly every reply is a step's 200). */
+let lastHeaders: object | undefined;
+let lastStatus = 0;
+let lastSkeleton: Skeleton | undefined;
+
+/** The skeleton of a reply, computed once per status for shared frozen headers. */
+function skeletonOf(reply: Reply): Skeleton {
+  const headers = reply.headers;
+  if (headers !== undefined && headers === lastHeaders && reply.status === lastStatus) return lastSkeleton!;
+  if (headers === undefined || !Object.isFrozen(headers)) return buildSkeleton(reply.status, headers);
+  let byStatus = skeletons.get(headers);
+  if (byStatus === undefined) skeletons.set(headers, (byStatus = new Map()));
+  let skeleton = byStatus.get(reply.status);
+  if (skeleton === undefined) byStatus.set(reply.status, (skeleton = buildSkeleton(reply.status, headers)));
+  lastHeaders = headers;
+  lastStatus = reply.status;
+  lastSkeleton = skeleton;
+  return skeleton;
+}
+
+function buildSkeleton(status: number, headers: Record<string, string> | undefined): Skeleton {
+  let prefix = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'unknown'}\r\n`;
+  let connection: string | undefined;
+  if (headers !== undefined) {
+    for (const name in headers) {
+      prefix += `${name}: ${headers[name]}\r\n`;
+      if (name.toLowerCase() === 'connection') connection = headers[name];
+    }
+  }
+  return { prefix: `${prefix}content-length: `, ownConnection: connection !== undefined, close: connection !== undefined && /close/i.test(connection) };
 }
 
 /** The head of a request the front answers or lends node:http, or undefined for one node:http must have the connection for. */

@@ -187,4 +187,28 @@ describe('stepResultText', () => {
   it('is JSON.stringify itself when the observation was not written for a transition', () => {
     for (const result of results) expect(stepResultText(result)).toBe(JSON.stringify(result));
   });
+
+  it('is JSON.stringify itself for feedback repeated step after step, and for feedback that only looks the same', () => {
+    const message = 'the same call (tool and arguments) was already made and nothing has changed since';
+    const feedbacks: unknown[] = [
+      { code: 'REDUNDANT_CALL', message, ref: 'noop' },
+      // The same message again (its text remembered), then with another ref and another code.
+      { code: 'REDUNDANT_CALL', message, ref: 'noop' },
+      { code: 'REDUNDANT_CALL', message, ref: 'get_stock' },
+      { code: 'OFF_PATH', message, ref: 'get_stock' },
+      // Other member orders, more members, fewer, a member that JSON.stringify leaves out, one that is not a string.
+      { message, code: 'REDUNDANT_CALL', ref: 'noop' },
+      { code: 'REDUNDANT_CALL', message, ref: 'noop', details: { n: 1 } },
+      { code: 'REDUNDANT_CALL', message },
+      { code: 'REDUNDANT_CALL', message, ref: undefined },
+      { code: 'REDUNDANT_CALL', message, ref: 7 },
+      { code: 'REDUNDANT_CALL', message: 'quote " and \\ and \u2028', ref: 'noop' },
+    ];
+    for (let round = 0; round < 2; round++) {
+      for (const item of feedbacks) {
+        const result = { ...results[0]!, observation: { kind: 'tool' as const, output: null }, feedback: [item, item] } as StepResult;
+        expect(stepResultText(result)).toBe(JSON.stringify(result));
+      }
+    }
+  });
 });

@@ -7,16 +7,47 @@ import { takeCanonical, type StepResult } from '../index.js';
  * (the same value; its keys, and the tool output's, in RFC 8785 order rather than insertion order). An
  * observation with no canonical form (a NaN, a lone surrogate) was not written, so it takes JSON.stringify as
  * before. Called right after the step, before anything else can step: the mark is one object at a time.
+ * Plain feedback repeated from an earlier step (the same code, message and ref) reuses that step's text.
  */
 export function stepResultText(result: StepResult): string {
-  const observation = takeCanonical(result.observation);
-  if (observation === undefined) return JSON.stringify(result);
+  const canonical = takeCanonical(result.observation);
   // StepResult's members in the order the runtime creates them (JSON.stringify's order), written by hand: one
   // JSON.stringify per member would cost more than the one it replaces on a small step.
   const { reward, feedback, truncation } = result;
-  let text = `{"observation":${observation},"reward":${Number.isFinite(reward) ? '' + reward : 'null'},"terminated":${result.terminated},"truncated":${result.truncated},"feedback":${feedback.length === 0 ? '[]' : JSON.stringify(feedback)},"info":${JSON.stringify(result.info)}`;
+  let text = `{"observation":${canonical ?? JSON.stringify(result.observation)},"reward":${Number.isFinite(reward) ? '' + reward : 'null'},"terminated":${result.terminated},"truncated":${result.truncated},"feedback":${feedbackText(feedback)},"info":${JSON.stringify(result.info)}`;
   if (truncation !== undefined) text += `,"truncation":${JSON.stringify(truncation)}`;
   return text + '}';
+}
+
+/** The members of the feedback whose text is remembered (`{ code, message, ref }`, in this order, all strings). */
+const PLAIN_FEEDBACK = ['code', 'message', 'ref'];
+/** Texts of plain feedback by message (a runtime's REDUNDANT_CALL or OFF_PATH repeats the same one step after step); bounded. */
+const FEEDBACK_TEXTS = new Map<string, { code: string; ref: string; text: string }>();
+const MAX_FEEDBACK_TEXTS = 256;
+
+/** `JSON.stringify(feedback)`, with the text of a plain feedback taken from the last step that gave the same one. */
+function feedbackText(feedback: StepResult['feedback']): string {
+  if (feedback.length === 0) return '[]';
+  let text = '[';
+  for (let i = 0; i < feedback.length; i++) {
+    if (i > 0) text += ',';
+    text += feedbackItemText(feedback[i]!);
+  }
+  return text + ']';
+}
+
+function feedbackItemText(item: StepResult['feedback'][number]): string {
+  // Exactly these own members in this order (what JSON.stringify would write them in), else JSON.stringify.
+  let at = 0;
+  for (const key in item) if (key !== PLAIN_FEEDBACK[at++]) return JSON.stringify(item);
+  const { code, message, ref } = item as { code: unknown; message: unknown; ref: unknown };
+  if (at !== 3 || typeof code !== 'string' || typeof message !== 'string' || typeof ref !== 'string') return JSON.stringify(item);
+  const known = FEEDBACK_TEXTS.get(message);
+  if (known !== undefined && known.code === code && known.ref === ref) return known.text;
+  const text = JSON.stringify(item);
+  if (FEEDBACK_TEXTS.size >= MAX_FEEDBACK_TEXTS) FEEDBACK_TEXTS.clear();
+  FEEDBACK_TEXTS.set(message, { code, ref, text });
+  return text;
 }
 
 // Every member of StepResult is written above: a member added to StepResult fails to compile here until it is.
