@@ -32,6 +32,29 @@ export function canonicalize(value: unknown, memo?: WeakMap<object, string>): st
   return out.join('');
 }
 
+/**
+ * `canonicalize` of a value that is (or holds) deep-frozen data made to be written again: its text, and that of
+ * every deep-frozen object in it, is kept by identity from the top down, as a transition's tool output is
+ * (frozen all the way down, no getters, up to 64 kB). Retail hashes each record its tools make with it, so the
+ * transition that answers with that record splices the same text instead of serialising the record again.
+ * Same text and errors as `canonicalize`.
+ */
+export function canonicalizeFrozen(value: unknown): string {
+  if (!busy && !('toJSON' in Object.prototype)) {
+    busy = true;
+    try {
+      return fast(value, FROZEN_DEPTH_MIN, undefined);
+    } catch (error) {
+      if (!(error instanceof NotCanonical)) throw error;
+    } finally {
+      busy = false;
+    }
+  }
+  const out: string[] = [];
+  write(value, out, '');
+  return out.join('');
+}
+
 // ---- fast path: no pointer bookkeeping, no key arrays; bails out to the checked writer on anything unusual ----
 
 class NotCanonical extends Error {}
