@@ -2,7 +2,7 @@
 import { hash } from 'node:crypto';
 import { test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
-import { canonicalize, canonicalSha256, sha256OfCanonicalBytes } from './canonical-json.js';
+import { canonicalize, canonicalizeFrozen, canonicalSha256, sha256OfCanonicalBytes } from './canonical-json.js';
 import { digest } from './digest.js';
 import { EnvHarnessError } from './errors.js';
 import { anyJson, NoCanonicalForm, reference, validJson } from './testing/rfc8785.js';
@@ -28,6 +28,11 @@ describe('canonical writers against the RFC 8785 reference', () => {
     const frozen = deepFreeze(structuredClone(value));
     expect(canonicalize(frozen, memo)).toBe(expected);
     expect(canonicalize(frozen, memo)).toBe(expected);
+    // The frozen-data writer (retail's new records), then the same value where a transition's tool output is.
+    const kept = deepFreeze(structuredClone(value));
+    expect(canonicalizeFrozen(kept)).toBe(expected);
+    expect(canonicalizeFrozen(kept)).toBe(expected);
+    expect(canonicalize({ observation: { output: kept } })).toBe(`{"observation":{"output":${expected}}}`);
   });
 
   test.prop([validJson], { numRuns: 100 })('gives the reference bytes again once its shapes are compiled (written 10 times)', (value) => {
@@ -45,7 +50,9 @@ describe('canonical writers against the RFC 8785 reference', () => {
     if (expected === undefined) {
       expect(() => canonicalize(value)).toThrow(EnvHarnessError);
       expect(() => canonicalSha256(value)).toThrow(EnvHarnessError);
+      expect(() => canonicalizeFrozen(deepFreeze(structuredClone(value)))).toThrow(EnvHarnessError);
     } else {
+      expect(canonicalizeFrozen(deepFreeze(structuredClone(value)))).toBe(expected);
       expect(canonicalize(value)).toBe(expected);
       expect(canonicalSha256(value)).toBe(sha(expected));
     }

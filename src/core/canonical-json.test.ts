@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
-import { canonicalize, shareCanonical, takeCanonical } from './canonical-json.js';
+import { canonicalize, canonicalizeFrozen, shareCanonical, takeCanonical } from './canonical-json.js';
 import { digest } from './digest.js';
 import { EnvHarnessError } from './errors.js';
 
@@ -285,6 +285,33 @@ describe('deep-frozen objects are written once', () => {
     expect(canonicalize(deep(outer))).toBe(text('{"inner":{"a":0,"n":1},"tag":"x"}'));
     n = 2;
     expect(canonicalize(deep(outer))).toBe(text('{"inner":{"a":0,"n":2},"tag":"x"}'));
+  });
+
+  it('canonicalizeFrozen writes what canonicalize writes, and a record it wrote is the same text inside a transition', () => {
+    const record = deepFreeze({ order_id: '#W1', address: { city: 'Miami', zip: '33121' }, items: [{ id: '1', price: 2.5 }], history: [] });
+    const expected = '{"address":{"city":"Miami","zip":"33121"},"history":[],"items":[{"id":"1","price":2.5}],"order_id":"#W1"}';
+    expect(canonicalizeFrozen(record)).toBe(expected);
+    expect(canonicalizeFrozen(record)).toBe(expected);
+    expect(canonicalize(deep(record))).toBe(text(expected));
+    expect(canonicalizeFrozen({ n: 1, b: [true, null] })).toBe('{"b":[true,null],"n":1}');
+  });
+
+  it('canonicalizeFrozen keeps no text of a record with a mutable member or a getter: a change shows', () => {
+    const inner = { n: 1 };
+    const withMutable = Object.freeze({ inner });
+    let g = 1;
+    const withGetter = Object.freeze(Object.defineProperty({ a: 0 }, 'g', { get: () => g, enumerable: true }));
+    expect(canonicalizeFrozen(withMutable)).toBe('{"inner":{"n":1}}');
+    expect(canonicalizeFrozen(withGetter)).toBe('{"a":0,"g":1}');
+    inner.n = 2;
+    g = 2;
+    expect(canonicalizeFrozen(withMutable)).toBe('{"inner":{"n":2}}');
+    expect(canonicalize(deep(withMutable))).toBe(text('{"inner":{"n":2}}'));
+    expect(canonicalize(deep(withGetter))).toBe(text('{"a":0,"g":2}'));
+  });
+
+  it('canonicalizeFrozen refuses what has no canonical form, naming the member', () => {
+    expect(() => canonicalizeFrozen(deepFreeze({ ok: 1, bad: { n: Number.NaN } }))).toThrow(/\/bad\/n: number NaN/);
   });
 
   it('a deep-frozen value with no canonical form still fails, every time, naming the member', () => {

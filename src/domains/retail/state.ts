@@ -108,7 +108,7 @@ function changedKeys(state: RetailState, table: RetailTable): string[] {
   for (const [key, record] of overlay) {
     const original = base.get(key);
     // A record written back to its original content is not a change: equal worlds hash equal.
-    if (original !== undefined && (record === original || recordCanon(world, record) === recordCanon(world, original))) continue;
+    if (original !== undefined && (record === original || recordCanon(world, record, true) === recordCanon(world, original))) continue;
     keys.push(key);
   }
   return sortKeys(keys);
@@ -127,7 +127,7 @@ export function hashRetailState(state: RetailState): string {
   const lines: string[] = [];
   for (const table of RETAIL_TABLES) {
     for (const key of changedKeys(state, table)) {
-      lines.push(table + '\t' + quote(key) + '\t' + recordCanon(world, state.overlay[table].get(key)!));
+      lines.push(table + '\t' + quote(key) + '\t' + recordCanon(world, state.overlay[table].get(key)!, true));
     }
   }
   // One-shot crypto.hash: the same digest as core's sha256 without a Hash object per call.

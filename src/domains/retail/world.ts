@@ -1,5 +1,5 @@
 /** A retail world: an immutable (deep-frozen) database plus the caches that make hashing it cheap. */
-import { EnvHarnessError, escapePointerToken, sha256, type JsonObject } from '../../core/index.js';
+import { canonicalizeFrozen, EnvHarnessError, escapePointerToken, sha256, type JsonObject } from '../../core/index.js';
 import { canonicalJson, quote, sortKeys } from './canonical.js';
 import { RETAIL_TABLES, type RetailData, type RetailTable, type RetailVariant } from './schema.js';
 
@@ -162,11 +162,15 @@ function stringValues(value: unknown, at: string, fail: (pointer: string, messag
 }
 
 
-/** Canonical JSON of one immutable record, memoised per world. */
-export function recordCanon(world: RetailWorld, record: object): string {
+/**
+ * Canonical JSON of one immutable record, memoised per world. A record a tool made (`made`: from a state's
+ * overlay) is written with core's frozen-data texts instead of the world's memo, so that the step's transition,
+ * whose tool output is usually that very record, reuses the text rather than serialising it again.
+ */
+export function recordCanon(world: RetailWorld, record: object, made = false): string {
   let text = world.cache.canon.get(record);
   if (text === undefined) {
-    text = canonicalJson(record, world.cache.canon);
+    text = made ? canonicalizeFrozen(record) : canonicalJson(record, world.cache.canon);
     // Flattens V8's concatenation tree once; joining unflattened strings costs ~10x more on every digest.
     text.charCodeAt(0);
     world.cache.canon.set(record, text);
