@@ -5,7 +5,7 @@
  */
 import type { JsonObject } from '../../core/index.js';
 import { isShown, type PageState, type WebError } from './page.js';
-import type { WebNode } from './tree.js';
+import { NODE_PIECE as PIECE, NODE_TEXT as TEXT, type WebNode } from './tree.js';
 
 /** How an observation is cut. */
 export interface ObserveOptions {
@@ -77,7 +77,7 @@ export function observe(page: PageState, error?: WebError, options: ObserveOptio
   const bounds = pieceOf(root, 0);
   const tick = page.tick < bounds.late ? page.tick : bounds.late;
   const scroll = page.scroll < bounds.fold ? page.scroll : bounds.fold;
-  const held = (root as { [TEXT]?: TreeText })[TEXT];
+  const held = (root as unknown as { [TEXT]?: TreeText })[TEXT];
   let axtree: string;
   if (held !== undefined && held.root === root && held.tick === tick && held.scroll === scroll && held.prune === prune && held.budget === budget) axtree = held.axtree;
   else {
@@ -85,7 +85,7 @@ export function observe(page: PageState, error?: WebError, options: ObserveOptio
     else walk(root, 0, true);
     if (cut > 0) parts.push(`… ${cut} more elements not shown (observation budget of ${options.tokenBudget ?? OBSERVATION_TOKENS} tokens)`);
     axtree = parts.join('\n');
-    (root as { [TEXT]?: TreeText })[TEXT] = { root, tick, scroll, prune, budget, axtree };
+    (root as unknown as { [TEXT]?: TreeText })[TEXT] = { root, tick, scroll, prune, budget, axtree };
   }
   const focusedPath = page.focused === undefined ? undefined : page.index.get(page.focused);
   let focused = '';
@@ -118,7 +118,6 @@ interface Piece {
   readonly fold: number;
 }
 
-const PIECE = Symbol('observation piece');
 
 /** A root's last tree text and the (clock, scroll, cut) it was made for. */
 interface TreeText {
@@ -129,10 +128,9 @@ interface TreeText {
   readonly budget: number;
   readonly axtree: string;
 }
-const TEXT = Symbol('tree text');
 
 function pieceOf(node: WebNode, depth: number): Piece {
-  const held = (node as { [PIECE]?: Piece })[PIECE];
+  const held = (node as unknown as { [PIECE]?: Piece })[PIECE];
   if (held !== undefined && held.node === node && held.depth === depth) return held;
   const line = indent(depth) + nodeLine(node);
   // Joined once into one flat string: concatenation would leave a deep rope that every join walks again.
@@ -162,7 +160,7 @@ function pieceOf(node: WebNode, depth: number): Piece {
   if (node.hidden === true) piece = { node, depth, line, text: '', size: 0, count: 0, shortest: 0, late, fold };
   else if (texts === undefined) piece = { node, depth, line, size: 0, count: 0, shortest: 0, late, fold };
   else piece = { node, depth, line, text: texts.length === 1 ? line : texts.join('\n'), size, count, shortest, late, fold };
-  (node as { [PIECE]?: Piece })[PIECE] = piece;
+  (node as unknown as { [PIECE]?: Piece })[PIECE] = piece;
   return piece;
 }
 
