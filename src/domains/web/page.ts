@@ -4,7 +4,7 @@
  * bid, hidden, covered by a modal, disabled, wrong kind of element) return the same page and an error.
  */
 import { arrange, configMemo, has, labelFor, type PageConfig } from './perturbation.js';
-import { button, EMPTY_VIEW, form, input, isKept, keep, link, menu, modal, text, toast, type Effect, type HandleContext, type Site, type Spec, type View } from './site.js';
+import { button, EMPTY_VIEW, form, input, isKept, keep, link, makeSpec, menu, modal, SPEC_BUILT as BUILT, text, toast, type Effect, type HandleContext, type Site, type Spec, type View } from './site.js';
 import { BidMap, type BidAssigner, type BidMark } from './bid-registry.js';
 import { hashStore, type WebStore } from './store.js';
 import { copyNode, makeNode, NODE_FROM as FROM, NODE_MAIN as MAIN, NODE_PATCHES as PATCHES, nodeAt, nodeOfFields, ROOT_BID, TreeIndex, updateAt, type BidIndex, type WebNode } from './tree.js';
@@ -662,7 +662,7 @@ function render(page: PageState): PageState {
   } else {
     const content = isLogin ? loginMain(page.view) : page.site.render(ctx);
     title = content.title;
-    mainSpec = { key: 'main', component: 'section', role: 'main', name: '', children: content.main };
+    mainSpec = makeSpec('main', 'section', 'main', '', content.main);
     readScroll = ctx.readScroll;
   }
   const fullTitle = `${title} · ${page.site.title}`;
@@ -670,8 +670,8 @@ function render(page: PageState): PageState {
   const menuOpen = has(cfg, 'ab-variant') && page.view.menu === 'nav.menu';
   const banner = stableSpec(cfg, `banner|${page.site.name}|${isLogin}|${menuOpen}`, () => {
     const links = page.site.nav.map((n): Spec => link(`nav.${n.href}`, ctx.label(n.label), n.href));
-    const nav: Spec = { key: 'nav', component: 'section', role: 'navigation', name: 'Main menu', children: has(cfg, 'ab-variant') ? [menu(ctx, 'nav.menu', 'Menu', links)] : links };
-    return { key: 'banner', component: 'banner', role: 'banner', name: '', children: [link('banner.home', page.site.title, page.site.home), ...(isLogin ? [] : [nav])] };
+    const nav = makeSpec('nav', 'section', 'navigation', 'Main menu', has(cfg, 'ab-variant') ? [menu(ctx, 'nav.menu', 'Menu', links)] : links);
+    return makeSpec('banner', 'banner', 'banner', '', [link('banner.home', page.site.title, page.site.home), ...(isLogin ? [] : [nav])]);
   });
   const layers: Spec[] = [];
   if (page.view.toast !== undefined) layers.push(toast('layer.toast', page.view.toast));
@@ -688,14 +688,15 @@ function render(page: PageState): PageState {
   }
   if (has(cfg, 'newsletter') && !page.dismissed.includes('newsletter')) {
     layers.push(
-      stableSpec(cfg, 'newsletter', () => ({
-        ...modal('layer.newsletter', 'Subscribe to our newsletter', [
+      stableSpec(cfg, 'newsletter', () => {
+        const dialog = modal('layer.newsletter', 'Subscribe to our newsletter', [
           text('layer.newsletter.text', 'Get the latest offers in your inbox.'),
           button('layer.newsletter.subscribe', 'Subscribe', 'noop'),
           has(cfg, 'icon-only') ? button('layer.newsletter.close', 'Close dialog', 'dismiss:newsletter', { icon: '✕' }) : button('layer.newsletter.close', 'No thanks', 'dismiss:newsletter'),
-        ]),
-        showAt: cfg.newsletterAt,
-      })),
+        ]);
+        dialog.showAt = cfg.newsletterAt;
+        return dialog;
+      }),
     );
   }
   if (page.view.confirm !== undefined) {
@@ -709,13 +710,8 @@ function render(page: PageState): PageState {
       ),
     );
   }
-  const root: Spec = {
-    key: 'root',
-    component: 'page',
-    role: 'RootWebArea',
-    name: fullTitle,
-    children: [banner, mainSpec, ...layers],
-  };
+  layers.unshift(banner, mainSpec);
+  const root = makeSpec('root', 'page', 'RootWebArea', fullTitle, layers);
   const assigner = page.bids.assigner();
   const tree = buildNode({ assigner, mainSpec, reusedMain }, root, page.tree.key === root.key ? page.tree : undefined);
   (tree as unknown as Memoised)[MAIN] = { url: page.url, view: page.view, store: page.store, scroll: page.scroll, readScroll, title, spec: mainSpec, node: tree.children[1]! };
@@ -877,7 +873,6 @@ interface Memoised {
  * On a kept spec: the node last built from it and where the bid assigner stood right after (its subtree's
  * bids hold wherever the assigner still holds that mark).
  */
-const BUILT = Symbol('built node');
 interface Built {
   [FROM]?: { readonly spec: Spec; readonly node: WebNode };
   [BUILT]?: { readonly mark: BidMark; readonly node: WebNode };
