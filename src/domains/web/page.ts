@@ -769,8 +769,12 @@ function buildNode(run: RenderRun, spec: Spec, old: WebNode | undefined): WebNod
       const at = before[i];
       if (at !== undefined && at.key === child.key) prior = at;
       else {
-        if (byKey === undefined) byKey = new Map(before.map((c) => [c.key, c]));
-        prior = byKey.get(child.key);
+        // Few children: a scan (no map made for a list whose keys all changed, as on navigation).
+        if (before.length <= SCAN_CHILDREN) prior = childByKey(before, child.key);
+        else {
+          if (byKey === undefined) byKey = new Map(before.map((c) => [c.key, c]));
+          prior = byKey.get(child.key);
+        }
       }
     }
     const built = buildNode(run, child, prior);
@@ -789,6 +793,15 @@ function buildNode(run: RenderRun, spec: Spec, old: WebNode | undefined): WebNod
     (spec as unknown as Built)[BUILT] = { mark: run.assigner.mark(), node };
   }
   return node;
+}
+
+/** Up to this many old children, the old node of a key is found by a scan (see `buildNode`). */
+const SCAN_CHILDREN = 8;
+
+/** The last of `nodes` with `key` (as the map of them by key gives it). */
+function childByKey(nodes: readonly WebNode[], key: string): WebNode | undefined {
+  for (let i = nodes.length - 1; i >= 0; i--) if (nodes[i]!.key === key) return nodes[i];
+  return undefined;
 }
 
 /**
