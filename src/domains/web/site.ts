@@ -232,12 +232,13 @@ export function table(
   rowState?: (id: string, row: Row) => string,
 ): Spec[] {
   const sort = ctx.view.sort;
-  let sorted = rows.slice();
+  // Never changed in place: a sort or a page cut makes a new array, else the caller's list serves.
+  let sorted = rows;
   if (sort !== undefined) {
     const column = columns.find((c) => c.key === sort.key);
     if (column !== undefined) {
       // Each row's cell text and number once, not once per comparison (the comparator sees the same values).
-      const keyed = sorted.map((r) => {
+      const keyed = rows.map((r) => {
         const text = column.cell(r.row, r.id);
         return { r, text, n: cellNumber(text) };
       });
@@ -276,20 +277,24 @@ export function table(
   const memos = rowMemo(ctx.config);
   let memo = memos.get(key);
   if (memo === undefined) memos.set(key, (memo = new Map()));
-  const shape = columns.length === 0 ? '' : columns.map((c) => c.key).join('\u0000');
-  const body = sorted.map(({ id, row }): Spec => {
+  // The header first, then a row per record (pushed in order: no array made and shifted).
+  const body: Spec[] = [header];
+  for (let r = 0; r < sorted.length; r++) {
+    const { id, row } = sorted[r]!;
     const state = rowState === undefined ? '' : rowState(id, row);
     const held = memo.get(id);
-    if (held !== undefined && held.row === row && held.state === state && held.shape === shape) return held.spec;
+    if (held !== undefined && held.row === row && held.state === state && sameColumns(held.columns, columns)) {
+      body.push(held.spec);
+      continue;
+    }
     const rowKey = `${key}.row.${id}`;
     const children: Spec[] = [];
     for (const c of columns) children.push(makeSpec(`${rowKey}.${c.key}`, 'cell', 'cell', c.cell(row, id)));
     children.push(makeSpec(`${rowKey}.actions`, 'cell', 'cell', '', actions(id, row)));
     const spec = keep(makeSpec(rowKey, 'row', 'row', '', children));
-    memo.set(id, { row, state, shape, spec });
-    return spec;
-  });
-  body.unshift(header);
+    memo.set(id, { row, state, columns, spec });
+    body.push(spec);
+  }
   const out: Spec[] = [makeSpec(key, 'table', 'table', name, body)];
   if (paged && !infinite && pages > 1) {
     out.push(
@@ -385,8 +390,17 @@ export const isKept = (spec: Spec): boolean => (spec as { [KEPT]?: true })[KEPT]
 interface HeldRow {
   readonly row: Row;
   readonly state: string;
-  readonly shape: string;
+  /** The columns the row was rendered with (what counts is their keys, in order). */
+  readonly columns: readonly Column[];
   readonly spec: Spec;
+}
+
+/** Whether two column lists have the same keys in the same order (a row's shape). */
+function sameColumns(a: readonly Column[], b: readonly Column[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i]!.key !== b[i]!.key) return false;
+  return true;
 }
 function rowMemo(config: PageConfig): Map<string, Map<string, HeldRow>> {
   const memo = configMemo(config);
