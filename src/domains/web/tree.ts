@@ -216,9 +216,19 @@ export class TreeIndex implements BidIndex {
   constructor(private readonly root: WebNode) {}
 
   get(bid: string): readonly number[] | undefined {
-    if (this.map === undefined && ++this.searches <= TreeIndex.SEARCHES) return pathOf(this.root, bid);
+    // The last bid searched: a step looks up its target, then the observation the same bid (focused).
+    if (bid === this.lastBid) return this.lastPath;
+    if (this.map === undefined && ++this.searches <= TreeIndex.SEARCHES) {
+      const path = pathOf(this.root, bid);
+      this.lastBid = bid;
+      this.lastPath = path;
+      return path;
+    }
     return (this.map ??= indexTree(this.root)).get(bid);
   }
+
+  private lastBid: string | undefined = undefined;
+  private lastPath: readonly number[] | undefined = undefined;
 
   has(bid: string): boolean {
     return this.get(bid) !== undefined;
