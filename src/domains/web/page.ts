@@ -7,7 +7,7 @@ import { arrange, configMemo, has, labelFor, type PageConfig } from './perturbat
 import { button, EMPTY_VIEW, form, input, isKept, keep, link, makeSpec, menu, modal, SPEC_BUILT as BUILT, text, toast, type Effect, type HandleContext, type Site, type Spec, type View } from './site.js';
 import { BidMap, type BidAssigner, type BidMark } from './bid-registry.js';
 import { hashStore, type WebStore } from './store.js';
-import { copyNode, makeNode, NODE_FROM as FROM, NODE_MAIN as MAIN, NODE_PATCHES as PATCHES, nodeAt, nodeOfFields, ROOT_BID, TreeIndex, updateAt, type BidIndex, type WebNode } from './tree.js';
+import { copyNode, makeNode, type NodeDraft, NODE_FROM as FROM, NODE_MAIN as MAIN, NODE_PATCHES as PATCHES, nodeAt, nodeOfFields, ROOT_BID, TreeIndex, updateAt, type BidIndex, type WebNode } from './tree.js';
 
 /** The action set (BrowserGym's high-level actions). */
 export type WebAction =
@@ -786,8 +786,19 @@ function buildNode(run: RenderRun, spec: Spec, old: WebNode | undefined): WebNod
     children[i] = built;
   }
   if (same) return old!;
-  // Every node in one shape (`makeNode`): its fields read from the spec, its bid and children.
-  const node = nodeOfFields(spec as Omit<WebNode, 'bid' | 'children'>, bid, children ?? before!);
+  let node: WebNode;
+  if ((spec as { bid?: string }).bid === '') {
+    // A fresh spec becomes its node in place: specs have the node's shape (`makeSpec`, `makeNode`) and
+    // already hold its fields; it gets its bid and its children's nodes, and is never changed again (a
+    // later render handing it again meets a node: it is that node, or a copy of it on another bid log).
+    const draft = spec as unknown as NodeDraft;
+    draft.bid = bid;
+    draft.children = children ?? before!;
+    node = draft;
+  } else {
+    // Every node in one shape (`makeNode`): its fields read from the spec, its bid and children.
+    node = nodeOfFields(spec as Omit<WebNode, 'bid' | 'children'>, bid, children ?? before!);
+  }
   if (kept) {
     (node as unknown as Built)[FROM] = { spec, node };
     (spec as unknown as Built)[BUILT] = { mark: run.assigner.mark(), node };

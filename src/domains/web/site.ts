@@ -5,7 +5,9 @@
  */
 import { configMemo, ICONS, type PageConfig } from './perturbation.js';
 import type { Row, WebStore } from './store.js';
-import type { NodeInit } from './tree.js';
+import { NODE_FROM, NODE_MAIN, NODE_PATCHES, NODE_PIECE, NODE_TEXT, SPEC_BUILT, SPEC_KEPT as KEPT, type NodeInit } from './tree.js';
+
+export { SPEC_BUILT };
 
 /** A node before it has a bid: the site's description of it. */
 export interface Spec extends Partial<Omit<NodeInit, 'key' | 'component' | 'role' | 'name'>> {
@@ -106,7 +108,9 @@ type Extra = Partial<Omit<Spec, 'key' | 'component' | 'role' | 'name'>>;
  * builds or compares its node. An `undefined` field is what a missing one was to every reader.
  */
 export function makeSpec(key: string, component: Spec['component'], role: Spec['role'], name: string, children?: Spec[]): SpecDraft {
+  // The node's shape (`makeNode`): `bid` empty until the page builds the spec's node in place.
   const spec = {
+    bid: '',
     key,
     component,
     role,
@@ -129,6 +133,11 @@ export function makeSpec(key: string, component: Spec['component'], role: Spec['
     hidden: undefined,
     sort: undefined,
     children,
+    [NODE_PIECE]: undefined,
+    [NODE_TEXT]: undefined,
+    [NODE_MAIN]: undefined,
+    [NODE_FROM]: undefined,
+    [NODE_PATCHES]: undefined,
     [KEPT]: undefined,
     [SPEC_BUILT]: undefined,
   };
@@ -372,10 +381,6 @@ export const toast = (key: string, message: string): Spec => makeSpec(key, 'toas
  * symbol property (a WeakSet cost more than the rest of keeping a row); a copy of a kept spec, or a node
  * built from one, carries the mark along, which costs nothing but a lookup that never matches.
  */
-const KEPT = Symbol('kept spec');
-
-/** On a kept spec: the node the page last built from it and where its bid assigner stood (page.ts). */
-export const SPEC_BUILT = Symbol('built node');
 
 /** Marks a spec as kept (see `isKept`) and returns it. */
 export function keep(spec: Spec): Spec {

@@ -113,6 +113,9 @@ export const NODE_TEXT = Symbol('tree text');
 export const NODE_MAIN = Symbol('main memo');
 export const NODE_FROM = Symbol('built from');
 export const NODE_PATCHES = Symbol('patched trees');
+/** On a spec (site.ts): kept (handed to renders again as the same object), and the node last built from it. */
+export const SPEC_KEPT = Symbol('kept spec');
+export const SPEC_BUILT = Symbol('built node');
 
 /** A node under construction (every field writable). */
 export type NodeDraft = { -readonly [K in keyof WebNode]: WebNode[K] };
@@ -178,6 +181,9 @@ export function makeNode(
     [NODE_MAIN]: undefined,
     [NODE_FROM]: undefined,
     [NODE_PATCHES]: undefined,
+    // A spec's marks: nodes and specs share one shape (a fresh spec becomes its node in place, page.ts).
+    [SPEC_KEPT]: undefined,
+    [SPEC_BUILT]: undefined,
   };
   return node;
 }
