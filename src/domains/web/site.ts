@@ -208,12 +208,33 @@ export function checkbox(view: View, key: string, label: string, extra?: Extra):
   return spec;
 }
 
+/**
+ * `${key}.${part}`, made once per (key, part) and kept (module-wide: keys and parts are the sites' own
+ * fixed names, never a task's data): a re-render then hands a child the very key string its old node
+ * has, and telling them equal is one comparison instead of flattening a new string to compare its text.
+ */
+export function subKey(key: string, part: string): string {
+  let parts = SUB_KEYS.get(key);
+  if (parts === undefined) SUB_KEYS.set(key, (parts = new Map()));
+  let out = parts.get(part);
+  if (out === undefined) parts.set(part, (out = `${key}.${part}`));
+  return out;
+}
+const SUB_KEYS = new Map<string, Map<string, string>>();
+
+/** A checkbox whose state the caller knows (a row's ticked box, read once per render for every row). */
+export function checkboxOf(key: string, label: string, checked: boolean): Spec {
+  const spec = makeSpec(key, 'checkbox', 'checkbox', label);
+  spec.checked = checked;
+  return spec;
+}
+
 /** A search box whose Enter (or its button) applies the query. */
 export function search(view: View, key: string, label: string, buttonLabel: string): Spec[] {
   const box = makeSpec(key, 'search', 'searchbox', label);
   box.value = view.values[key] ?? view.query;
   box.on = `search:${key}`;
-  return [box, button(`${key}.go`, buttonLabel, `search:${key}`)];
+  return [box, button(subKey(key, 'go'), buttonLabel, `search:${key}`)];
 }
 
 /** A column of a table: header label and the cell text of a record. */
@@ -270,13 +291,13 @@ export function table(
   if (paged) sorted = infinite ? sorted.slice(0, size * Math.max(1, Math.min(ctx.scroll + 1, pages))) : sorted.slice((pageNo - 1) * size, pageNo * size);
   const heads: Spec[] = [];
   for (const c of columns) {
-    const head = makeSpec(`${key}.col.${c.key}`, 'header', 'columnheader', c.label);
+    const head = makeSpec(subKey(subKey(key, 'col'), c.key), 'header', 'columnheader', c.label);
     if (c.sortable === true) head.on = `sort:${c.key}`;
     if (sort?.key === c.key) head.sort = sort.dir;
     heads.push(head);
   }
-  heads.push(makeSpec(`${key}.col.actions`, 'header', 'columnheader', 'Actions'));
-  const header = makeSpec(`${key}.head`, 'row', 'row', '', heads);
+  heads.push(makeSpec(subKey(subKey(key, 'col'), 'actions'), 'header', 'columnheader', 'Actions'));
+  const header = makeSpec(subKey(key, 'head'), 'row', 'row', '', heads);
   // A row's spec is a function of the config (labels, perturbations), the table and its columns, the
   // record (records are never mutated: a write makes a new one) and the row's view state: kept per
   // config, table and record id (the last record and state only), so a re-render hands the very same spec and
@@ -307,14 +328,14 @@ export function table(
   const out: Spec[] = [makeSpec(key, 'table', 'table', name, body)];
   if (paged && !infinite && pages > 1) {
     out.push(
-      makeSpec(`${key}.pager`, 'section', 'navigation', 'Pagination', [
-        text(`${key}.pager.at`, `Page ${pageNo} of ${pages}`),
-        button(`${key}.pager.prev`, 'Previous page', `page:${pageNo - 1}`, { disabled: pageNo <= 1 }),
-        button(`${key}.pager.next`, 'Next page', `page:${pageNo + 1}`, { disabled: pageNo >= pages }),
+      makeSpec(subKey(key, 'pager'), 'section', 'navigation', 'Pagination', [
+        text(subKey(subKey(key, 'pager'), 'at'), `Page ${pageNo} of ${pages}`),
+        button(subKey(subKey(key, 'pager'), 'prev'), 'Previous page', `page:${pageNo - 1}`, { disabled: pageNo <= 1 }),
+        button(subKey(subKey(key, 'pager'), 'next'), 'Next page', `page:${pageNo + 1}`, { disabled: pageNo >= pages }),
       ]),
     );
   }
-  if (infinite && ctx.scroll + 1 < pages) out.push(text(`${key}.more`, 'Scroll down to load more rows'));
+  if (infinite && ctx.scroll + 1 < pages) out.push(text(subKey(key, 'more'), 'Scroll down to load more rows'));
   return out;
 }
 

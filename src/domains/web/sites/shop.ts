@@ -3,6 +3,7 @@ import { getRow, nextId, putRow, rowsOf, rowsWhere, type Row } from '../store.js
 import {
   button,
   checkbox,
+  checkboxOf,
   form,
   heading,
   input,
@@ -131,7 +132,7 @@ function products(ctx: RenderContext): { title: string; main: Spec[] } {
           { key: 'stock', label: ctx.label('Stock'), cell: CELLS.stock, sortable: true },
         ],
         rows,
-        (id, r) => [checkbox(ctx.view, `products.sel.${id}`, `Select ${str(r['name'])}`), link(`products.edit.${id}`, `${edit} ${str(r['name'])}`, `/products/${id}`)],
+        (id, r) => [checkboxOf(`products.sel.${id}`, `Select ${str(r['name'])}`, selected.has(id)), link(`products.edit.${id}`, `${edit} ${str(r['name'])}`, `/products/${id}`)],
         (id) => (selected.has(id) ? 'selected' : ''),
       ),
       section('products.bulk', 'Bulk actions', actions(ctx, 'products.more', bulk), delayed(ctx)),
