@@ -127,7 +127,7 @@ export class BidAssigner {
       this.owned = true;
     }
     const next = this.next++;
-    const s = String(next);
+    const s = bidText(next);
     log.ids.set(key, next);
     log.keys.push(key);
     log.strings.push(s);
@@ -151,6 +151,13 @@ export class BidAssigner {
   done(): BidMap {
     return this.next === this.from.next ? this.from : new BidMap(this.log, this.next);
   }
+}
+
+/** Bid texts by number, shared by every session (a bid is its number in decimal; the first few thousand kept). */
+const BID_TEXTS: string[] = [];
+function bidText(n: number): string {
+  if (n >= 4096) return String(n);
+  return (BID_TEXTS[n] ??= String(n));
 }
 
 function copyLog(log: Log, next: number): Log {

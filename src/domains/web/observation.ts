@@ -5,7 +5,7 @@
  */
 import type { JsonObject } from '../../core/index.js';
 import { isShown, type PageState, type WebError } from './page.js';
-import type { WebNode } from './tree.js';
+import { NODE_PIECE as PIECE, NODE_TEXT as TEXT, type WebNode } from './tree.js';
 
 /** How an observation is cut. */
 export interface ObserveOptions {
@@ -40,10 +40,11 @@ export function observe(page: PageState, error?: WebError, options: ObserveOptio
   // Pruned walks take whole subtrees from their pieces: a subtree that fits the budget is one string.
   const walkPruned = (node: WebNode, depth: number): void => {
     const piece = pieceOf(node, depth);
-    if (piece.text !== undefined) {
+    if (piece.whole) {
       if (piece.count === 0) return;
       if (used + piece.size <= budget) {
-        parts.push(piece.text);
+        if (piece.text !== undefined) parts.push(piece.text);
+        else wholeLines(piece, parts);
         used += piece.size;
         return;
       }
@@ -77,7 +78,7 @@ export function observe(page: PageState, error?: WebError, options: ObserveOptio
   const bounds = pieceOf(root, 0);
   const tick = page.tick < bounds.late ? page.tick : bounds.late;
   const scroll = page.scroll < bounds.fold ? page.scroll : bounds.fold;
-  const held = (root as { [TEXT]?: TreeText })[TEXT];
+  const held = (root as unknown as { [TEXT]?: TreeText })[TEXT];
   let axtree: string;
   if (held !== undefined && held.root === root && held.tick === tick && held.scroll === scroll && held.prune === prune && held.budget === budget) axtree = held.axtree;
   else {
@@ -85,7 +86,7 @@ export function observe(page: PageState, error?: WebError, options: ObserveOptio
     else walk(root, 0, true);
     if (cut > 0) parts.push(`… ${cut} more elements not shown (observation budget of ${options.tokenBudget ?? OBSERVATION_TOKENS} tokens)`);
     axtree = parts.join('\n');
-    (root as { [TEXT]?: TreeText })[TEXT] = { root, tick, scroll, prune, budget, axtree };
+    (root as unknown as { [TEXT]?: TreeText })[TEXT] = { root, tick, scroll, prune, budget, axtree };
   }
   const focusedPath = page.focused === undefined ? undefined : page.index.get(page.focused);
   let focused = '';
@@ -108,6 +109,9 @@ interface Piece {
   readonly node: WebNode;
   readonly depth: number;
   readonly line: string;
+  /** Nothing in the subtree depends on the clock or the scroll: its pruned text is fixed. */
+  readonly whole: boolean;
+  /** That text as one string, for a fixed subtree of at most `JOINED_LINES` lines (see `wholeLines`). */
   readonly text?: string;
   readonly size: number;
   readonly count: number;
@@ -118,7 +122,6 @@ interface Piece {
   readonly fold: number;
 }
 
-const PIECE = Symbol('observation piece');
 
 /** A root's last tree text and the (clock, scroll, cut) it was made for. */
 interface TreeText {
@@ -129,14 +132,12 @@ interface TreeText {
   readonly budget: number;
   readonly axtree: string;
 }
-const TEXT = Symbol('tree text');
 
 function pieceOf(node: WebNode, depth: number): Piece {
-  const held = (node as { [PIECE]?: Piece })[PIECE];
+  const held = (node as unknown as { [PIECE]?: Piece })[PIECE];
   if (held !== undefined && held.node === node && held.depth === depth) return held;
   const line = indent(depth) + nodeLine(node);
-  // Joined once into one flat string: concatenation would leave a deep rope that every join walks again.
-  let texts: string[] | undefined = node.showAt !== undefined || node.fold !== undefined ? undefined : [line];
+  let whole = node.showAt === undefined && node.fold === undefined;
   let size = line.length + 1;
   let count = 1;
   let shortest = size;
@@ -149,9 +150,8 @@ function pieceOf(node: WebNode, depth: number): Piece {
     const sub = pieceOf(children[i]!, depth + 1);
     if (sub.late > late) late = sub.late;
     if (sub.fold > fold) fold = sub.fold;
-    if (sub.text === undefined) texts = undefined;
-    else if (texts !== undefined && sub.count > 0) {
-      texts.push(sub.text);
+    if (!sub.whole) whole = false;
+    else if (whole && sub.count > 0) {
       size += sub.size;
       count += sub.count;
       if (sub.shortest < shortest) shortest = sub.shortest;
@@ -159,11 +159,45 @@ function pieceOf(node: WebNode, depth: number): Piece {
   }
   let piece: Piece;
   // A hidden node prunes its whole subtree whatever is late or folded below it.
-  if (node.hidden === true) piece = { node, depth, line, text: '', size: 0, count: 0, shortest: 0, late, fold };
-  else if (texts === undefined) piece = { node, depth, line, size: 0, count: 0, shortest: 0, late, fold };
-  else piece = { node, depth, line, text: texts.length === 1 ? line : texts.join('\n'), size, count, shortest, late, fold };
-  (node as { [PIECE]?: Piece })[PIECE] = piece;
+  if (node.hidden === true) piece = { node, depth, line, whole: true, text: '', size: 0, count: 0, shortest: 0, late, fold };
+  else if (!whole) piece = { node, depth, line, whole: false, text: undefined, size: 0, count: 0, shortest: 0, late, fold };
+  else if (count > JOINED_LINES) piece = { node, depth, line, whole: true, text: undefined, size, count, shortest, late, fold };
+  else {
+    // Joined once into one flat string (concatenation would leave a deep rope that every join walks
+    // again); every child holds its own text, since none has more lines than this subtree.
+    let text = line;
+    if (count > 1) {
+      const texts = [line];
+      for (let i = 0; i < children.length; i++) {
+        const sub = pieceOf(children[i]!, depth + 1);
+        if (sub.count > 0) texts.push(sub.text!);
+      }
+      text = texts.join('\n');
+    }
+    piece = { node, depth, line, whole: true, text, size, count, shortest, late, fold };
+  }
+  (node as unknown as { [PIECE]?: Piece })[PIECE] = piece;
   return piece;
+}
+
+/**
+ * Fixed subtrees of up to this many lines keep their text as one string; larger ones (a page's main
+ * content, a long table) hand out their line and their children's texts (`wholeLines`). Joining at every
+ * size made each new node copy its whole subtree's text again: a step's new path from the root copied
+ * the page's text once per level.
+ */
+const JOINED_LINES = 24;
+
+/** The pruned text of a fixed subtree without a joined text, into `out`: its line, then its children's texts. */
+function wholeLines(piece: Piece, out: string[]): void {
+  out.push(piece.line);
+  const children = piece.node.children;
+  for (let i = 0; i < children.length; i++) {
+    const sub = pieceOf(children[i]!, piece.depth + 1);
+    if (sub.count === 0) continue;
+    if (sub.text !== undefined) out.push(sub.text);
+    else wholeLines(sub, out);
+  }
 }
 
 const INDENTS: string[] = [];
@@ -191,7 +225,16 @@ export function nodeLine(node: WebNode): string {
 }
 
 function quote(s: string): string {
-  if (!/[\\'\n]/.test(s)) return `'${s}'`;
+  // A loop, not a RegExp test: most names are short and need nothing.
+  let plain = true;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 0x5c || c === 0x27 || c === 0x0a) {
+      plain = false;
+      break;
+    }
+  }
+  if (plain) return `'${s}'`;
   return `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\n/g, ' ')}'`;
 }
 

@@ -4,10 +4,10 @@
  * bid, hidden, covered by a modal, disabled, wrong kind of element) return the same page and an error.
  */
 import { arrange, configMemo, has, labelFor, type PageConfig } from './perturbation.js';
-import { button, EMPTY_VIEW, form, input, isKept, keep, link, menu, modal, text, toast, type Effect, type HandleContext, type Site, type Spec, type View } from './site.js';
+import { button, EMPTY_VIEW, form, input, isKept, keep, link, makeSpec, menu, modal, SPEC_BUILT as BUILT, text, toast, type Effect, type HandleContext, type Site, type Spec, type View } from './site.js';
 import { BidMap, type BidAssigner, type BidMark } from './bid-registry.js';
 import { hashStore, type WebStore } from './store.js';
-import { nodeAt, ROOT_BID, TreeIndex, updateAt, type BidIndex, type WebNode } from './tree.js';
+import { copyNode, makeNode, type NodeDraft, NODE_FROM as FROM, NODE_MAIN as MAIN, NODE_PATCHES as PATCHES, nodeAt, nodeOfFields, ROOT_BID, TreeIndex, updateAt, type BidIndex, type WebNode } from './tree.js';
 
 /** The action set (BrowserGym's high-level actions). */
 export type WebAction =
@@ -137,7 +137,8 @@ export interface PageStep {
  * const page = openPage(shopSite, plainConfig(), store, '/orders');
  */
 export function openPage(site: Site, config: PageConfig, store: WebStore, url: string = site.home): PageState {
-  const tree: WebNode = { bid: ROOT_BID, key: 'root', component: 'page', role: 'RootWebArea', name: '', children: [] };
+  const u = undefined;
+  const tree = makeNode(ROOT_BID, 'root', 'page', 'RootWebArea', '', u, u, u, u, u, u, u, u, u, u, u, u, u, u, u, u, u, []);
   const blank: PageState = {
     site,
     config,
@@ -337,8 +338,8 @@ function patchTree(page: PageState, path: readonly number[], field: 'value' | 'c
   const patch = (n: WebNode): WebNode => withField(n, field, to);
   // As with renders: kept only where sessions have branched.
   if (!page.bids.isShared) return updateAt(root, path, patch);
-  let memo = (root as Patched)[PATCHES];
-  if (memo === undefined || memo.root !== root) (root as Patched)[PATCHES] = memo = { root, trees: new Map() };
+  let memo = (root as unknown as Patched)[PATCHES];
+  if (memo === undefined || memo.root !== root) (root as unknown as Patched)[PATCHES] = memo = { root, trees: new Map() };
   const key = `${field}\u0000${String(to)}\u0000${path.join('.')}`;
   let tree = memo.trees.get(key);
   if (tree === undefined) {
@@ -361,15 +362,15 @@ function withEntry<P extends 'values' | 'checks'>(view: View, part: P, key: stri
   return next as unknown as View;
 }
 
-/** A copy of `node` with one field set (as `{ ...node, [field]: to }`, without the spread's slow path). */
+/** A copy of `node` with one field set. */
 function withField(node: WebNode, field: 'value' | 'checked', to: string | boolean): WebNode {
-  const copy = Object.assign({}, node) as unknown as Record<string, unknown>;
-  copy[field] = to;
-  return copy as unknown as WebNode;
+  const copy = copyNode(node);
+  if (field === 'value') copy.value = to as string;
+  else copy.checked = to as boolean;
+  return copy;
 }
 
 const PATCHES_KEPT = 4;
-const PATCHES = Symbol('patched trees');
 interface Patched {
   [PATCHES]?: { readonly root: WebNode; readonly trees: Map<string, WebNode> };
 }
@@ -661,7 +662,7 @@ function render(page: PageState): PageState {
   } else {
     const content = isLogin ? loginMain(page.view) : page.site.render(ctx);
     title = content.title;
-    mainSpec = { key: 'main', component: 'section', role: 'main', name: '', children: content.main };
+    mainSpec = makeSpec('main', 'section', 'main', '', content.main);
     readScroll = ctx.readScroll;
   }
   const fullTitle = `${title} · ${page.site.title}`;
@@ -669,8 +670,8 @@ function render(page: PageState): PageState {
   const menuOpen = has(cfg, 'ab-variant') && page.view.menu === 'nav.menu';
   const banner = stableSpec(cfg, `banner|${page.site.name}|${isLogin}|${menuOpen}`, () => {
     const links = page.site.nav.map((n): Spec => link(`nav.${n.href}`, ctx.label(n.label), n.href));
-    const nav: Spec = { key: 'nav', component: 'section', role: 'navigation', name: 'Main menu', children: has(cfg, 'ab-variant') ? [menu(ctx, 'nav.menu', 'Menu', links)] : links };
-    return { key: 'banner', component: 'banner', role: 'banner', name: '', children: [link('banner.home', page.site.title, page.site.home), ...(isLogin ? [] : [nav])] };
+    const nav = makeSpec('nav', 'section', 'navigation', 'Main menu', has(cfg, 'ab-variant') ? [menu(ctx, 'nav.menu', 'Menu', links)] : links);
+    return makeSpec('banner', 'banner', 'banner', '', [link('banner.home', page.site.title, page.site.home), ...(isLogin ? [] : [nav])]);
   });
   const layers: Spec[] = [];
   if (page.view.toast !== undefined) layers.push(toast('layer.toast', page.view.toast));
@@ -687,14 +688,15 @@ function render(page: PageState): PageState {
   }
   if (has(cfg, 'newsletter') && !page.dismissed.includes('newsletter')) {
     layers.push(
-      stableSpec(cfg, 'newsletter', () => ({
-        ...modal('layer.newsletter', 'Subscribe to our newsletter', [
+      stableSpec(cfg, 'newsletter', () => {
+        const dialog = modal('layer.newsletter', 'Subscribe to our newsletter', [
           text('layer.newsletter.text', 'Get the latest offers in your inbox.'),
           button('layer.newsletter.subscribe', 'Subscribe', 'noop'),
           has(cfg, 'icon-only') ? button('layer.newsletter.close', 'Close dialog', 'dismiss:newsletter', { icon: '✕' }) : button('layer.newsletter.close', 'No thanks', 'dismiss:newsletter'),
-        ]),
-        showAt: cfg.newsletterAt,
-      })),
+        ]);
+        dialog.showAt = cfg.newsletterAt;
+        return dialog;
+      }),
     );
   }
   if (page.view.confirm !== undefined) {
@@ -708,16 +710,11 @@ function render(page: PageState): PageState {
       ),
     );
   }
-  const root: Spec = {
-    key: 'root',
-    component: 'page',
-    role: 'RootWebArea',
-    name: fullTitle,
-    children: [banner, mainSpec, ...layers],
-  };
+  layers.unshift(banner, mainSpec);
+  const root = makeSpec('root', 'page', 'RootWebArea', fullTitle, layers);
   const assigner = page.bids.assigner();
   const tree = buildNode({ assigner, mainSpec, reusedMain }, root, page.tree.key === root.key ? page.tree : undefined);
-  (tree as Memoised)[MAIN] = { url: page.url, view: page.view, store: page.store, scroll: page.scroll, readScroll, title, spec: mainSpec, node: tree.children[1]! };
+  (tree as unknown as Memoised)[MAIN] = { url: page.url, view: page.view, store: page.store, scroll: page.scroll, readScroll, title, spec: mainSpec, node: tree.children[1]! };
   const bids = assigner.done();
   if (tree === page.tree) return edit(page, { title: fullTitle, bids, nextBid: bids.next });
   return edit(page, { title: fullTitle, tree, index: new TreeIndex(tree), bids, nextBid: bids.next });
@@ -742,14 +739,14 @@ interface RenderRun {
 function buildNode(run: RenderRun, spec: Spec, old: WebNode | undefined): WebNode {
   // The very spec object the old node was built from: the same node, nothing to compare.
   if (old !== undefined) {
-    const from = (old as Built)[FROM];
+    const from = (old as unknown as Built)[FROM];
     if ((from !== undefined && from.spec === spec && from.node === old) || (spec === run.mainSpec && old === run.reusedMain)) return old;
   }
   // A kept spec built earlier on this bid log, at or before where this render stands: every key below it
   // has the bid it had then, so that node is this one (a page shown again, a table row scrolled back in).
   const kept = isKept(spec);
   if (kept) {
-    const held = (spec as Built)[BUILT];
+    const held = (spec as unknown as Built)[BUILT];
     if (held !== undefined && run.assigner.holds(held.mark)) return held.node;
   }
   // A node of the previous render with this key already holds the registry's bid for it.
@@ -772,8 +769,12 @@ function buildNode(run: RenderRun, spec: Spec, old: WebNode | undefined): WebNod
       const at = before[i];
       if (at !== undefined && at.key === child.key) prior = at;
       else {
-        if (byKey === undefined) byKey = new Map(before.map((c) => [c.key, c]));
-        prior = byKey.get(child.key);
+        // Few children: a scan (no map made for a list whose keys all changed, as on navigation).
+        if (before.length <= SCAN_CHILDREN) prior = childByKey(before, child.key);
+        else {
+          if (byKey === undefined) byKey = new Map(before.map((c) => [c.key, c]));
+          prior = byKey.get(child.key);
+        }
       }
     }
     const built = buildNode(run, child, prior);
@@ -785,40 +786,69 @@ function buildNode(run: RenderRun, spec: Spec, old: WebNode | undefined): WebNod
     children[i] = built;
   }
   if (same) return old!;
-  // Object.assign, not `{ ...rest }`: object rest is lowered to a slow helper and this is the hot path.
-  const node = Object.assign({}, spec) as unknown as { -readonly [K in keyof WebNode]: WebNode[K] };
-  node.bid = bid;
-  node.children = children ?? before!;
+  let node: WebNode;
+  if ((spec as { bid?: string }).bid === '') {
+    // A fresh spec becomes its node in place: specs have the node's shape (`makeSpec`, `makeNode`) and
+    // already hold its fields; it gets its bid and its children's nodes, and is never changed again (a
+    // later render handing it again meets a node: it is that node, or a copy of it on another bid log).
+    const draft = spec as unknown as NodeDraft;
+    draft.bid = bid;
+    draft.children = children ?? before!;
+    node = draft;
+  } else {
+    // Every node in one shape (`makeNode`): its fields read from the spec, its bid and children.
+    node = nodeOfFields(spec as Omit<WebNode, 'bid' | 'children'>, bid, children ?? before!);
+  }
   if (kept) {
-    (node as Built)[FROM] = { spec, node };
-    (spec as Built)[BUILT] = { mark: run.assigner.mark(), node };
+    (node as unknown as Built)[FROM] = { spec, node };
+    (spec as unknown as Built)[BUILT] = { mark: run.assigner.mark(), node };
   }
   return node;
+}
+
+/** Up to this many old children, the old node of a key is found by a scan (see `buildNode`). */
+const SCAN_CHILDREN = 8;
+
+/** The last of `nodes` with `key` (as the map of them by key gives it). */
+function childByKey(nodes: readonly WebNode[], key: string): WebNode | undefined {
+  for (let i = nodes.length - 1; i >= 0; i--) if (nodes[i]!.key === key) return nodes[i];
+  return undefined;
 }
 
 /**
  * Whether `node` is what `Object.assign({}, spec)` plus its bid and children would give: the same own
  * fields (children aside) with equal values. Only `options` is an array; everything else is a primitive.
  */
-function sameFields(spec: Spec, node: WebNode): boolean {
-  const s = spec as unknown as Record<string, unknown>;
-  const o = node as unknown as Record<string, unknown>;
-  let count = 0;
-  for (const k in s) {
-    if (k === 'children') continue;
-    count++;
-    const a = s[k];
-    const b = o[k];
-    if (a === b) {
-      if (a === undefined && !(k in o)) return false;
-      continue;
-    }
-    if (k !== 'options' || !Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  }
-  let own = 0;
-  for (const k in o) if (k !== 'children' && k !== 'bid') own++;
-  return own === count;
+function sameFields(s: Spec, o: WebNode): boolean {
+  if (
+    s.key !== o.key ||
+    s.component !== o.component ||
+    s.role !== o.role ||
+    s.name !== o.name ||
+    s.value !== o.value ||
+    s.checked !== o.checked ||
+    s.disabled !== o.disabled ||
+    s.required !== o.required ||
+    s.invalid !== o.invalid ||
+    s.expanded !== o.expanded ||
+    s.selected !== o.selected ||
+    s.icon !== o.icon ||
+    s.inputType !== o.inputType ||
+    s.placeholder !== o.placeholder ||
+    s.href !== o.href ||
+    s.on !== o.on ||
+    s.showAt !== o.showAt ||
+    s.fold !== o.fold ||
+    s.hidden !== o.hidden ||
+    s.sort !== o.sort
+  )
+    return false;
+  const a = s.options;
+  const b = o.options;
+  if (a === b) return true;
+  if (a === undefined || b === undefined || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /**
@@ -855,7 +885,6 @@ interface MainMemo {
   /** The main node built from `spec`: handed back as it is while the memo holds. */
   readonly node: WebNode;
 }
-const MAIN = Symbol('main memo');
 interface Memoised {
   [MAIN]?: MainMemo;
 }
@@ -864,12 +893,10 @@ interface Memoised {
  * carries the symbol along but is not the node it names). A plain property, not `defineProperty`:
  * that is slower to add and to read past.
  */
-const FROM = Symbol('built from');
 /**
  * On a kept spec: the node last built from it and where the bid assigner stood right after (its subtree's
  * bids hold wherever the assigner still holds that mark).
  */
-const BUILT = Symbol('built node');
 interface Built {
   [FROM]?: { readonly spec: Spec; readonly node: WebNode };
   [BUILT]?: { readonly mark: BidMark; readonly node: WebNode };

@@ -5,7 +5,9 @@
  */
 import { configMemo, ICONS, type PageConfig } from './perturbation.js';
 import type { Row, WebStore } from './store.js';
-import type { NodeInit } from './tree.js';
+import { NODE_FROM, NODE_MAIN, NODE_PATCHES, NODE_PIECE, NODE_TEXT, SPEC_BUILT, SPEC_KEPT as KEPT, type NodeInit } from './tree.js';
+
+export { SPEC_BUILT };
 
 /** A node before it has a bid: the site's description of it. */
 export interface Spec extends Partial<Omit<NodeInit, 'key' | 'component' | 'role' | 'name'>> {
@@ -96,35 +98,87 @@ export interface Site {
 // ---- spec builders ----
 
 /** A spec being put together (fields set one by one before it is handed out). */
-type SpecDraft = { -readonly [K in keyof Spec]: Spec[K] };
+export type SpecDraft = { -readonly [K in keyof Spec]: Spec[K] };
 
 type Extra = Partial<Omit<Spec, 'key' | 'component' | 'role' | 'name'>>;
 
-export const heading = (key: string, text: string): Spec => ({ key, component: 'heading', role: 'heading', name: text });
-// Without extras the builders write one plain literal (spreading an empty `{}` in cost more than the rest);
-// with extras they assign them onto the literal (a spread after other fields left V8's fast clone path).
-export const text = (key: string, body: string, extra?: Extra): Spec => (extra === undefined ? { key, component: 'text', role: 'text', name: body } : Object.assign({ key, component: 'text', role: 'text', name: body } as Spec, extra));
-export const section = (key: string, name: string, children: Spec[], extra?: Extra): Spec =>
-  extra === undefined ? { key, component: 'section', role: 'region', name, children } : Object.assign({ key, component: 'section', role: 'region', name, children } as Spec, extra);
-export const link = (key: string, name: string, href: string, extra?: Extra): Spec =>
-  extra === undefined ? { key, component: 'link', role: 'link', name, href } : Object.assign({ key, component: 'link', role: 'link', name, href } as Spec, extra);
-export const button = (key: string, name: string, on: string, extra?: Extra): Spec =>
-  extra === undefined ? { key, component: 'button', role: 'button', name, on } : Object.assign({ key, component: 'button', role: 'button', name, on } as Spec, extra);
-export const form = (key: string, name: string, on: string, children: Spec[]): Spec => ({ key, component: 'form', role: 'form', name, on, children });
-export const list = (key: string, name: string, children: Spec[]): Spec => ({ key, component: 'list', role: 'list', name, children });
-export const item = (key: string, children: Spec[], name = ''): Spec => ({ key, component: 'item', role: 'listitem', name, children });
+/**
+ * A spec with every field of `Spec` (unset ones `undefined`) and its two marks (`KEPT`, `SPEC_BUILT`), in
+ * one order: every spec has one shape, so the page reads a spec's fields with monomorphic loads when it
+ * builds or compares its node. An `undefined` field is what a missing one was to every reader.
+ */
+export function makeSpec(key: string, component: Spec['component'], role: Spec['role'], name: string, children?: Spec[]): SpecDraft {
+  // The node's shape (`makeNode`): `bid` empty until the page builds the spec's node in place.
+  const spec = {
+    bid: '',
+    key,
+    component,
+    role,
+    name,
+    value: undefined,
+    checked: undefined,
+    options: undefined,
+    disabled: undefined,
+    required: undefined,
+    invalid: undefined,
+    expanded: undefined,
+    selected: undefined,
+    icon: undefined,
+    inputType: undefined,
+    placeholder: undefined,
+    href: undefined,
+    on: undefined,
+    showAt: undefined,
+    fold: undefined,
+    hidden: undefined,
+    sort: undefined,
+    children,
+    [NODE_PIECE]: undefined,
+    [NODE_TEXT]: undefined,
+    [NODE_MAIN]: undefined,
+    [NODE_FROM]: undefined,
+    [NODE_PATCHES]: undefined,
+    [KEPT]: undefined,
+    [SPEC_BUILT]: undefined,
+  };
+  return spec;
+}
+
+/** `spec` with `extra`'s fields set (onto fields it already has: the shape stays). */
+const withExtra = (spec: SpecDraft, extra: Extra | undefined): Spec => (extra === undefined ? spec : Object.assign(spec, extra));
+
+export const heading = (key: string, text: string): Spec => makeSpec(key, 'heading', 'heading', text);
+export const text = (key: string, body: string, extra?: Extra): Spec => withExtra(makeSpec(key, 'text', 'text', body), extra);
+export const section = (key: string, name: string, children: Spec[], extra?: Extra): Spec => withExtra(makeSpec(key, 'section', 'region', name, children), extra);
+export function link(key: string, name: string, href: string, extra?: Extra): Spec {
+  const spec = makeSpec(key, 'link', 'link', name);
+  spec.href = href;
+  return withExtra(spec, extra);
+}
+export function button(key: string, name: string, on: string, extra?: Extra): Spec {
+  const spec = makeSpec(key, 'button', 'button', name);
+  spec.on = on;
+  return withExtra(spec, extra);
+}
+export function form(key: string, name: string, on: string, children: Spec[]): Spec {
+  const spec = makeSpec(key, 'form', 'form', name, children);
+  spec.on = on;
+  return spec;
+}
+export const list = (key: string, name: string, children: Spec[]): Spec => makeSpec(key, 'list', 'list', name, children);
+export const item = (key: string, children: Spec[], name = ''): Spec => makeSpec(key, 'item', 'listitem', name, children);
 
 /** A text input with its current value and validation message from the view. */
 export function input(view: View, key: string, label: string, extra?: Extra): Spec {
   const invalid = view.errors[key];
-  if (extra === undefined) {
-    const spec: Spec = { key, component: 'input', role: 'textbox', name: label, inputType: 'text', value: view.values[key] ?? '' };
-    if (invalid !== undefined) (spec as { invalid?: string }).invalid = invalid;
-    return spec;
+  const spec = makeSpec(key, 'input', 'textbox', label);
+  spec.inputType = 'text';
+  if (extra === undefined) spec.value = view.values[key] ?? '';
+  else {
+    const value = view.values[key] ?? extra.value ?? '';
+    Object.assign(spec, extra);
+    spec.value = value;
   }
-  const value = view.values[key] ?? extra.value ?? '';
-  const spec = Object.assign({ key, component: 'input', role: 'textbox', name: label, inputType: 'text' } as SpecDraft, extra);
-  spec.value = value;
   if (invalid !== undefined) spec.invalid = invalid;
   return spec;
 }
@@ -132,31 +186,55 @@ export function input(view: View, key: string, label: string, extra?: Extra): Sp
 /** A select with its current value from the view. */
 export function select(view: View, key: string, label: string, options: readonly string[], extra?: Extra): Spec {
   const invalid = view.errors[key];
-  if (extra === undefined) {
-    const spec: Spec = { key, component: 'select', role: 'combobox', name: label, options, value: view.values[key] ?? options[0] ?? '' };
-    if (invalid !== undefined) (spec as { invalid?: string }).invalid = invalid;
-    return spec;
+  const spec = makeSpec(key, 'select', 'combobox', label);
+  spec.options = options;
+  if (extra === undefined) spec.value = view.values[key] ?? options[0] ?? '';
+  else {
+    Object.assign(spec, extra);
+    spec.value = view.values[key] ?? extra.value ?? options[0] ?? '';
   }
-  const spec = Object.assign({ key, component: 'select', role: 'combobox', name: label, options } as SpecDraft, extra);
-  spec.value = view.values[key] ?? extra.value ?? options[0] ?? '';
   if (invalid !== undefined) spec.invalid = invalid;
   return spec;
 }
 
 /** A checkbox with its current state from the view. */
 export function checkbox(view: View, key: string, label: string, extra?: Extra): Spec {
-  if (extra === undefined) return { key, component: 'checkbox', role: 'checkbox', name: label, checked: view.checks[key] ?? false };
-  const spec = Object.assign({ key, component: 'checkbox', role: 'checkbox', name: label } as SpecDraft, extra);
-  spec.checked = view.checks[key] ?? extra.checked ?? false;
+  const spec = makeSpec(key, 'checkbox', 'checkbox', label);
+  if (extra === undefined) spec.checked = view.checks[key] ?? false;
+  else {
+    Object.assign(spec, extra);
+    spec.checked = view.checks[key] ?? extra.checked ?? false;
+  }
+  return spec;
+}
+
+/**
+ * `${key}.${part}`, made once per (key, part) and kept (module-wide: keys and parts are the sites' own
+ * fixed names, never a task's data): a re-render then hands a child the very key string its old node
+ * has, and telling them equal is one comparison instead of flattening a new string to compare its text.
+ */
+export function subKey(key: string, part: string): string {
+  let parts = SUB_KEYS.get(key);
+  if (parts === undefined) SUB_KEYS.set(key, (parts = new Map()));
+  let out = parts.get(part);
+  if (out === undefined) parts.set(part, (out = `${key}.${part}`));
+  return out;
+}
+const SUB_KEYS = new Map<string, Map<string, string>>();
+
+/** A checkbox whose state the caller knows (a row's ticked box, read once per render for every row). */
+export function checkboxOf(key: string, label: string, checked: boolean): Spec {
+  const spec = makeSpec(key, 'checkbox', 'checkbox', label);
+  spec.checked = checked;
   return spec;
 }
 
 /** A search box whose Enter (or its button) applies the query. */
 export function search(view: View, key: string, label: string, buttonLabel: string): Spec[] {
-  return [
-    { key, component: 'search', role: 'searchbox', name: label, value: view.values[key] ?? view.query, on: `search:${key}` },
-    button(`${key}.go`, buttonLabel, `search:${key}`),
-  ];
+  const box = makeSpec(key, 'search', 'searchbox', label);
+  box.value = view.values[key] ?? view.query;
+  box.on = `search:${key}`;
+  return [box, button(subKey(key, 'go'), buttonLabel, `search:${key}`)];
 }
 
 /** A column of a table: header label and the cell text of a record. */
@@ -184,12 +262,13 @@ export function table(
   rowState?: (id: string, row: Row) => string,
 ): Spec[] {
   const sort = ctx.view.sort;
-  let sorted = rows.slice();
+  // Never changed in place: a sort or a page cut makes a new array, else the caller's list serves.
+  let sorted = rows;
   if (sort !== undefined) {
     const column = columns.find((c) => c.key === sort.key);
     if (column !== undefined) {
       // Each row's cell text and number once, not once per comparison (the comparator sees the same values).
-      const keyed = sorted.map((r) => {
+      const keyed = rows.map((r) => {
         const text = column.cell(r.row, r.id);
         return { r, text, n: cellNumber(text) };
       });
@@ -210,21 +289,15 @@ export function table(
   const pages = Math.max(1, Math.ceil(sorted.length / size));
   const pageNo = Math.min(ctx.view.pageNo, pages);
   if (paged) sorted = infinite ? sorted.slice(0, size * Math.max(1, Math.min(ctx.scroll + 1, pages))) : sorted.slice((pageNo - 1) * size, pageNo * size);
-  const header: Spec = {
-    key: `${key}.head`,
-    component: 'row',
-    role: 'row',
-    name: '',
-    children: [
-      ...columns.map((c): Spec => {
-        const head: SpecDraft = { key: `${key}.col.${c.key}`, component: 'header', role: 'columnheader', name: c.label };
-        if (c.sortable === true) head.on = `sort:${c.key}`;
-        if (sort?.key === c.key) head.sort = sort.dir;
-        return head;
-      }),
-      { key: `${key}.col.actions`, component: 'header', role: 'columnheader', name: 'Actions' },
-    ],
-  };
+  const heads: Spec[] = [];
+  for (const c of columns) {
+    const head = makeSpec(subKey(subKey(key, 'col'), c.key), 'header', 'columnheader', c.label);
+    if (c.sortable === true) head.on = `sort:${c.key}`;
+    if (sort?.key === c.key) head.sort = sort.dir;
+    heads.push(head);
+  }
+  heads.push(makeSpec(subKey(subKey(key, 'col'), 'actions'), 'header', 'columnheader', 'Actions'));
+  const header = makeSpec(subKey(key, 'head'), 'row', 'row', '', heads);
   // A row's spec is a function of the config (labels, perturbations), the table and its columns, the
   // record (records are never mutated: a write makes a new one) and the row's view state: kept per
   // config, table and record id (the last record and state only), so a re-render hands the very same spec and
@@ -234,33 +307,35 @@ export function table(
   const memos = rowMemo(ctx.config);
   let memo = memos.get(key);
   if (memo === undefined) memos.set(key, (memo = new Map()));
-  const shape = columns.length === 0 ? '' : columns.map((c) => c.key).join('\u0000');
-  const body = sorted.map(({ id, row }): Spec => {
+  // The header first, then a row per record (pushed in order: no array made and shifted).
+  const body: Spec[] = [header];
+  for (let r = 0; r < sorted.length; r++) {
+    const { id, row } = sorted[r]!;
     const state = rowState === undefined ? '' : rowState(id, row);
     const held = memo.get(id);
-    if (held !== undefined && held.row === row && held.state === state && held.shape === shape) return held.spec;
+    if (held !== undefined && held.row === row && held.state === state && sameColumns(held.columns, columns)) {
+      body.push(held.spec);
+      continue;
+    }
     const rowKey = `${key}.row.${id}`;
-    const children: Spec[] = columns.map((c): Spec => ({ key: `${rowKey}.${c.key}`, component: 'cell', role: 'cell', name: c.cell(row, id) }));
-    children.push({ key: `${rowKey}.actions`, component: 'cell', role: 'cell', name: '', children: actions(id, row) });
-    const spec = keep({ key: rowKey, component: 'row', role: 'row', name: '', children });
-    memo.set(id, { row, state, shape, spec });
-    return spec;
-  });
-  const out: Spec[] = [{ key, component: 'table', role: 'table', name, children: [header, ...body] }];
-  if (paged && !infinite && pages > 1) {
-    out.push({
-      key: `${key}.pager`,
-      component: 'section',
-      role: 'navigation',
-      name: 'Pagination',
-      children: [
-        text(`${key}.pager.at`, `Page ${pageNo} of ${pages}`),
-        button(`${key}.pager.prev`, 'Previous page', `page:${pageNo - 1}`, { disabled: pageNo <= 1 }),
-        button(`${key}.pager.next`, 'Next page', `page:${pageNo + 1}`, { disabled: pageNo >= pages }),
-      ],
-    });
+    const children: Spec[] = [];
+    for (const c of columns) children.push(makeSpec(`${rowKey}.${c.key}`, 'cell', 'cell', c.cell(row, id)));
+    children.push(makeSpec(`${rowKey}.actions`, 'cell', 'cell', '', actions(id, row)));
+    const spec = keep(makeSpec(rowKey, 'row', 'row', '', children));
+    memo.set(id, { row, state, columns, spec });
+    body.push(spec);
   }
-  if (infinite && ctx.scroll + 1 < pages) out.push(text(`${key}.more`, 'Scroll down to load more rows'));
+  const out: Spec[] = [makeSpec(key, 'table', 'table', name, body)];
+  if (paged && !infinite && pages > 1) {
+    out.push(
+      makeSpec(subKey(key, 'pager'), 'section', 'navigation', 'Pagination', [
+        text(subKey(subKey(key, 'pager'), 'at'), `Page ${pageNo} of ${pages}`),
+        button(subKey(subKey(key, 'pager'), 'prev'), 'Previous page', `page:${pageNo - 1}`, { disabled: pageNo <= 1 }),
+        button(subKey(subKey(key, 'pager'), 'next'), 'Next page', `page:${pageNo + 1}`, { disabled: pageNo >= pages }),
+      ]),
+    );
+  }
+  if (infinite && ctx.scroll + 1 < pages) out.push(text(subKey(key, 'more'), 'Scroll down to load more rows'));
   return out;
 }
 
@@ -272,44 +347,54 @@ function cellNumber(s: string): number | undefined {
 /** Tabs: a tab list and one panel per tab; panels of inactive tabs are hidden. */
 export function tabs(ctx: RenderContext, key: string, panels: ReadonlyArray<{ key: string; label: string; children: Spec[] }>): Spec {
   const active = ctx.view.tab ?? panels[0]?.key;
-  return {
-    key,
-    component: 'tabs',
-    role: 'region',
-    name: '',
-    children: [
-      {
-        key: `${key}.list`,
-        component: 'section',
-        role: 'tablist',
-        name: '',
-        children: panels.map((p): Spec => ({ key: `${key}.tab.${p.key}`, component: 'tab', role: 'tab', name: p.label, on: `tab:${p.key}`, selected: p.key === active })),
-      },
-      ...panels.map((p): Spec => ({ key: `${key}.panel.${p.key}`, component: 'panel', role: 'tabpanel', name: p.label, hidden: p.key !== active, children: p.children })),
-    ],
-  };
+  const list = makeSpec(
+    `${key}.list`,
+    'section',
+    'tablist',
+    '',
+    panels.map((p): Spec => {
+      const tab = makeSpec(`${key}.tab.${p.key}`, 'tab', 'tab', p.label);
+      tab.on = `tab:${p.key}`;
+      tab.selected = p.key === active;
+      return tab;
+    }),
+  );
+  const children: Spec[] = [list];
+  for (const p of panels) {
+    const panel = makeSpec(`${key}.panel.${p.key}`, 'panel', 'tabpanel', p.label, p.children);
+    panel.hidden = p.key !== active;
+    children.push(panel);
+  }
+  return makeSpec(key, 'tabs', 'region', '', children);
 }
 
 /** A menu button whose items are hidden until it is opened. */
 export function menu(ctx: RenderContext, key: string, label: string, items: Spec[]): Spec {
   const open = ctx.view.menu === key;
-  return {
-    key,
-    component: 'menu',
-    role: 'region',
-    name: '',
-    children: [
-      { key: `${key}.toggle`, component: 'button', role: 'button', name: label, on: `menu:${key}`, expanded: open },
-      { key: `${key}.items`, component: 'section', role: 'menu', name: label, hidden: !open, children: items.map((i) => ({ ...i, component: 'menuitem', role: 'menuitem' })) },
-    ],
-  };
+  const toggle = makeSpec(`${key}.toggle`, 'button', 'button', label);
+  toggle.on = `menu:${key}`;
+  toggle.expanded = open;
+  const list = makeSpec(
+    `${key}.items`,
+    'section',
+    'menu',
+    label,
+    items.map((i) => {
+      const entry = Object.assign(makeSpec(i.key, 'menuitem', 'menuitem', i.name), i);
+      entry.component = 'menuitem';
+      entry.role = 'menuitem';
+      return entry;
+    }),
+  );
+  list.hidden = !open;
+  return makeSpec(key, 'menu', 'region', '', [toggle, list]);
 }
 
 /** A modal dialog (it covers everything else on the page while it is open). */
-export const modal = (key: string, title: string, children: Spec[]): Spec => ({ key, component: 'modal', role: 'dialog', name: title, children });
+export const modal = (key: string, title: string, children: Spec[]): SpecDraft => makeSpec(key, 'modal', 'dialog', title, children);
 
 /** A toast: a status message that does not block. */
-export const toast = (key: string, message: string): Spec => ({ key, component: 'toast', role: 'status', name: message });
+export const toast = (key: string, message: string): Spec => makeSpec(key, 'toast', 'status', message);
 
 /**
  * Specs kept and handed to renders again as the very same objects (never changed after they are kept):
@@ -317,7 +402,6 @@ export const toast = (key: string, message: string): Spec => ({ key, component: 
  * symbol property (a WeakSet cost more than the rest of keeping a row); a copy of a kept spec, or a node
  * built from one, carries the mark along, which costs nothing but a lookup that never matches.
  */
-const KEPT = Symbol('kept spec');
 
 /** Marks a spec as kept (see `isKept`) and returns it. */
 export function keep(spec: Spec): Spec {
@@ -332,8 +416,17 @@ export const isKept = (spec: Spec): boolean => (spec as { [KEPT]?: true })[KEPT]
 interface HeldRow {
   readonly row: Row;
   readonly state: string;
-  readonly shape: string;
+  /** The columns the row was rendered with (what counts is their keys, in order). */
+  readonly columns: readonly Column[];
   readonly spec: Spec;
+}
+
+/** Whether two column lists have the same keys in the same order (a row's shape). */
+function sameColumns(a: readonly Column[], b: readonly Column[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i]!.key !== b[i]!.key) return false;
+  return true;
 }
 function rowMemo(config: PageConfig): Map<string, Map<string, HeldRow>> {
   const memo = configMemo(config);

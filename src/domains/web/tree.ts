@@ -104,6 +104,100 @@ export interface WebNode {
   readonly children: readonly WebNode[];
 }
 
+/**
+ * What the page and the observation keep on a node (never serialised: symbol keys, which JSON, digests
+ * and `for...in` skip). Every node is made with all of them, unset (see `makeNode`).
+ */
+export const NODE_PIECE = Symbol('observation piece');
+export const NODE_TEXT = Symbol('tree text');
+export const NODE_MAIN = Symbol('main memo');
+export const NODE_FROM = Symbol('built from');
+export const NODE_PATCHES = Symbol('patched trees');
+/** On a spec (site.ts): kept (handed to renders again as the same object), and the node last built from it. */
+export const SPEC_KEPT = Symbol('kept spec');
+export const SPEC_BUILT = Symbol('built node');
+
+/** A node under construction (every field writable). */
+export type NodeDraft = { -readonly [K in keyof WebNode]: WebNode[K] };
+
+/**
+ * A node with every field of `WebNode` (unset ones `undefined`) and every memo slot, in one order: all
+ * nodes share one shape, so reading a field is a monomorphic load wherever nodes are read (the page, the
+ * observation, the bid search). Nodes built by copying their spec (`Object.assign`) came in as many
+ * shapes as the sites have specs, and a memo added later gave each of those another. An `undefined`
+ * field is what a missing one was to every reader: JSON and the canonical digest drop it.
+ */
+export function makeNode(
+  bid: string,
+  key: string,
+  component: Component,
+  role: Role,
+  name: string,
+  value: string | undefined,
+  checked: boolean | undefined,
+  options: readonly string[] | undefined,
+  disabled: boolean | undefined,
+  required: boolean | undefined,
+  invalid: string | undefined,
+  expanded: boolean | undefined,
+  selected: boolean | undefined,
+  icon: string | undefined,
+  inputType: string | undefined,
+  placeholder: string | undefined,
+  href: string | undefined,
+  on: string | undefined,
+  showAt: number | undefined,
+  fold: number | undefined,
+  hidden: boolean | undefined,
+  sort: 'ascending' | 'descending' | undefined,
+  children: readonly WebNode[],
+): WebNode {
+  const node = {
+    bid,
+    key,
+    component,
+    role,
+    name,
+    value,
+    checked,
+    options,
+    disabled,
+    required,
+    invalid,
+    expanded,
+    selected,
+    icon,
+    inputType,
+    placeholder,
+    href,
+    on,
+    showAt,
+    fold,
+    hidden,
+    sort,
+    children,
+    [NODE_PIECE]: undefined,
+    [NODE_TEXT]: undefined,
+    [NODE_MAIN]: undefined,
+    [NODE_FROM]: undefined,
+    [NODE_PATCHES]: undefined,
+    // A spec's marks: nodes and specs share one shape (a fresh spec becomes its node in place, page.ts).
+    [SPEC_KEPT]: undefined,
+    [SPEC_BUILT]: undefined,
+  };
+  return node;
+}
+
+/** A node from a spec-like object's fields (its own bid and children). */
+export function nodeOfFields(f: Omit<WebNode, 'bid' | 'children'>, bid: string, children: readonly WebNode[]): WebNode {
+  return makeNode(bid, f.key, f.component, f.role, f.name, f.value, f.checked, f.options, f.disabled, f.required, f.invalid, f.expanded, f.selected, f.icon, f.inputType, f.placeholder, f.href, f.on, f.showAt, f.fold, f.hidden, f.sort, children);
+}
+
+/** A copy of a node (fields and children, no memos) to set a field on. */
+export function copyNode(n: WebNode): NodeDraft {
+  return nodeOfFields(n, n.bid, n.children) as NodeDraft;
+}
+
 /** Node fields a site sets when it builds a node; `bid` is assigned by the page from `key`. */
 export type NodeInit = Omit<WebNode, 'bid' | 'children'>;
 
@@ -128,9 +222,19 @@ export class TreeIndex implements BidIndex {
   constructor(private readonly root: WebNode) {}
 
   get(bid: string): readonly number[] | undefined {
-    if (this.map === undefined && ++this.searches <= TreeIndex.SEARCHES) return pathOf(this.root, bid);
+    // The last bid searched: a step looks up its target, then the observation the same bid (focused).
+    if (bid === this.lastBid) return this.lastPath;
+    if (this.map === undefined && ++this.searches <= TreeIndex.SEARCHES) {
+      const path = pathOf(this.root, bid);
+      this.lastBid = bid;
+      this.lastPath = path;
+      return path;
+    }
     return (this.map ??= indexTree(this.root)).get(bid);
   }
+
+  private lastBid: string | undefined = undefined;
+  private lastPath: readonly number[] | undefined = undefined;
 
   has(bid: string): boolean {
     return this.get(bid) !== undefined;
@@ -209,8 +313,7 @@ export function updateAt(root: WebNode, path: readonly number[], patch: (node: W
   const i = path[depth]!;
   const children = root.children.slice();
   children[i] = updateAt(root.children[i]!, path, patch, depth + 1);
-  // Object.assign, not a spread: nodes come in many shapes, and spreading them leaves V8's fast path.
-  const copy = Object.assign({}, root) as { -readonly [K in keyof WebNode]: WebNode[K] };
+  const copy = copyNode(root);
   copy.children = children;
   return copy;
 }

@@ -1,5 +1,5 @@
 /** The booking site: search trips, book one through a multi-page checkout (passenger, then review), and cancel bookings. */
-import { getRow, nextId, putRow, rowsOf, type Row } from '../store.js';
+import { getRow, nextId, putRow, rowsOf, rowsWhere, type Row } from '../store.js';
 import { actionButton, actions, button, delayed, form, heading, input, link, section, select, table, text, type Effect, type HandleContext, type RenderContext, type Site, type Spec } from '../site.js';
 
 export const CITIES = ['Amsterdam', 'Berlin', 'Lisbon', 'Madrid', 'Oslo', 'Paris', 'Prague', 'Rome', 'Vienna', 'Zurich'] as const;
@@ -41,7 +41,7 @@ function searchPage(ctx: RenderContext): { title: string; main: Spec[] } {
 
 function results(ctx: RenderContext): { title: string; main: Spec[] } {
   const { from = '', to = '', date = '' } = ctx.params;
-  const rows = rowsOf(ctx.store, 'trips').filter(({ row }) => row['from'] === from && row['to'] === to && row['date'] === date);
+  const rows = rowsWhere(ctx.store, 'trips', `${from.length}:${from}:${to.length}:${to}:${date}`, (row) => row['from'] === from && row['to'] === to && row['date'] === date);
   const book = ctx.label('Book');
   return {
     title: `${from} to ${to}`,

@@ -1,8 +1,9 @@
 /** The shop back office: orders (search, ship, cancel), products (table, bulk actions, edit with validation) and customers (a create form). */
-import { getRow, nextId, putRow, rowsOf, type Row } from '../store.js';
+import { getRow, nextId, putRow, rowsOf, rowsWhere, type Row } from '../store.js';
 import {
   button,
   checkbox,
+  checkboxOf,
   form,
   heading,
   input,
@@ -51,7 +52,7 @@ const CELLS = {
 function orders(ctx: RenderContext): { title: string; main: Spec[] } {
   const q = ctx.view.query.toLowerCase();
   const status = ctx.view.values['orders.status'] ?? 'all';
-  const rows = rowsOf(ctx.store, 'orders').filter(({ row }) => (q === '' || str(row['customer']).toLowerCase().includes(q)) && (status === 'all' || row['status'] === status));
+  const rows = rowsWhere(ctx.store, 'orders', `customer:${q.length}:${q}:${status}`, (row) => (q === '' || str(row['customer']).toLowerCase().includes(q)) && (status === 'all' || row['status'] === status));
   const view = ctx.label('View');
   return {
     title: ctx.label('Orders'),
@@ -108,7 +109,7 @@ function order(ctx: RenderContext, id: string): { title: string; main: Spec[] } 
 
 function products(ctx: RenderContext): { title: string; main: Spec[] } {
   const q = ctx.view.query.toLowerCase();
-  const rows = rowsOf(ctx.store, 'products').filter(({ row }) => row['active'] !== false && (q === '' || str(row['name']).toLowerCase().includes(q)));
+  const rows = rowsWhere(ctx.store, 'products', `active:${q}`, (row) => row['active'] !== false && (q === '' || str(row['name']).toLowerCase().includes(q)));
   const edit = ctx.label('Edit');
   const selected = ticked(ctx.view.checks, 'products.sel.');
   const bulk = [
@@ -131,7 +132,7 @@ function products(ctx: RenderContext): { title: string; main: Spec[] } {
           { key: 'stock', label: ctx.label('Stock'), cell: CELLS.stock, sortable: true },
         ],
         rows,
-        (id, r) => [checkbox(ctx.view, `products.sel.${id}`, `Select ${str(r['name'])}`), link(`products.edit.${id}`, `${edit} ${str(r['name'])}`, `/products/${id}`)],
+        (id, r) => [checkboxOf(`products.sel.${id}`, `Select ${str(r['name'])}`, selected.has(id)), link(`products.edit.${id}`, `${edit} ${str(r['name'])}`, `/products/${id}`)],
         (id) => (selected.has(id) ? 'selected' : ''),
       ),
       section('products.bulk', 'Bulk actions', actions(ctx, 'products.more', bulk), delayed(ctx)),
