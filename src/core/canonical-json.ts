@@ -14,22 +14,7 @@ import { EnvHarnessError } from './errors.js';
  * that a tool answers with is written once, not every step.
  */
 export function canonicalize(value: unknown, memo?: WeakMap<object, string>): string {
-  // A toJSON on Object.prototype would apply to every plain object: the checked writer honours it.
-  if (!busy && !('toJSON' in Object.prototype)) {
-    busy = true;
-    try {
-      return fast(value, 0, memo);
-    } catch (error) {
-      if (!(error instanceof NotCanonical)) throw error;
-    } finally {
-      busy = false;
-    }
-  }
-  // Only values that have no canonical form (or toJSON, class instances, a nested call from a getter)
-  // get here: the checked writer names where the problem is.
-  const out: string[] = [];
-  write(value, out, '');
-  return out.join('');
+  return serialize(value, 0, memo);
 }
 
 /**
@@ -40,16 +25,24 @@ export function canonicalize(value: unknown, memo?: WeakMap<object, string>): st
  * Same text and errors as `canonicalize`.
  */
 export function canonicalizeFrozen(value: unknown): string {
+  return serialize(value, FROZEN_DEPTH_MIN, undefined);
+}
+
+/** The fast writer from `depth` (where it starts keeping frozen texts), or the checked one where it bails out. */
+function serialize(value: unknown, depth: number, memo: WeakMap<object, string> | undefined): string {
+  // A toJSON on Object.prototype would apply to every plain object: the checked writer honours it.
   if (!busy && !('toJSON' in Object.prototype)) {
     busy = true;
     try {
-      return fast(value, FROZEN_DEPTH_MIN, undefined);
+      return fast(value, depth, memo);
     } catch (error) {
       if (!(error instanceof NotCanonical)) throw error;
     } finally {
       busy = false;
     }
   }
+  // Only values that have no canonical form (or toJSON, class instances, a nested call from a getter)
+  // get here: the checked writer names where the problem is.
   const out: string[] = [];
   write(value, out, '');
   return out.join('');
