@@ -42,9 +42,9 @@ import { CHECKPOINT_INTERVAL_MS, CHECKPOINTER_AFTER_WRITES, FALLBACK_AUTOCHECKPO
 import { migrate, SCHEMA_VERSION, userVersion } from './schema.js';
 import { segmentOf, stageTexts, TRANSITION_SQL, TransitionInserter } from './transitions.js';
 import { DEFAULT_WAL_LIMIT_BYTES, WalPressure } from './wal-pressure.js';
-import { serialiseCall, WriterCallBuilder, WriterThread, type WriterCall, type WriterReply } from './transition-writer.js';
+import { serialiseCall, WriterCallBuilder, WriterThread, type JournalReply, type WriterCall, type WriterReply } from './transition-writer.js';
 import { readGenerationLog, writeGenerationLog } from './generation-log.js';
-import { JOURNAL_META_PREFIX, replayStepJournal, StepJournal, type JournalEntry } from './step-journal.js';
+import { decodeBatch, JOURNAL_META_PREFIX, replayStepJournal, StepJournal, type JournalBatch, type JournalEntry } from './step-journal.js';
 import { batchTaskRows, limitClause as sharedLimitClause, questionMark, reviewFromRow, storedTaskFromRow, taskBody, taskQuery as sharedTaskQuery, whereOf as sharedWhereOf, type ReviewRow, type TaskRow } from '../rows.js';
 
 /** Milliseconds a write waits for another connection's lock before it fails with STORE_FAILED. */
@@ -583,10 +583,43 @@ export class SqliteStore implements Store {
    */
   openStepJournal(): StepJournal | undefined {
     if (this.isMemory || this.synchronous !== 'NORMAL' || this.appendTransitions !== SqliteStore.prototype.appendTransitions || !this.db.open) return undefined;
-    return StepJournal.open(this.location, (id, entries) => this.applyJournalNow(id, entries), async (id, entries) => {
-      if (this.wal?.due()) await this.wal.admit();
-      return this.applyJournalNow(id, entries);
-    });
+    return StepJournal.open(this.location, (id, entries) => this.applyJournalNow(id, entries), (id, batch) => this.feedJournal(id, batch));
+  }
+
+  /**
+   * The journal's feed: applied by the writer thread (the stepping thread only copies the records as written
+   * and hands them over), with the same idempotent apply as `applyJournalNow` and `submit`'s admission, fault
+   * and error rules; resolves once committed. On one connection when no thread can be started.
+   */
+  private async feedJournal(id: string, batch: JournalBatch): Promise<number> {
+    if (this.wal?.due()) await this.wal.admit();
+    // Refused after close() and while the store reports a fault, as every write.
+    this.guard('applyJournal', () => this.refuseWhileFaulted());
+    let thread = this.writerThread;
+    if (thread === undefined || thread.failure !== undefined) {
+      try {
+        thread = this.writerThread = new WriterThread(this.location, { synchronous: this.synchronous, busyTimeoutMs: this.busyTimeoutMs });
+      } catch {
+        // No worker threads here: the store's own connection applies it.
+        return this.applyJournalNow(id, decodeBatch(batch.bytes));
+      }
+    }
+    let answer: JournalReply;
+    try {
+      answer = await thread.postJournal(`${JOURNAL_META_PREFIX}${id}`, batch.bytes);
+    } catch (error) {
+      throw new EnvHarnessError('STORE_FAILED', `sqlite store ${this.location}: applyJournal failed: the writer thread: ${messageOf(error)}`, { cause: error, details: { operation: 'applyJournal' } });
+    }
+    if (answer.error === undefined) {
+      this.countWrite();
+      return answer.applied;
+    }
+    const error = answer.error;
+    if (error.kind === 'conflict') {
+      throw conflict('applyJournal', `sqlite store ${this.location}: journal entry holds step ${error.step} of episode ${error.episodeId}, which SQLite already has; nothing of the feed was written`, { conflict: 'duplicate_step', episodeId: error.episodeId, step: error.step });
+    }
+    if (isIoFailure(error.code)) this.setFault('write', error.code, error.message);
+    throw new EnvHarnessError('STORE_FAILED', `sqlite store ${this.location}: applyJournal failed: ${error.message}`, { details: { operation: 'applyJournal', sqliteCode: error.code } });
   }
 
   /**
