@@ -583,7 +583,23 @@ export class SqliteStore implements Store {
    */
   openStepJournal(): StepJournal | undefined {
     if (this.isMemory || this.synchronous !== 'NORMAL' || this.appendTransitions !== SqliteStore.prototype.appendTransitions || !this.db.open) return undefined;
-    return StepJournal.open(this.location, (id, entries) => this.applyJournalNow(id, entries), (id, batch) => this.feedJournal(id, batch));
+    const journal = StepJournal.open(this.location, (id, entries) => this.applyJournalNow(id, entries), (id, batch) => this.feedJournal(id, batch));
+    // The thread that feeds it starts now (its connection open before the first feed, 10 ms after the first step).
+    if (journal !== undefined) this.feedThread();
+    return journal;
+  }
+
+  /** The writer thread (started if need be), or undefined where no worker thread can start. */
+  private feedThread(): WriterThread | undefined {
+    let thread = this.writerThread;
+    if (thread === undefined || thread.failure !== undefined) {
+      try {
+        thread = this.writerThread = new WriterThread(this.location, { synchronous: this.synchronous, busyTimeoutMs: this.busyTimeoutMs });
+      } catch {
+        return undefined;
+      }
+    }
+    return thread;
   }
 
   /**
@@ -595,15 +611,9 @@ export class SqliteStore implements Store {
     if (this.wal?.due()) await this.wal.admit();
     // Refused after close() and while the store reports a fault, as every write.
     this.guard('applyJournal', () => this.refuseWhileFaulted());
-    let thread = this.writerThread;
-    if (thread === undefined || thread.failure !== undefined) {
-      try {
-        thread = this.writerThread = new WriterThread(this.location, { synchronous: this.synchronous, busyTimeoutMs: this.busyTimeoutMs });
-      } catch {
-        // No worker threads here: the store's own connection applies it.
-        return this.applyJournalNow(id, decodeBatch(batch.bytes));
-      }
-    }
+    const thread = this.feedThread();
+    // No worker threads here: the store's own connection applies it.
+    if (thread === undefined) return this.applyJournalNow(id, decodeBatch(batch.bytes));
     let answer: JournalReply;
     try {
       answer = await thread.postJournal(`${JOURNAL_META_PREFIX}${id}`, batch.bytes);

@@ -61,8 +61,9 @@ export type ApplyJournal = (id: string, entries: readonly JournalEntry[]) => num
 
 /**
  * Entries handed to SQLite in one feed: their framed records exactly as the journal file holds them
- * (`[u32 length][u32 CRC-32][payload]` one after another; `decodeBatch` reads them back), so that a feed copies
- * bytes already written instead of serialising anything again.
+ * (`[u32 length][u32 CRC-32][payload]` one after another; `decodeBatch` reads them back), so that a feed hands
+ * over bytes already written instead of serialising anything again. `bytes` is a view of shared memory that the
+ * journal leaves alone until the feed settles (and reuses after).
  */
 export interface JournalBatch {
   bytes: Uint8Array;
@@ -186,12 +187,17 @@ export class StepJournal {
   private readonly id: Buffer;
   private size = HEADER_BYTES;
   private seq = 0;
-  /** The framed records written and not yet handed to a feed, in order (`pendingBytes` bytes of `pendingBuffer`). */
-  private pendingBuffer = Buffer.allocUnsafe(1 << 16);
+  /**
+   * The framed records written and not yet handed to a feed, in order (`pendingBytes` bytes of `pendingBuffer`).
+   * Shared memory: a feed hands the thread the buffer itself (nothing copied), and the journal writes the
+   * next records into `spare` until the feed settles (the buffers then swap; a failed feed's are kept).
+   */
+  private pendingBuffer = sharedBuffer(1 << 16);
+  private spare: Buffer | undefined;
   private pendingBytes = 0;
   private pendingEntries = 0;
   private pendingTransitions = 0;
-  /** The batch of the feed under way (kept until it committed: a failed one is fed again). */
+  /** The batch of the feed under way (its buffer is not written until the feed settles; a failed one is fed again). */
   private inflight: JournalBatch | undefined;
   /** Appends waiting for room (`FEED_MAX_BYTES`): resolved when a feed settles. */
   private roomWaiters: Array<() => void> = [];
@@ -305,7 +311,7 @@ export class StepJournal {
     this.stats.writes++;
     // The record as written is what SQLite is fed (bytes copied, nothing serialised again).
     if (this.pendingBuffer.length - this.pendingBytes < length) {
-      const bigger = Buffer.allocUnsafe(Math.max(this.pendingBuffer.length * 2, this.pendingBytes + length));
+      const bigger = sharedBuffer(Math.max(this.pendingBuffer.length * 2, this.pendingBytes + length));
       this.pendingBuffer.copy(bigger, 0, 0, this.pendingBytes);
       this.pendingBuffer = bigger;
     }
@@ -366,9 +372,12 @@ export class StepJournal {
   private async feedNow(): Promise<void> {
     if (this.feeding || this.pendingEntries === 0) return;
     this.feeding = true;
-    // A copy of exactly the pending records (the feed may hand it to another thread); the buffer is reused.
-    const batch: JournalBatch = { bytes: Uint8Array.prototype.slice.call(this.pendingBuffer, 0, this.pendingBytes), entries: this.pendingEntries, transitions: this.pendingTransitions, last: this.seq };
+    // The pending records themselves (shared memory, read by the writer thread); new ones go to the spare buffer.
+    const held = this.pendingBuffer;
+    const batch: JournalBatch = { bytes: held.subarray(0, this.pendingBytes), entries: this.pendingEntries, transitions: this.pendingTransitions, last: this.seq };
     this.inflight = batch;
+    this.pendingBuffer = this.spare ?? sharedBuffer(held.length);
+    this.spare = undefined;
     this.pendingBytes = 0;
     this.pendingEntries = 0;
     this.pendingTransitions = 0;
@@ -385,7 +394,7 @@ export class StepJournal {
     for (const resolve of room) resolve();
     if (error !== undefined) {
       // Kept, in order, ahead of what came meanwhile: tried again later, and in the file until then.
-      const all = Buffer.allocUnsafe(Math.max(this.pendingBuffer.length, batch.bytes.length + this.pendingBytes));
+      const all = sharedBuffer(Math.max(this.pendingBuffer.length, batch.bytes.length + this.pendingBytes));
       all.set(batch.bytes, 0);
       this.pendingBuffer.copy(all, batch.bytes.length, 0, this.pendingBytes);
       this.pendingBuffer = all;
@@ -406,6 +415,7 @@ export class StepJournal {
       }
       return;
     }
+    this.spare = held;
     this.feedError = undefined;
     this.retryMs = RETRY_MS;
     this.fed = batch.last;
@@ -457,6 +467,11 @@ export class StepJournal {
 }
 
 const ZERO_FRAME = Buffer.alloc(FRAME_BYTES);
+
+/** A buffer over shared memory (posting it to a thread shares it rather than copying it). */
+function sharedBuffer(bytes: number): Buffer {
+  return Buffer.from(new SharedArrayBuffer(bytes));
+}
 
 /** Writes `u32 byte length` + UTF-8 of `text` at `at`; returns where it ends. */
 function putString(b: Buffer, text: string, at: number): number {
