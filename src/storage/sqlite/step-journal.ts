@@ -1,8 +1,9 @@
 /**
  * The step journal of a SQLite store (docs/storage.md, "Step journal"): an append-only file next to the
  * database (`<db>-steps`) that a server in the default durability writes each commit group to, with one
- * `write()`, before it answers; SQLite then takes the journal's entries in groups (at most `FEED_MS` later),
- * each group in one transaction that also records, in `meta`, the last entry applied. Opening the store
+ * `write()`, before it answers; SQLite then takes the journal's entries in groups (asked at most `FEED_MS`
+ * later; the store's feed commits them on its writer thread), each group in one transaction that also records,
+ * in `meta`, the last entry applied. Opening the store
  * applies the entries that SQLite does not hold yet; applying is idempotent (an entry at or below the
  * recorded one is skipped, inside the same transaction). Crash semantics are SQLite's with
  * `synchronous=NORMAL`: an entry whose `write()` returned survives a process crash, not an OS crash or power
