@@ -165,6 +165,8 @@ export class SqliteStore implements Store {
   /** The thread behind `openTransitionWriter`, started by its first call. */
   private writerThread: WriterThread | undefined;
   private writerStreams = 0;
+  /** The step journal this store handed out last (`openStepJournal`): reads through the store wait for its feed. */
+  private stepJournal: StepJournal | undefined;
   private readonly now: () => string;
 
   constructor(location: string, options: SqliteStoreOptions) {
@@ -379,6 +381,7 @@ export class SqliteStore implements Store {
   }
 
   async getEpisode(id: string): Promise<EpisodeRecord | undefined> {
+    await this.journalFed();
     return this.guard('getEpisode', () => {
       const text = this.pluck('SELECT body FROM episodes WHERE id = ?').get(id) as string | undefined;
       return text === undefined ? undefined : (JSON.parse(text) as EpisodeRecord);
@@ -585,8 +588,21 @@ export class SqliteStore implements Store {
     if (this.isMemory || this.synchronous !== 'NORMAL' || this.appendTransitions !== SqliteStore.prototype.appendTransitions || !this.db.open) return undefined;
     const journal = StepJournal.open(this.location, (id, entries) => this.applyJournalNow(id, entries), (id, batch) => this.feedJournal(id, batch));
     // The thread that feeds it starts now (its connection open before the first feed, 10 ms after the first step).
-    if (journal !== undefined) this.feedThread();
+    if (journal !== undefined) {
+      this.feedThread();
+      this.stepJournal = journal;
+    }
     return journal;
+  }
+
+  /**
+   * Waits until SQLite holds what this store's own step journal acknowledged, so that a read through this
+   * store sees every answered step (as when the feed ran on this thread); if the feed fails, reads what
+   * SQLite has.
+   */
+  private async journalFed(): Promise<void> {
+    const journal = this.stepJournal;
+    if (journal !== undefined && journal.unfed > 0) await journal.drain().catch(() => undefined);
   }
 
   /** The writer thread (started if need be), or undefined where no worker thread can start. */
@@ -664,6 +680,7 @@ export class SqliteStore implements Store {
   }
 
   async listTransitions(episodeId: string): Promise<Transition[]> {
+    await this.journalFed();
     return this.guard('listTransitions', () => {
       const texts = this.pluck(
         // Segments in order and steps in order within each: step order, without a sort.

@@ -207,6 +207,18 @@ describe('step journal', () => {
     await store.close();
   });
 
+  it('a read through the store that owns the journal waits for its feed (the writer thread commits it first)', async () => {
+    const { file, store, journal } = fresh();
+    await journal.appendTransitions(steps('ep-h', 1, 3), { episodes: [makeEpisode('ep-h', 'task-h', { steps: 3 })] });
+    expect(rawBodies(file, 'ep-h')).toEqual([]);
+    expect((await store.listTransitions('ep-h')).map((t) => t.step)).toEqual([1, 2, 3]);
+    await journal.appendTransitions(steps('ep-h', 4, 1), { episodes: [makeEpisode('ep-h', 'task-h', { steps: 4 })] });
+    expect((await store.getEpisode('ep-h'))?.steps).toBe(4);
+    expect(rawBodies(file, 'ep-h')).toHaveLength(4);
+    await journal.close();
+    await store.close();
+  });
+
   it('a feed the writer thread cannot commit is not lost: close rejects and keeps the file, and the next open applies it once', async () => {
     const file = join(dir, `unfed-${files++}.db`);
     const store = createSqliteStore(file, { now: systemClock, busyTimeoutMs: 0 });
