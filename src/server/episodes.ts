@@ -695,8 +695,12 @@ export class EpisodeRegistry {
     try {
       await this.closeEpisodes();
     } finally {
-      // Fed to SQLite and removed; if that fails the file stays, and the next open of the store applies it.
-      await this.journal?.close().catch(() => undefined);
+      // Fed to SQLite and removed; if that fails the file stays, and the next open of the store applies it:
+      // said on stderr (the operator's log), not thrown, so that the rest of the shutdown goes on.
+      const journal = this.journal;
+      await journal?.close().catch((error: unknown) => {
+        process.stderr.write(`envharness: step journal ${journal.path}: SQLite did not take ${journal.unfed} entries on shutdown (${error instanceof Error ? error.message : String(error)}); they stay in the journal and the next open of the store applies them\n`);
+      });
     }
   }
 

@@ -4,8 +4,11 @@
  * resets and steps that end an attempt are in SQLite when answered; a failed journal write is 503
  * STORE_FAILED and breaks the episode; closing the server feeds SQLite and removes the journal.
  */
-import { closeSync, existsSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closeSync, existsSync, rmSync } from 'node:fs';
+import BetterSqlite3 from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { systemClock } from '../cli/clock.js';
+import { createSqliteStore } from '../storage/sqlite/index.js';
 import { journalPath, type StepJournal } from '../storage/sqlite/step-journal.js';
 import { startTestServer, type TestServer } from './testing/fixture.js';
 import type { ServerEpisode } from './episodes.js';
@@ -103,5 +106,36 @@ describe('server over the step journal', () => {
     expect(existsSync(`${path}.lock`)).toBe(false);
     expect((await other.harness.store.listTransitions(attemptId)).length).toBe(5);
     await other.harness.close();
+  });
+
+  it('a shutdown whose feed SQLite refuses says so on stderr and keeps the journal, which the next open of the store applies', async () => {
+    const other = await startTestServer();
+    const { ep, attemptId } = await other.server.episodes.create({ taskId: other.tasks.endless, seed: 0 } as Parameters<TestServer['server']['episodes']['create']>[0]).then((c) => ({ ep: c.ep, attemptId: c.ep.episode!.id! }));
+    await other.server.episodes.step(ep, ACTION, undefined);
+    await other.server.episodes.settled();
+    // From now on SQLite refuses every transition row (the writer thread's feed fails).
+    const db = new BetterSqlite3(other.storePath);
+    db.exec("CREATE TRIGGER refuse BEFORE INSERT ON transitions BEGIN SELECT RAISE(ABORT, 'refused by the test'); END");
+    for (let i = 0; i < 3; i++) await other.server.episodes.step(ep, ACTION, undefined);
+    const said: string[] = [];
+    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => (said.push(String(chunk)), true));
+    try {
+      await other.server.close();
+    } finally {
+      spy.mockRestore();
+    }
+    const path = journalPath(other.storePath);
+    expect(said.join('')).toMatch(/step journal .*-steps: SQLite did not take \d+ entries on shutdown \(.*refused by the test\)/);
+    expect(existsSync(path)).toBe(true);
+    await other.harness.close();
+    db.exec('DROP TRIGGER refuse');
+    db.close();
+    const reopened = createSqliteStore(other.storePath, { now: systemClock });
+    try {
+      expect((await reopened.listTransitions(attemptId)).map((t) => t.step)).toEqual([1, 2, 3, 4]);
+    } finally {
+      await reopened.close();
+    }
+    rmSync(other.dir, { recursive: true, force: true });
   });
 });

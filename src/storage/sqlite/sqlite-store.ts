@@ -42,9 +42,9 @@ import { CHECKPOINT_INTERVAL_MS, CHECKPOINTER_AFTER_WRITES, FALLBACK_AUTOCHECKPO
 import { migrate, SCHEMA_VERSION, userVersion } from './schema.js';
 import { segmentOf, stageTexts, TRANSITION_SQL, TransitionInserter } from './transitions.js';
 import { DEFAULT_WAL_LIMIT_BYTES, WalPressure } from './wal-pressure.js';
-import { serialiseCall, WriterCallBuilder, WriterThread, type WriterCall, type WriterReply } from './transition-writer.js';
+import { serialiseCall, WriterCallBuilder, WriterThread, type JournalReply, type WriterCall, type WriterReply } from './transition-writer.js';
 import { readGenerationLog, writeGenerationLog } from './generation-log.js';
-import { JOURNAL_META_PREFIX, replayStepJournal, StepJournal, type JournalEntry } from './step-journal.js';
+import { decodeBatch, JOURNAL_META_PREFIX, replayStepJournal, StepJournal, type JournalBatch, type JournalEntry } from './step-journal.js';
 import { batchTaskRows, limitClause as sharedLimitClause, questionMark, reviewFromRow, storedTaskFromRow, taskBody, taskQuery as sharedTaskQuery, whereOf as sharedWhereOf, type ReviewRow, type TaskRow } from '../rows.js';
 
 /** Milliseconds a write waits for another connection's lock before it fails with STORE_FAILED. */
@@ -165,6 +165,8 @@ export class SqliteStore implements Store {
   /** The thread behind `openTransitionWriter`, started by its first call. */
   private writerThread: WriterThread | undefined;
   private writerStreams = 0;
+  /** The step journal this store handed out last (`openStepJournal`): reads through the store wait for its feed. */
+  private stepJournal: StepJournal | undefined;
   private readonly now: () => string;
 
   constructor(location: string, options: SqliteStoreOptions) {
@@ -379,6 +381,7 @@ export class SqliteStore implements Store {
   }
 
   async getEpisode(id: string): Promise<EpisodeRecord | undefined> {
+    await this.journalFed();
     return this.guard('getEpisode', () => {
       const text = this.pluck('SELECT body FROM episodes WHERE id = ?').get(id) as string | undefined;
       return text === undefined ? undefined : (JSON.parse(text) as EpisodeRecord);
@@ -583,10 +586,66 @@ export class SqliteStore implements Store {
    */
   openStepJournal(): StepJournal | undefined {
     if (this.isMemory || this.synchronous !== 'NORMAL' || this.appendTransitions !== SqliteStore.prototype.appendTransitions || !this.db.open) return undefined;
-    return StepJournal.open(this.location, (id, entries) => this.applyJournalNow(id, entries), async (id, entries) => {
-      if (this.wal?.due()) await this.wal.admit();
-      return this.applyJournalNow(id, entries);
-    });
+    const journal = StepJournal.open(this.location, (id, entries) => this.applyJournalNow(id, entries), (id, batch) => this.feedJournal(id, batch));
+    // The thread that feeds it starts now (its connection open before the first feed, 10 ms after the first step).
+    if (journal !== undefined) {
+      this.feedThread();
+      this.stepJournal = journal;
+    }
+    return journal;
+  }
+
+  /**
+   * Waits until SQLite holds what this store's own step journal acknowledged, so that a read through this
+   * store sees every answered step (as when the feed ran on this thread); if the feed fails, reads what
+   * SQLite has.
+   */
+  private async journalFed(): Promise<void> {
+    const journal = this.stepJournal;
+    if (journal !== undefined && journal.unfed > 0) await journal.drain().catch(() => undefined);
+  }
+
+  /** The writer thread (started if need be), or undefined where no worker thread can start. */
+  private feedThread(): WriterThread | undefined {
+    let thread = this.writerThread;
+    if (thread === undefined || thread.failure !== undefined) {
+      try {
+        thread = this.writerThread = new WriterThread(this.location, { synchronous: this.synchronous, busyTimeoutMs: this.busyTimeoutMs });
+      } catch {
+        return undefined;
+      }
+    }
+    return thread;
+  }
+
+  /**
+   * The journal's feed: applied by the writer thread (the stepping thread only copies the records as written
+   * and hands them over), with the same idempotent apply as `applyJournalNow` and `submit`'s admission, fault
+   * and error rules; resolves once committed. On one connection when no thread can be started.
+   */
+  private async feedJournal(id: string, batch: JournalBatch): Promise<number> {
+    if (this.wal?.due()) await this.wal.admit();
+    // Refused after close() and while the store reports a fault, as every write.
+    this.guard('applyJournal', () => this.refuseWhileFaulted());
+    const thread = this.feedThread();
+    // No worker threads here: the store's own connection applies it.
+    if (thread === undefined) return this.applyJournalNow(id, decodeBatch(batch.bytes));
+    let answer: JournalReply;
+    try {
+      answer = await thread.postJournal(`${JOURNAL_META_PREFIX}${id}`, batch.bytes);
+    } catch (error) {
+      throw new EnvHarnessError('STORE_FAILED', `sqlite store ${this.location}: applyJournal failed: the writer thread: ${messageOf(error)}`, { cause: error, details: { operation: 'applyJournal' } });
+    }
+    if (answer.error === undefined) {
+      this.countWrite();
+      return answer.applied;
+    }
+    const error = answer.error;
+    if (error.kind === 'conflict') {
+      throw conflict('applyJournal', `sqlite store ${this.location}: journal entry holds step ${error.step} of episode ${error.episodeId}, which SQLite already has; nothing of the feed was written`, { conflict: 'duplicate_step', episodeId: error.episodeId, step: error.step });
+    }
+    if (isIoFailure(error.code)) this.setFault('write', error.code, error.message);
+    throw new EnvHarnessError('STORE_FAILED', `sqlite store ${this.location}: applyJournal failed: ${error.message}`, { details: { operation: 'applyJournal', sqliteCode: error.code } });
   }
 
   /**
@@ -621,6 +680,7 @@ export class SqliteStore implements Store {
   }
 
   async listTransitions(episodeId: string): Promise<Transition[]> {
+    await this.journalFed();
     return this.guard('listTransitions', () => {
       const texts = this.pluck(
         // Segments in order and steps in order within each: step order, without a sort.

@@ -14,7 +14,7 @@ import { systemClock } from '../../cli/clock.js';
 import { canonicalize, type Transition } from '../../core/index.js';
 import { createStoreRecorder } from '../../runtime/recorder.js';
 import { createSqliteStore, type SqliteStore } from './index.js';
-import { HEADER_BYTES, journalPath, readJournal, replayStepJournal, type StepJournal } from './step-journal.js';
+import { FEED_MAX_BYTES, HEADER_BYTES, journalPath, readJournal, replayStepJournal, type StepJournal } from './step-journal.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'envharness-journal-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -204,6 +204,73 @@ describe('step journal', () => {
     expect((await slow.getEpisode('ep-d'))?.steps).toBe(3);
     await slowJournal.close();
     await slow.close();
+    await store.close();
+  });
+
+  it('a read through the store that owns the journal waits for its feed (the writer thread commits it first)', async () => {
+    const { file, store, journal } = fresh();
+    await journal.appendTransitions(steps('ep-h', 1, 3), { episodes: [makeEpisode('ep-h', 'task-h', { steps: 3 })] });
+    expect(rawBodies(file, 'ep-h')).toEqual([]);
+    expect((await store.listTransitions('ep-h')).map((t) => t.step)).toEqual([1, 2, 3]);
+    await journal.appendTransitions(steps('ep-h', 4, 1), { episodes: [makeEpisode('ep-h', 'task-h', { steps: 4 })] });
+    expect((await store.getEpisode('ep-h'))?.steps).toBe(4);
+    expect(rawBodies(file, 'ep-h')).toHaveLength(4);
+    await journal.close();
+    await store.close();
+  });
+
+  it('a feed the writer thread cannot commit is not lost: close rejects and keeps the file, and the next open applies it once', async () => {
+    const file = join(dir, `unfed-${files++}.db`);
+    const store = createSqliteStore(file, { now: systemClock, busyTimeoutMs: 0 });
+    const journal = store.openStepJournal()!;
+    const blocker = new BetterSqlite3(file);
+    blocker.pragma('busy_timeout = 0');
+    blocker.exec('BEGIN IMMEDIATE');
+    await journal.appendTransitions(steps('ep-f', 1, 3), { episodes: [makeEpisode('ep-f', 'task-f', { steps: 3 })] });
+    await journal.appendTransitions(steps('ep-f', 4, 1), { episodes: [makeEpisode('ep-f', 'task-f', { steps: 4 })] });
+    await expect(journal.close()).rejects.toMatchObject({ code: 'STORE_FAILED', details: { operation: 'applyJournal', sqliteCode: 'SQLITE_BUSY' } });
+    expect(journal.unfed).toBe(2);
+    blocker.exec('ROLLBACK');
+    blocker.close();
+    // Nothing of it in SQLite; all of it in the file, whose lock is released.
+    expect(rawBodies(file, 'ep-f')).toEqual([]);
+    expect(readJournal(journalPath(file))!.entries.map((e) => e.seq)).toEqual([1, 2]);
+    expect(existsSync(`${journalPath(file)}.lock`)).toBe(false);
+    await store.close();
+    for (let i = 0; i < 2; i++) {
+      const reopened = open(file);
+      try {
+        expect(rawBodies(file, 'ep-f')).toEqual(steps('ep-f', 1, 4).map((t) => canonicalize(t)));
+        expect((await reopened.getEpisode('ep-f'))?.steps).toBe(4);
+      } finally {
+        await reopened.close();
+      }
+    }
+  });
+
+  it('holds answers back while the bytes SQLite lacks pass FEED_MAX_BYTES, and lets them go when the feed under way commits', async () => {
+    const file = join(dir, `behind-${files++}.db`);
+    const store = createSqliteStore(file, { now: systemClock, busyTimeoutMs: 20_000 });
+    const journal = store.openStepJournal()!;
+    const blocker = new BetterSqlite3(file);
+    blocker.exec('BEGIN IMMEDIATE');
+    const mib = (step: number): Transition => ({ ...makeTransition('ep-g', step), observation: { kind: 'tool', output: 'x'.repeat(1 << 20) } });
+    await journal.appendTransitions([mib(1)]);
+    // The feed of entry 1 is under way, waiting for the write lock on the writer thread.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const answered: number[] = [];
+    const appends = [2, 3, 4, 5, 6, 7, 8, 9].map((step) => journal.appendTransitions([mib(step)]).then(() => answered.push(step)));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Entries 1-7 are 7 MiB and some bytes: answered; the 8th passes FEED_MAX_BYTES (8 MiB), so it and the next wait.
+    expect(FEED_MAX_BYTES).toBe(8 << 20);
+    expect(answered).toEqual([2, 3, 4, 5, 6, 7]);
+    blocker.exec('COMMIT');
+    blocker.close();
+    await Promise.all(appends);
+    expect(answered).toEqual([2, 3, 4, 5, 6, 7, 8, 9]);
+    await journal.drain();
+    expect(rawBodies(file, 'ep-g')).toHaveLength(9);
+    await journal.close();
     await store.close();
   });
 });

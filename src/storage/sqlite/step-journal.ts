@@ -1,8 +1,9 @@
 /**
  * The step journal of a SQLite store (docs/storage.md, "Step journal"): an append-only file next to the
  * database (`<db>-steps`) that a server in the default durability writes each commit group to, with one
- * `write()`, before it answers; SQLite then takes the journal's entries in groups (at most `FEED_MS` later),
- * each group in one transaction that also records, in `meta`, the last entry applied. Opening the store
+ * `write()`, before it answers; SQLite then takes the journal's entries in groups (asked at most `FEED_MS`
+ * later; the store's feed commits them on its writer thread), each group in one transaction that also records,
+ * in `meta`, the last entry applied. Opening the store
  * applies the entries that SQLite does not hold yet; applying is idempotent (an entry at or below the
  * recorded one is skipped, inside the same transaction). Crash semantics are SQLite's with
  * `synchronous=NORMAL`: an entry whose `write()` returned survives a process crash, not an OS crash or power
@@ -24,6 +25,12 @@ import { stageTexts } from './transitions.js';
 export const FEED_MS = 10;
 /** Transitions pending past which SQLite is fed at once rather than at the timer. */
 const FEED_TRANSITIONS = 2048;
+/**
+ * Bytes of entries not yet in SQLite (pending and in the feed under way) past which an append's promise waits
+ * for the feed under way to settle: a writer thread slower than the steps holds back the answers rather than
+ * letting the stepping thread's buffer grow.
+ */
+export const FEED_MAX_BYTES = 8 << 20;
 /** How long a failed feed waits before it is tried again (ms), doubling up to `RETRY_MAX_MS`. */
 const RETRY_MS = 50;
 const RETRY_MAX_MS = 2000;
@@ -52,6 +59,40 @@ export interface JournalEntry {
 
 /** Applies the entries of journal `id` not applied yet, in one transaction; returns how many it applied. */
 export type ApplyJournal = (id: string, entries: readonly JournalEntry[]) => number;
+
+/**
+ * Entries handed to SQLite in one feed: their framed records exactly as the journal file holds them
+ * (`[u32 length][u32 CRC-32][payload]` one after another; `decodeBatch` reads them back), so that a feed hands
+ * over bytes already written instead of serialising anything again. `bytes` is a view of shared memory that the
+ * journal leaves alone until the feed settles (and reuses after).
+ */
+export interface JournalBatch {
+  bytes: Uint8Array;
+  entries: number;
+  transitions: number;
+  /** The last entry's sequence number. */
+  last: number;
+}
+
+/**
+ * Applies a batch of journal `id` (the entries at or below the last one recorded in `meta` are skipped, and
+ * the last one applied is recorded, in the same transaction); resolves once committed, with how many it applied.
+ */
+export type JournalFeed = (id: string, batch: JournalBatch) => Promise<number>;
+
+/** The entries of a batch (framed records one after another; the checksums were taken when written). */
+export function decodeBatch(bytes: Uint8Array): JournalEntry[] {
+  const data = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const entries: JournalEntry[] = [];
+  for (let at = 0; at < data.length; ) {
+    const end = at + FRAME_BYTES + data.readUInt32LE(at);
+    const entry = decode(data.subarray(at + FRAME_BYTES, end));
+    if (entry === undefined) throw new RangeError(`journal batch: the record at byte ${at} cannot be read`);
+    entries.push(entry);
+    at = end;
+  }
+  return entries;
+}
 
 /** The journal file of a store at `location`. */
 export function journalPath(location: string): string {
@@ -147,9 +188,20 @@ export class StepJournal {
   private readonly id: Buffer;
   private size = HEADER_BYTES;
   private seq = 0;
-  /** Entries written and not yet in SQLite, in order. */
-  private pending: JournalEntry[] = [];
+  /**
+   * The framed records written and not yet handed to a feed, in order (`pendingBytes` bytes of `pendingBuffer`).
+   * Shared memory: a feed hands the thread the buffer itself (nothing copied), and the journal writes the
+   * next records into `spare` until the feed settles (the buffers then swap; a failed feed's are kept).
+   */
+  private pendingBuffer = sharedBuffer(1 << 16);
+  private spare: Buffer | undefined;
+  private pendingBytes = 0;
+  private pendingEntries = 0;
   private pendingTransitions = 0;
+  /** The batch of the feed under way (its buffer is not written until the feed settles; a failed one is fed again). */
+  private inflight: JournalBatch | undefined;
+  /** Appends waiting for room (`FEED_MAX_BYTES`): resolved when a feed settles. */
+  private roomWaiters: Array<() => void> = [];
   private feeding = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private retryMs = RETRY_MS;
@@ -168,7 +220,7 @@ export class StepJournal {
   private constructor(
     readonly path: string,
     private readonly lock: string,
-    private readonly feed: (id: string, entries: readonly JournalEntry[]) => Promise<number>,
+    private readonly feed: JournalFeed,
   ) {
     this.id = randomBytes(16);
     const header = Buffer.alloc(HEADER_BYTES);
@@ -192,7 +244,7 @@ export class StepJournal {
    * Takes the journal of the store at `location`: applies what an earlier owner left (`applyNow`), then starts
    * an empty one. Undefined when another live process holds it.
    */
-  static open(location: string, applyNow: ApplyJournal, feed: (id: string, entries: readonly JournalEntry[]) => Promise<number>): StepJournal | undefined {
+  static open(location: string, applyNow: ApplyJournal, feed: JournalFeed): StepJournal | undefined {
     const path = journalPath(location);
     const lock = `${path}.lock`;
     if (!takeLock(lock)) return undefined;
@@ -212,7 +264,7 @@ export class StepJournal {
 
   /** Entries written and not yet committed to SQLite. */
   get unfed(): number {
-    return this.pending.length;
+    return this.seq - this.fed;
   }
 
   /** A commit filled transition by transition: each is serialised as it is added; `commit` writes the entry. */
@@ -258,11 +310,22 @@ export class StepJournal {
     this.seq = seq;
     this.size += length;
     this.stats.writes++;
-    this.pending.push({ seq, ids, steps, bodies, episodes: [...episodes] });
+    // The record as written is what SQLite is fed (bytes copied, nothing serialised again).
+    if (this.pendingBuffer.length - this.pendingBytes < length) {
+      const bigger = sharedBuffer(Math.max(this.pendingBuffer.length * 2, this.pendingBytes + length));
+      this.pendingBuffer.copy(bigger, 0, 0, this.pendingBytes);
+      this.pendingBuffer = bigger;
+    }
+    this.buffer.copy(this.pendingBuffer, this.pendingBytes, 0, length);
+    this.pendingBytes += length;
+    this.pendingEntries++;
     this.pendingTransitions += ids.length;
     if (this.pendingTransitions >= FEED_TRANSITIONS) this.feedSoon(0);
     else this.feedSoon(FEED_MS);
-    return Promise.resolve();
+    if (this.pendingBytes + (this.inflight?.bytes.length ?? 0) < FEED_MAX_BYTES) return Promise.resolve();
+    // SQLite is behind by more than FEED_MAX_BYTES: this answer waits for the feed under way.
+    this.feedSoon(0);
+    return new Promise<void>((resolve) => this.roomWaiters.push(resolve));
   }
 
   /** Resolves once SQLite holds every entry written so far; rejects if feeding it fails (the entries stay in the journal). */
@@ -283,7 +346,7 @@ export class StepJournal {
         this.timer = undefined;
         const fd = this.fd;
         this.fd = undefined;
-        const clean = this.pending.length === 0 && this.failure === undefined;
+        const clean = this.fed >= this.seq && this.failure === undefined;
         if (fd !== undefined) closeSync(fd);
         if (clean) rmSync(this.path, { force: true });
         rmSync(this.lock, { force: true });
@@ -304,27 +367,41 @@ export class StepJournal {
     }, delayMs);
     // Only a drain keeps the process up for the feed: entries nobody waits for are safe in the file (the next
     // open applies them), so a process that ends (or closed its store first) is not held by retries.
-    if (this.waiters.length === 0) this.timer.unref?.();
+    if (this.waiters.length === 0 && this.roomWaiters.length === 0) this.timer.unref?.();
   }
 
   private async feedNow(): Promise<void> {
-    if (this.feeding || this.pending.length === 0) return;
+    if (this.feeding || this.pendingEntries === 0) return;
     this.feeding = true;
-    const entries = this.pending;
-    this.pending = [];
+    // The pending records themselves (shared memory, read by the writer thread); new ones go to the spare buffer.
+    const held = this.pendingBuffer;
+    const batch: JournalBatch = { bytes: held.subarray(0, this.pendingBytes), entries: this.pendingEntries, transitions: this.pendingTransitions, last: this.seq };
+    this.inflight = batch;
+    this.pendingBuffer = this.spare ?? sharedBuffer(held.length);
+    this.spare = undefined;
+    this.pendingBytes = 0;
+    this.pendingEntries = 0;
     this.pendingTransitions = 0;
     let error: unknown;
     try {
-      await this.feed(this.journalId, entries);
+      await this.feed(this.journalId, batch);
     } catch (caught) {
       error = caught;
     }
     this.feeding = false;
+    this.inflight = undefined;
     this.stats.feeds++;
+    const room = this.roomWaiters.splice(0);
+    for (const resolve of room) resolve();
     if (error !== undefined) {
       // Kept, in order, ahead of what came meanwhile: tried again later, and in the file until then.
-      this.pending = entries.concat(this.pending);
-      this.pendingTransitions = this.pending.reduce((n, e) => n + e.ids.length, 0);
+      const all = sharedBuffer(Math.max(this.pendingBuffer.length, batch.bytes.length + this.pendingBytes));
+      all.set(batch.bytes, 0);
+      this.pendingBuffer.copy(all, batch.bytes.length, 0, this.pendingBytes);
+      this.pendingBuffer = all;
+      this.pendingBytes += batch.bytes.length;
+      this.pendingEntries += batch.entries;
+      this.pendingTransitions += batch.transitions;
       this.feedError = error;
       const waiters = this.waiters.splice(0);
       for (const w of waiters) w.reject(error);
@@ -339,10 +416,11 @@ export class StepJournal {
       }
       return;
     }
+    this.spare = held;
     this.feedError = undefined;
     this.retryMs = RETRY_MS;
-    this.fed = entries[entries.length - 1]!.seq;
-    if (this.pending.length === 0 && this.fd !== undefined) {
+    this.fed = batch.last;
+    if (this.pendingEntries === 0 && this.fd !== undefined) {
       // Everything written is in SQLite: the journal starts over after its header, in place. A zero frame
       // there ends it for a reader until the next entry is written over it.
       try {
@@ -360,7 +438,7 @@ export class StepJournal {
         w.resolve();
       } else i++;
     }
-    if (this.pending.length > 0) this.feedSoon(this.waiters.length > 0 || this.pendingTransitions >= FEED_TRANSITIONS ? 0 : FEED_MS);
+    if (this.pendingEntries > 0) this.feedSoon(this.waiters.length > 0 || this.pendingTransitions >= FEED_TRANSITIONS ? 0 : FEED_MS);
   }
 
   /** Writes the framed record of an entry into `buffer`; returns its length. */
@@ -390,6 +468,11 @@ export class StepJournal {
 }
 
 const ZERO_FRAME = Buffer.alloc(FRAME_BYTES);
+
+/** A buffer over shared memory (posting it to a thread shares it rather than copying it). */
+function sharedBuffer(bytes: number): Buffer {
+  return Buffer.from(new SharedArrayBuffer(bytes));
+}
 
 /** Writes `u32 byte length` + UTF-8 of `text` at `at`; returns where it ends. */
 function putString(b: Buffer, text: string, at: number): number {

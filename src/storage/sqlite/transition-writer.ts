@@ -112,6 +112,81 @@ function commit(m) {
   }
   return { seq: m.seq };
 }
+// The step journal's feed (step-journal.ts): framed journal records, each applied unless at or below the last
+// one \`meta\` records for the journal, and the last applied recorded, in one transaction (as applyJournalNow).
+const META_GET = 'SELECT value FROM meta WHERE key = ?';
+const META_SET = 'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value';
+class JournalConflict extends Error { constructor(episodeId, step) { super('duplicate step'); this.episodeId = episodeId; this.step = step; } }
+function insertJournalRows(ids, steps, bodies, created) {
+  const n = ids.length;
+  const params = [];
+  for (let start = 0; start < n; start += CHUNK) {
+    const size = Math.min(CHUNK, n - start);
+    params.length = 0;
+    for (let i = start; i < start + size; i++) params.push(keyOf(ids[i], steps[i], created), steps[i], bodies[i]);
+    try {
+      insertOf(size).run(params);
+    } catch (error) {
+      if (!isUnique(error)) throw error;
+      const one = insertOf(1);
+      for (let i = start; i < start + size; i++) {
+        try { one.run(keyOf(ids[i], steps[i], created), steps[i], bodies[i]); } catch (inner) { if (isUnique(inner)) throw new JournalConflict(ids[i], steps[i]); throw inner; }
+      }
+      throw error;
+    }
+  }
+}
+function writeJournalRecord(body, created) {
+  const e = JSON.parse(body);
+  const run = e.runId === undefined ? null : e.runId;
+  const segments = created.get(e.id);
+  if (!(segments !== undefined && segments.has(0)) && sql(SQL.episodeProgress).run(e.status, e.steps, e.createdAt, e.updatedAt, body, e.id, e.taskId, run).changes > 0) return;
+  sql(SQL.episodeUpsert).run(e.id, e.taskId, run, e.status, e.steps, e.createdAt, e.updatedAt, body);
+}
+function applyJournal(m) {
+  if (openError !== undefined) return { seq: m.seq, error: { kind: 'failed', code: String(openError.code || 'SQLITE_CANTOPEN'), message: 'cannot open: ' + String(openError.message || openError) } };
+  const bytes = Buffer.from(m.bytes.buffer, m.bytes.byteOffset, m.bytes.byteLength);
+  const created = new Map();
+  let applied = 0;
+  try {
+    db.transaction(() => {
+      const text = sql(META_GET).pluck().get(m.key);
+      const done = text === undefined ? 0 : JSON.parse(text);
+      let last = done;
+      // Every applied entry's transitions in chunked INSERTs, then the records in entry order.
+      const ids = [], steps = [], bodies = [], records = [];
+      for (let at = 0; at < bytes.length; ) {
+        const start = at + 8;
+        at = start + bytes.readUInt32LE(at);
+        const seq = bytes.readDoubleLE(start);
+        if (seq <= last) continue;
+        const count = bytes.readUInt32LE(start + 8);
+        const recordCount = bytes.readUInt32LE(start + 12);
+        let p = start + 16;
+        const str = () => { const n = bytes.readUInt32LE(p); const s = bytes.utf8Slice(p + 4, p + 4 + n); p += 4 + n; return s; };
+        for (let i = 0; i < count; i++) { ids.push(str()); steps.push(bytes.readDoubleLE(p)); p += 8; bodies.push(str()); }
+        for (let i = 0; i < recordCount; i++) records.push(str());
+        last = seq;
+        applied++;
+      }
+      insertJournalRows(ids, steps, bodies, created);
+      for (const body of records) writeJournalRecord(body, created);
+      if (last > done) sql(META_SET).run(m.key, JSON.stringify(last));
+    }).immediate();
+  } catch (error) {
+    const reply = error instanceof JournalConflict
+      ? { kind: 'conflict', episodeId: error.episodeId, step: error.step }
+      : { kind: 'failed', code: String((error && error.code) || 'SQLITE_ERROR'), message: String((error && error.message) || error) };
+    return { seq: m.seq, error: reply };
+  }
+  if (keys.size >= 65536) keys = new Map();
+  for (const [id, segments] of created) {
+    let last;
+    for (const [segment, key] of segments) if (last === undefined || segment > last[0]) last = [segment, key];
+    keys.set(id, last);
+  }
+  return { seq: m.seq, applied };
+}
 parentPort.on('message', (m) => {
   if (m.kind === 'close') {
     try { if (db !== undefined) db.close(); } catch {}
@@ -119,7 +194,7 @@ parentPort.on('message', (m) => {
     return;
   }
   if (m.kind === 'forget') { failed.delete(m.stream); return; }
-  const reply = commit(m);
+  const reply = m.kind === 'journal' ? applyJournal(m) : commit(m);
   Atomics.add(done, 0, 1);
   Atomics.notify(done, 0);
   parentPort.postMessage(reply);
@@ -230,6 +305,11 @@ export type WriterReply =
   | { seq: number; error?: undefined }
   | { seq: number; error: { kind: 'conflict'; index: number } | { kind: 'failed'; code: string; message: string } | { kind: 'earlier'; message: string } };
 
+/** The thread's answer to a journal feed (`postJournal`): how many entries it applied, or why nothing was. */
+export type JournalReply =
+  | { seq: number; applied: number; error?: undefined }
+  | { seq: number; error: { kind: 'conflict'; episodeId: string; step: number } | { kind: 'failed'; code: string; message: string } };
+
 /** The driver the worker loads: next to this module, or (for a bundled copy of it) from the working directory. */
 function driverPath(): string {
   try {
@@ -304,6 +384,26 @@ export class WriterThread {
     this.worker.postMessage(message, [call.bytes.buffer as ArrayBuffer]);
     this.posted++;
     return reply;
+  }
+
+  /**
+   * Hands a feed of the step journal to the thread: `bytes`, framed journal records (step-journal.ts), are
+   * applied in one transaction, skipping those at or below the last one `meta` records under `metaKey`, and
+   * recording the last one applied. Copied, not transferred: the caller keeps them until the commit (a failed
+   * feed is fed again). Ordered with `post`'s calls; not tied to any writer's stream.
+   */
+  postJournal(metaKey: string, bytes: Uint8Array): Promise<JournalReply> {
+    const failure = this.failure;
+    if (failure !== undefined) return Promise.reject(failure);
+    this.waitForRoom();
+    const seq = this.seq++;
+    let settle: { resolve: (reply: WriterReply) => void; reject: (error: unknown) => void } | undefined;
+    const reply = new Promise<WriterReply>((resolve, reject) => (settle = { resolve, reject }));
+    this.waiting.set(seq, { ...settle!, reply });
+    if (this.waiting.size === 1) this.worker.ref();
+    this.worker.postMessage({ kind: 'journal', seq, key: metaKey, bytes });
+    this.posted++;
+    return reply as unknown as Promise<JournalReply>;
   }
 
   /** Lets the thread commit calls of `stream` again after one failed (a new recorder over the same handle). */
