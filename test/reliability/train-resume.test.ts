@@ -36,7 +36,9 @@ interface Child {
 /** Runs the child; with `killAt`, SIGKILLs it as soon as it reports that many episodes done (or more). */
 function child(args: string[], killAt?: number): Promise<Child> {
   return new Promise((done, fail) => {
-    const p = spawn(process.execPath, ['--import', 'tsx', join(here, 'train-resume-child.ts'), ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    // With a kill point the child also stops there and waits for the kill (a parent reading late cannot miss it).
+    const argv = killAt === undefined ? args : [...args, String(killAt)];
+    const p = spawn(process.execPath, ['--import', 'tsx', join(here, 'train-resume-child.ts'), ...argv], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     const out: Child = { signal: null, code: null, progress: [], err: '' };
     let buffer = '';
     p.stdout.setEncoding('utf8').on('data', (chunk: string) => {
