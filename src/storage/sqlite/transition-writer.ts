@@ -64,31 +64,38 @@ function write(m, created) {
   const bytes = Buffer.from(m.bytes.buffer, m.bytes.byteOffset, m.bytes.byteLength);
   const texts = new Array(m.ends.length);
   for (let i = 0, from = 0; i < m.ends.length; i++) { texts[i] = bytes.utf8Slice(from, m.ends[i]); from = m.ends[i]; }
+  const ids = new Array(n);
+  for (let i = 0; i < n; i++) ids[i] = m.keys[m.key[i]];
+  insertRows(ids, m.steps, texts, created, (i) => new Conflict(i));
+  for (let i = n; i < texts.length; i++) writeRecord(texts[i], created);
+}
+// Transition rows in multi-row INSERTs of CHUNK; on a duplicate, row by row to find it (\`duplicate\` names it).
+function insertRows(ids, steps, bodies, created, duplicate) {
+  const n = ids.length;
   const params = [];
   for (let start = 0; start < n; start += CHUNK) {
     const size = Math.min(CHUNK, n - start);
     params.length = 0;
-    for (let i = start; i < start + size; i++) params.push(keyOf(m.keys[m.key[i]], m.steps[i], created), m.steps[i], texts[i]);
+    for (let i = start; i < start + size; i++) params.push(keyOf(ids[i], steps[i], created), steps[i], bodies[i]);
     try {
       insertOf(size).run(params);
     } catch (error) {
       if (!isUnique(error)) throw error;
       const one = insertOf(1);
       for (let i = start; i < start + size; i++) {
-        try { one.run(keyOf(m.keys[m.key[i]], m.steps[i], created), m.steps[i], texts[i]); } catch (inner) { if (isUnique(inner)) throw new Conflict(i); throw inner; }
+        try { one.run(keyOf(ids[i], steps[i], created), steps[i], bodies[i]); } catch (inner) { if (isUnique(inner)) throw duplicate(i); throw inner; }
       }
       throw error;
     }
   }
-  // The records' columns come from their own canonical JSON (what the store's connection binds from the record).
-  for (let i = n; i < texts.length; i++) {
-    const body = texts[i];
-    const e = JSON.parse(body);
-    const run = e.runId === undefined ? null : e.runId;
-    const segments = created.get(e.id);
-    if (!(segments !== undefined && segments.has(0)) && sql(SQL.episodeProgress).run(e.status, e.steps, e.createdAt, e.updatedAt, body, e.id, e.taskId, run).changes > 0) continue;
-    sql(SQL.episodeUpsert).run(e.id, e.taskId, run, e.status, e.steps, e.createdAt, e.updatedAt, body);
-  }
+}
+// An episode record: its columns come from its own canonical JSON (what the store's connection binds from the record).
+function writeRecord(body, created) {
+  const e = JSON.parse(body);
+  const run = e.runId === undefined ? null : e.runId;
+  const segments = created.get(e.id);
+  if (!(segments !== undefined && segments.has(0)) && sql(SQL.episodeProgress).run(e.status, e.steps, e.createdAt, e.updatedAt, body, e.id, e.taskId, run).changes > 0) return;
+  sql(SQL.episodeUpsert).run(e.id, e.taskId, run, e.status, e.steps, e.createdAt, e.updatedAt, body);
 }
 function commit(m) {
   if (openError !== undefined) return { seq: m.seq, error: { kind: 'failed', code: String(openError.code || 'SQLITE_CANTOPEN'), message: 'cannot open: ' + String(openError.message || openError) } };
@@ -117,32 +124,6 @@ function commit(m) {
 const META_GET = 'SELECT value FROM meta WHERE key = ?';
 const META_SET = 'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value';
 class JournalConflict extends Error { constructor(episodeId, step) { super('duplicate step'); this.episodeId = episodeId; this.step = step; } }
-function insertJournalRows(ids, steps, bodies, created) {
-  const n = ids.length;
-  const params = [];
-  for (let start = 0; start < n; start += CHUNK) {
-    const size = Math.min(CHUNK, n - start);
-    params.length = 0;
-    for (let i = start; i < start + size; i++) params.push(keyOf(ids[i], steps[i], created), steps[i], bodies[i]);
-    try {
-      insertOf(size).run(params);
-    } catch (error) {
-      if (!isUnique(error)) throw error;
-      const one = insertOf(1);
-      for (let i = start; i < start + size; i++) {
-        try { one.run(keyOf(ids[i], steps[i], created), steps[i], bodies[i]); } catch (inner) { if (isUnique(inner)) throw new JournalConflict(ids[i], steps[i]); throw inner; }
-      }
-      throw error;
-    }
-  }
-}
-function writeJournalRecord(body, created) {
-  const e = JSON.parse(body);
-  const run = e.runId === undefined ? null : e.runId;
-  const segments = created.get(e.id);
-  if (!(segments !== undefined && segments.has(0)) && sql(SQL.episodeProgress).run(e.status, e.steps, e.createdAt, e.updatedAt, body, e.id, e.taskId, run).changes > 0) return;
-  sql(SQL.episodeUpsert).run(e.id, e.taskId, run, e.status, e.steps, e.createdAt, e.updatedAt, body);
-}
 function applyJournal(m) {
   if (openError !== undefined) return { seq: m.seq, error: { kind: 'failed', code: String(openError.code || 'SQLITE_CANTOPEN'), message: 'cannot open: ' + String(openError.message || openError) } };
   const bytes = Buffer.from(m.bytes.buffer, m.bytes.byteOffset, m.bytes.byteLength);
@@ -169,8 +150,8 @@ function applyJournal(m) {
         last = seq;
         applied++;
       }
-      insertJournalRows(ids, steps, bodies, created);
-      for (const body of records) writeJournalRecord(body, created);
+      insertRows(ids, steps, bodies, created, (i) => new JournalConflict(ids[i], steps[i]));
+      for (const body of records) writeRecord(body, created);
       if (last > done) sql(META_SET).run(m.key, JSON.stringify(last));
     }).immediate();
   } catch (error) {
