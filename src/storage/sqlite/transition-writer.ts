@@ -97,6 +97,16 @@ function writeRecord(body, created) {
   if (!(segments !== undefined && segments.has(0)) && sql(SQL.episodeProgress).run(e.status, e.steps, e.createdAt, e.updatedAt, body, e.id, e.taskId, run).changes > 0) return;
   sql(SQL.episodeUpsert).run(e.id, e.taskId, run, e.status, e.steps, e.createdAt, e.updatedAt, body);
 }
+// After a commit: each episode's newest segment key, for the next call's rows (bounded).
+function rememberKeys(created) {
+  if (keys.size >= 65536) keys = new Map();
+  for (const [id, segments] of created) {
+    let last;
+    for (const [segment, key] of segments) if (last === undefined || segment > last[0]) last = [segment, key];
+    keys.set(id, last);
+  }
+}
+const failedReply = (error) => ({ kind: 'failed', code: String((error && error.code) || 'SQLITE_ERROR'), message: String((error && error.message) || error) });
 function commit(m) {
   if (openError !== undefined) return { seq: m.seq, error: { kind: 'failed', code: String(openError.code || 'SQLITE_CANTOPEN'), message: 'cannot open: ' + String(openError.message || openError) } };
   const earlier = failed.get(m.stream);
@@ -107,16 +117,11 @@ function commit(m) {
   } catch (error) {
     const reply = error instanceof Conflict
       ? { kind: 'conflict', index: error.index }
-      : { kind: 'failed', code: String((error && error.code) || 'SQLITE_ERROR'), message: String((error && error.message) || error) };
+      : failedReply(error);
     failed.set(m.stream, reply.kind === 'conflict' ? 'a duplicate step' : reply.message);
     return { seq: m.seq, error: reply };
   }
-  if (keys.size >= 65536) keys = new Map();
-  for (const [id, segments] of created) {
-    let last;
-    for (const [segment, key] of segments) if (last === undefined || segment > last[0]) last = [segment, key];
-    keys.set(id, last);
-  }
+  rememberKeys(created);
   return { seq: m.seq };
 }
 // The step journal's feed (step-journal.ts): framed journal records, each applied unless at or below the last
@@ -157,15 +162,10 @@ function applyJournal(m) {
   } catch (error) {
     const reply = error instanceof JournalConflict
       ? { kind: 'conflict', episodeId: error.episodeId, step: error.step }
-      : { kind: 'failed', code: String((error && error.code) || 'SQLITE_ERROR'), message: String((error && error.message) || error) };
+      : failedReply(error);
     return { seq: m.seq, error: reply };
   }
-  if (keys.size >= 65536) keys = new Map();
-  for (const [id, segments] of created) {
-    let last;
-    for (const [segment, key] of segments) if (last === undefined || segment > last[0]) last = [segment, key];
-    keys.set(id, last);
-  }
+  rememberKeys(created);
   return { seq: m.seq, applied };
 }
 parentPort.on('message', (m) => {
