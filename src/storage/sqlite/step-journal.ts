@@ -205,8 +205,6 @@ export class StepJournal {
   private feeding = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private retryMs = RETRY_MS;
-  /** Why the last feed failed (kept until one succeeds). */
-  private feedError: unknown;
   /** The highest entry known to be in SQLite. */
   private fed = 0;
   private readonly waiters: Array<{ seq: number; resolve: () => void; reject: (error: unknown) => void }> = [];
@@ -402,7 +400,6 @@ export class StepJournal {
       this.pendingBytes += batch.bytes.length;
       this.pendingEntries += batch.entries;
       this.pendingTransitions += batch.transitions;
-      this.feedError = error;
       const waiters = this.waiters.splice(0);
       for (const w of waiters) w.reject(error);
       if (this.closing === undefined) {
@@ -417,7 +414,6 @@ export class StepJournal {
       return;
     }
     this.spare = held;
-    this.feedError = undefined;
     this.retryMs = RETRY_MS;
     this.fed = batch.last;
     if (this.pendingEntries === 0 && this.fd !== undefined) {
