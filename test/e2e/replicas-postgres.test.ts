@@ -77,7 +77,7 @@ if (PG_TEST_URL === undefined || haproxy === undefined) {
   describe('replicas behind HAProxy', () => {
     it('64 episodes through the balancer, one replica SIGKILLed: nothing lost or duplicated, same results as one process', { timeout: 300_000 }, async () => {
       // Episodes, created with their first reset through the balancer.
-      const runs = [];
+      const runs: Array<{ task: (typeof tasks)[number]; seed: number; id: string; token: string; actions: Action[]; acked: string[] }> = [];
       for (const [i, task] of tasks.entries()) {
         const seed = 1000 + i;
         const created = await call(proxyPort, 'POST', '/v1/episodes', TOKEN, { taskId: task.id, seed });
@@ -125,15 +125,18 @@ if (PG_TEST_URL === undefined || haproxy === undefined) {
               if (!killed && probing === undefined && ackedSteps >= total / 3) {
                 // What the victim holds is read first and the kill follows the read: read after the kill, the
                 // survivors (HAProxy redispatches the retries at once) could already have taken every one over.
-                // A read that finds it holding none (the survivors took its episodes over, as they do before any
-                // kill) puts the kill off to a later step: the kill is meant to hit live episodes.
+                // A read that finds it holding no live one (the survivors took its episodes over, as they do before
+                // any kill, or those it holds have ended) puts the kill off to a later step: the kill is meant to hit
+                // live episodes.
                 probing = client
                   .query<{ id: string }>(`SELECT id FROM ${schema}.server_episodes WHERE owner = $1 AND id <> $2`, [victimId, probeId])
                   .then((r) => {
                     probing = undefined;
-                    if (killed || r.rows.length === 0) return;
+                    // Live: the client has steps of it still to send (an ended episode is never taken over).
+                    const live = r.rows.map((row) => row.id).filter((id) => runs.some((x) => x.id === id && x.acked.length < x.actions.length));
+                    if (killed || live.length === 0) return;
                     killed = true;
-                    heldAtKill = r.rows.map((row) => row.id);
+                    heldAtKill = live;
                     victim.child.kill('SIGKILL');
                   });
               }
