@@ -310,6 +310,28 @@ describe('deep-frozen objects are written once', () => {
     expect(canonicalize(deep(withGetter))).toBe(text('{"a":0,"g":2}'));
   });
 
+  it('canonicalizeFrozen with a memo writes through it and keeps the top text for writers without one, on the memo owner\'s word', () => {
+    const memo = new WeakMap<object, string>();
+    const address = deepFreeze({ city: 'Miami', zip: '33121' });
+    const record = deepFreeze({ order_id: '#W1', address, items: [{ id: '1', price: 2.5 }] });
+    const expected = '{"address":{"city":"Miami","zip":"33121"},"items":[{"id":"1","price":2.5}],"order_id":"#W1"}';
+    expect(canonicalizeFrozen(record, memo)).toBe(expected);
+    expect(memo.get(address)).toBe('{"city":"Miami","zip":"33121"}');
+    expect(memo.get(record)).toBe(expected);
+    // The memo's owner vouches for its frozen objects (no member is checked): a getter on the top is read once,
+    // and a transition written later splices the kept text.
+    let g = 1;
+    const vouched = Object.freeze(Object.defineProperty({ a: 0 }, 'g', { get: () => g, enumerable: true }));
+    expect(canonicalizeFrozen(vouched, memo)).toBe('{"a":0,"g":1}');
+    g = 2;
+    expect(canonicalize(deep(vouched))).toBe(text('{"a":0,"g":1}'));
+    // A mutable top is never kept: a change shows.
+    const mutable = { n: 1 };
+    expect(canonicalizeFrozen(mutable, memo)).toBe('{"n":1}');
+    mutable.n = 2;
+    expect(canonicalize(deep(mutable))).toBe(text('{"n":2}'));
+  });
+
   it('canonicalizeFrozen refuses what has no canonical form, naming the member', () => {
     expect(() => canonicalizeFrozen(deepFreeze({ ok: 1, bad: { n: Number.NaN } }))).toThrow(/\/bad\/n: number NaN/);
   });

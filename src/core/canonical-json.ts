@@ -23,9 +23,19 @@ export function canonicalize(value: unknown, memo?: WeakMap<object, string>): st
  * (frozen all the way down, no getters, up to 64 kB). Retail hashes each record its tools make with it, so the
  * transition that answers with that record splices the same text instead of serialising the record again.
  * Same text and errors as `canonicalize`.
+ *
+ * With `memo`, the frozen objects in `value` are written through it as `canonicalize` writes them (the caller
+ * vouches that its frozen objects are plain data, as every memo's owner does), and only the top's text is
+ * kept for the writers that have no memo: no check of every nested object's members, one kept text per record
+ * rather than one per nested object (retail's records, ~30% cheaper to write this way).
  */
-export function canonicalizeFrozen(value: unknown): string {
-  return serialize(value, FROZEN_DEPTH_MIN, undefined);
+export function canonicalizeFrozen(value: unknown, memo?: WeakMap<object, string>): string {
+  if (memo === undefined) return serialize(value, FROZEN_DEPTH_MIN, undefined);
+  const text = serialize(value, 0, memo);
+  if (typeof value === 'object' && value !== null && Object.isFrozen(value) && text.length <= FROZEN_TEXT_MAX) {
+    frozenTexts.set(value, text);
+  }
+  return text;
 }
 
 /** The fast writer from `depth` (where it starts keeping frozen texts), or the checked one where it bails out. */

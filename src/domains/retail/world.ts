@@ -164,13 +164,14 @@ function stringValues(value: unknown, at: string, fail: (pointer: string, messag
 
 /**
  * Canonical JSON of one immutable record, memoised per world. A record a tool made (`made`: from a state's
- * overlay) is written with core's frozen-data texts instead of the world's memo, so that the step's transition,
- * whose tool output is usually that very record, reuses the text rather than serialising it again.
+ * overlay) is written through the world's memo too, and its text is also kept by core for writers without a memo,
+ * so that the step's transition, whose tool output is usually that very record, reuses the text rather than
+ * serialising it again.
  */
 export function recordCanon(world: RetailWorld, record: object, made = false): string {
   let text = world.cache.canon.get(record);
   if (text === undefined) {
-    text = made ? canonicalizeFrozen(record) : canonicalJson(record, world.cache.canon);
+    text = made ? canonicalizeFrozen(record, world.cache.canon) : canonicalJson(record, world.cache.canon);
     // Flattens V8's concatenation tree once; joining unflattened strings costs ~10x more on every digest.
     text.charCodeAt(0);
     world.cache.canon.set(record, text);
