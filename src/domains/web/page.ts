@@ -674,7 +674,7 @@ function render(page: PageState): PageState {
   let mainSpec: Spec;
   let reusedMain: WebNode | undefined;
   let readScroll: boolean;
-  if (last !== undefined && last.node === page.tree.children[1] && last.url === page.url && last.view === page.view && last.store === page.store && (last.scroll === page.scroll || !last.readScroll)) {
+  if (last !== undefined && last.node === page.tree.children[1] && last.url === page.url && sameSiteView(last.view, page.view) && last.store === page.store && (last.scroll === page.scroll || !last.readScroll)) {
     title = last.title;
     mainSpec = last.spec;
     reusedMain = last.node;
@@ -704,6 +704,32 @@ function render(page: PageState): PageState {
   if (tree === page.tree) return edit(page, { title: fullTitle, bids, nextBid: bids.next });
   return edit(page, { title: fullTitle, tree, index: new TreeIndex(tree), bids, nextBid: bids.next });
 }
+
+/**
+ * Whether two views are the same to a site's render: the same parts, the page's own layers (`confirm`,
+ * `toast`) aside. A confirmation dialog opened over a page then keeps its main content as it was.
+ */
+function sameSiteView(a: View, b: View): boolean {
+  if (a === b) return true;
+  for (const part of SITE_VIEW_PARTS) if (a[part] !== b[part]) return false;
+  return true;
+}
+
+/** Whether a site's render reads each part of a view: a part added to `View` and left out here does not compile. */
+const SITE_READS = {
+  values: true,
+  checks: true,
+  errors: true,
+  sort: true,
+  pageNo: true,
+  query: true,
+  tab: true,
+  menu: true,
+  stepNo: true,
+  confirm: false,
+  toast: false,
+} as const satisfies Record<keyof View, boolean>;
+const SITE_VIEW_PARTS: ReadonlyArray<keyof View> = (Object.keys(SITE_READS) as Array<keyof View>).filter((part) => SITE_READS[part]);
 
 /** The children of every leaf a render builds: one frozen array (nodes are never changed in place). */
 const NO_CHILDREN: readonly WebNode[] = Object.freeze([]);
