@@ -34,44 +34,6 @@ export interface WebObservation {
 export function observe(page: PageState, error?: WebError, options: ObserveOptions = {}): WebObservation {
   const prune = options.prune ?? true;
   const budget = (options.tokenBudget ?? OBSERVATION_TOKENS) * 4;
-  const parts: string[] = [];
-  let used = 0;
-  let cut = 0;
-  // Pruned walks take whole subtrees from their pieces: a subtree that fits the budget is one string.
-  const walkPruned = (node: WebNode, depth: number): void => {
-    const piece = pieceOf(node, depth);
-    if (piece.whole) {
-      if (piece.count === 0) return;
-      if (used + piece.size <= budget) {
-        if (piece.text !== undefined) parts.push(piece.text);
-        else wholeLines(piece, parts);
-        used += piece.size;
-        return;
-      }
-      // Not even its shortest line fits: every line of it is cut.
-      if (used + piece.shortest > budget) {
-        cut += piece.count;
-        return;
-      }
-    } else if (!isShown(page, node)) return;
-    if (used + piece.line.length + 1 > budget) cut++;
-    else {
-      parts.push(piece.line);
-      used += piece.line.length + 1;
-    }
-    const children = node.children;
-    for (let i = 0; i < children.length; i++) walkPruned(children[i]!, depth + 1);
-  };
-  const walk = (node: WebNode, depth: number, shown: boolean): void => {
-    const visible = shown && isShown(page, node);
-    const line = `${indent(depth)}${nodeLine(node)}${visible ? '' : ', hidden'}`;
-    if (used + line.length + 1 > budget) cut++;
-    else {
-      parts.push(line);
-      used += line.length + 1;
-    }
-    for (const child of node.children) walk(child, depth + 1, visible);
-  };
   // The tree text depends on the tree, the cut, and the clock and scroll only up to the latest `showAt`
   // and the deepest `fold` in it: kept on the root for the last such state (tree shared by episodes).
   const root = page.tree;
@@ -82,9 +44,11 @@ export function observe(page: PageState, error?: WebError, options: ObserveOptio
   let axtree: string;
   if (held !== undefined && held.root === root && held.tick === tick && held.scroll === scroll && held.prune === prune && held.budget === budget) axtree = held.axtree;
   else {
-    if (prune) walkPruned(root, 0);
-    else walk(root, 0, true);
-    if (cut > 0) parts.push(`… ${cut} more elements not shown (observation budget of ${options.tokenBudget ?? OBSERVATION_TOKENS} tokens)`);
+    const cut: TextCut = { page, budget, parts: [], used: 0, cut: 0 };
+    if (prune) walkPruned(cut, root, 0);
+    else walkAll(cut, root, 0, true);
+    const parts = cut.parts;
+    if (cut.cut > 0) parts.push(`… ${cut.cut} more elements not shown (observation budget of ${options.tokenBudget ?? OBSERVATION_TOKENS} tokens)`);
     axtree = parts.join('\n');
     (root as unknown as { [TEXT]?: TreeText })[TEXT] = { root, tick, scroll, prune, budget, axtree };
   }
@@ -96,6 +60,57 @@ export function observe(page: PageState, error?: WebError, options: ObserveOptio
     focused = `[${n.bid}] ${n.role} '${n.name}'`;
   }
   return { url: page.url, title: page.title, focused, last_action_error: error?.message ?? '', axtree };
+}
+
+/**
+ * One observation's text being cut to its budget: the lines taken so far and their size, and how many were
+ * left out. Walked by module functions, not closures made per observation (tsx, which runs the bench,
+ * names every closure it makes with a `defineProperty`).
+ */
+interface TextCut {
+  readonly page: PageState;
+  readonly budget: number;
+  readonly parts: string[];
+  used: number;
+  cut: number;
+}
+
+/** A pruned walk: whole subtrees from their pieces (a subtree that fits the budget is one string). */
+function walkPruned(out: TextCut, node: WebNode, depth: number): void {
+  const piece = pieceOf(node, depth);
+  if (piece.whole) {
+    if (piece.count === 0) return;
+    if (out.used + piece.size <= out.budget) {
+      if (piece.text !== undefined) out.parts.push(piece.text);
+      else wholeLines(piece, out.parts);
+      out.used += piece.size;
+      return;
+    }
+    // Not even its shortest line fits: every line of it is cut.
+    if (out.used + piece.shortest > out.budget) {
+      out.cut += piece.count;
+      return;
+    }
+  } else if (!isShown(out.page, node)) return;
+  if (out.used + piece.line.length + 1 > out.budget) out.cut++;
+  else {
+    out.parts.push(piece.line);
+    out.used += piece.line.length + 1;
+  }
+  const children = node.children;
+  for (let i = 0; i < children.length; i++) walkPruned(out, children[i]!, depth + 1);
+}
+
+/** An unpruned walk: every node, those not shown marked `hidden`. */
+function walkAll(out: TextCut, node: WebNode, depth: number, shown: boolean): void {
+  const visible = shown && isShown(out.page, node);
+  const line = `${indent(depth)}${nodeLine(node)}${visible ? '' : ', hidden'}`;
+  if (out.used + line.length + 1 > out.budget) out.cut++;
+  else {
+    out.parts.push(line);
+    out.used += line.length + 1;
+  }
+  for (const child of node.children) walkAll(out, child, depth + 1, visible);
 }
 
 /**
@@ -137,6 +152,13 @@ function pieceOf(node: WebNode, depth: number): Piece {
   const held = (node as unknown as { [PIECE]?: Piece })[PIECE];
   if (held !== undefined && held.node === node && held.depth === depth) return held;
   const line = indent(depth) + nodeLine(node);
+  // A hidden node prunes its whole subtree, and nothing late or folded below it shows before it does (it
+  // is then a new node): its children's pieces are not needed.
+  if (node.hidden === true) {
+    const hidden: Piece = { node, depth, line, whole: true, text: '', size: 0, count: 0, shortest: 0, late: -1, fold: -1 };
+    (node as unknown as { [PIECE]?: Piece })[PIECE] = hidden;
+    return hidden;
+  }
   let whole = node.showAt === undefined && node.fold === undefined;
   let size = line.length + 1;
   let count = 1;
@@ -158,9 +180,7 @@ function pieceOf(node: WebNode, depth: number): Piece {
     }
   }
   let piece: Piece;
-  // A hidden node prunes its whole subtree whatever is late or folded below it.
-  if (node.hidden === true) piece = { node, depth, line, whole: true, text: '', size: 0, count: 0, shortest: 0, late, fold };
-  else if (!whole) piece = { node, depth, line, whole: false, text: undefined, size: 0, count: 0, shortest: 0, late, fold };
+  if (!whole) piece = { node, depth, line, whole: false, text: undefined, size: 0, count: 0, shortest: 0, late, fold };
   else if (count > JOINED_LINES) piece = { node, depth, line, whole: true, text: undefined, size, count, shortest, late, fold };
   else {
     // Joined once into one flat string (concatenation would leave a deep rope that every join walks

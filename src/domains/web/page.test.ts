@@ -210,4 +210,21 @@ describe('the simulated page (shop back office)', () => {
     expect(observe(list).axtree).not.toContain('Scroll down to load more rows');
     renders.mockRestore();
   });
+
+  it('keeps the main content as it was while the confirmation dialog opens, and runs the event once it is confirmed', () => {
+    const config: PageConfig = { ...plainConfig(), perturbations: ['confirm-dialog'] };
+    const renders = vi.spyOn(shopSite, 'render');
+    const order = openPage(shopSite, config, createStore(tables), '/orders/O-1001');
+    expect(renders).toHaveBeenCalledTimes(1);
+    const asked = play(order, { type: 'click', bid: bidOf(order, (n) => n.key === 'order.ship') });
+    expect(asked.view.confirm).toBe('ship:O-1001');
+    // The site's render reads no dialog: the page does not run it again, and the main node is the very same.
+    expect(renders).toHaveBeenCalledTimes(1);
+    expect(asked.tree.children[1]).toBe(order.tree.children[1]);
+    expect(observe(asked).axtree).toContain("dialog 'Please confirm', modal");
+    const shipped = play(asked, { type: 'click', bid: bidOf(asked, (n) => n.key === 'layer.confirm.yes') });
+    expect(getRow(shipped.store, 'orders', 'O-1001')!['status']).toBe('shipped');
+    expect(observe(shipped).axtree).not.toContain('Please confirm');
+    renders.mockRestore();
+  });
 });

@@ -7,7 +7,7 @@ import { arrange, configMemo, has, labelFor, type PageConfig } from './perturbat
 import { button, EMPTY_VIEW, form, input, isKept, keep, link, makeSpec, menu, modal, SPEC_BUILT as BUILT, text, toast, type Effect, type HandleContext, type Site, type Spec, type View } from './site.js';
 import { BidMap, type BidAssigner, type BidMark } from './bid-registry.js';
 import { hashStore, type WebStore } from './store.js';
-import { copyNode, makeNode, type NodeDraft, NODE_FROM as FROM, NODE_MAIN as MAIN, NODE_PATCHES as PATCHES, nodeAt, nodeOfFields, ROOT_BID, TreeIndex, updateAt, type BidIndex, type WebNode } from './tree.js';
+import { copyNode, makeNode, type NodeDraft, NODE_FROM as FROM, NODE_MAIN as MAIN, NODE_PATCHES as PATCHES, nodeAt, nodeOfFields, ROOT_BID, TreeIndex, type BidIndex, type WebNode } from './tree.js';
 
 /** The action set (BrowserGym's high-level actions). */
 export type WebAction =
@@ -335,15 +335,14 @@ function setChecked(page: PageState, node: WebNode, path: readonly number[], che
  */
 function patchTree(page: PageState, path: readonly number[], field: 'value' | 'checked', to: string | boolean): WebNode {
   const root = page.tree;
-  const patch = (n: WebNode): WebNode => withField(n, field, to);
   // As with renders: kept only where sessions have branched.
-  if (!page.bids.isShared) return updateAt(root, path, patch);
+  if (!page.bids.isShared) return withFieldAt(root, path, field, to, 0);
   let memo = (root as unknown as Patched)[PATCHES];
   if (memo === undefined || memo.root !== root) (root as unknown as Patched)[PATCHES] = memo = { root, trees: new Map() };
   const key = `${field}\u0000${String(to)}\u0000${path.join('.')}`;
   let tree = memo.trees.get(key);
   if (tree === undefined) {
-    tree = updateAt(root, path, patch);
+    tree = withFieldAt(root, path, field, to, 0);
     if (memo.trees.size >= PATCHES_KEPT) memo.trees.delete(memo.trees.keys().next().value!);
     memo.trees.set(key, tree);
   }
@@ -360,6 +359,20 @@ function withEntry<P extends 'values' | 'checks'>(view: View, part: P, key: stri
   const next = Object.assign({}, view) as unknown as Record<string, unknown>;
   next[part] = entries;
   return next as unknown as View;
+}
+
+/**
+ * `updateAt(root, path, (n) => withField(n, field, to))` without the closure (tsx, which runs the bench,
+ * names every closure it makes with a `defineProperty`).
+ */
+function withFieldAt(root: WebNode, path: readonly number[], field: 'value' | 'checked', to: string | boolean, depth: number): WebNode {
+  if (depth === path.length) return withField(root, field, to);
+  const i = path[depth]!;
+  const children = root.children.slice();
+  children[i] = withFieldAt(root.children[i]!, path, field, to, depth + 1);
+  const copy = copyNode(root);
+  copy.children = children;
+  return copy;
 }
 
 /** A copy of `node` with one field set. */
@@ -508,7 +521,12 @@ class PageContext implements HandleContext {
   }
 
   get parts(): readonly string[] {
-    return (this.parsedParts ??= this.path.split('/').filter((p) => p.length > 0));
+    if (this.parsedParts === undefined) {
+      const parts: string[] = [];
+      for (const p of this.path.split('/')) if (p.length > 0) parts.push(p);
+      this.parsedParts = parts;
+    }
+    return this.parsedParts;
   }
 
   get params(): Readonly<Record<string, string>> {
@@ -553,6 +571,8 @@ function queryParams(url: string): Record<string, string> {
 
 /** decodeURIComponent that keeps malformed escapes as they are (a typed URL must not throw). */
 function safeDecode(s: string): string {
+  // Nothing escaped: what decoding would give (and no try block entered).
+  if (!s.includes('%')) return s;
   try {
     return decodeURIComponent(s);
   } catch {
@@ -654,7 +674,7 @@ function render(page: PageState): PageState {
   let mainSpec: Spec;
   let reusedMain: WebNode | undefined;
   let readScroll: boolean;
-  if (last !== undefined && last.node === page.tree.children[1] && last.url === page.url && last.view === page.view && last.store === page.store && (last.scroll === page.scroll || !last.readScroll)) {
+  if (last !== undefined && last.node === page.tree.children[1] && last.url === page.url && sameSiteView(last.view, page.view) && last.store === page.store && (last.scroll === page.scroll || !last.readScroll)) {
     title = last.title;
     mainSpec = last.spec;
     reusedMain = last.node;
@@ -668,48 +688,13 @@ function render(page: PageState): PageState {
   const fullTitle = `${title} · ${page.site.title}`;
   // A/B variant B hides the top navigation behind a menu button.
   const menuOpen = has(cfg, 'ab-variant') && page.view.menu === 'nav.menu';
-  const banner = stableSpec(cfg, `banner|${page.site.name}|${isLogin}|${menuOpen}`, () => {
-    const links = page.site.nav.map((n): Spec => link(`nav.${n.href}`, ctx.label(n.label), n.href));
-    const nav = makeSpec('nav', 'section', 'navigation', 'Main menu', has(cfg, 'ab-variant') ? [menu(ctx, 'nav.menu', 'Menu', links)] : links);
-    return makeSpec('banner', 'banner', 'banner', '', [link('banner.home', page.site.title, page.site.home), ...(isLogin ? [] : [nav])]);
-  });
+  const bannerKey = `banner|${page.site.name}|${isLogin}|${menuOpen}`;
+  const banner = stableSpec(cfg, bannerKey) ?? keepStable(cfg, bannerKey, bannerSpec(page, ctx, isLogin));
   const layers: Spec[] = [];
   if (page.view.toast !== undefined) layers.push(toast('layer.toast', page.view.toast));
-  if (has(cfg, 'cookie-banner') && !page.dismissed.includes('cookie')) {
-    layers.push(
-      stableSpec(cfg, 'cookie', () =>
-        modal('layer.cookie', 'We use cookies', [
-          text('layer.cookie.text', 'This site uses cookies to remember your preferences.'),
-          button('layer.cookie.accept', 'Accept all', 'dismiss:cookie'),
-          button('layer.cookie.settings', 'Cookie settings', 'noop'),
-        ]),
-      ),
-    );
-  }
-  if (has(cfg, 'newsletter') && !page.dismissed.includes('newsletter')) {
-    layers.push(
-      stableSpec(cfg, 'newsletter', () => {
-        const dialog = modal('layer.newsletter', 'Subscribe to our newsletter', [
-          text('layer.newsletter.text', 'Get the latest offers in your inbox.'),
-          button('layer.newsletter.subscribe', 'Subscribe', 'noop'),
-          has(cfg, 'icon-only') ? button('layer.newsletter.close', 'Close dialog', 'dismiss:newsletter', { icon: '✕' }) : button('layer.newsletter.close', 'No thanks', 'dismiss:newsletter'),
-        ]);
-        dialog.showAt = cfg.newsletterAt;
-        return dialog;
-      }),
-    );
-  }
-  if (page.view.confirm !== undefined) {
-    layers.push(
-      stableSpec(cfg, 'confirm', () =>
-        modal('layer.confirm', 'Please confirm', [
-          text('layer.confirm.text', 'Are you sure you want to do this? It cannot be undone.'),
-          button('layer.confirm.yes', 'Yes, continue', 'confirm:yes'),
-          button('layer.confirm.no', 'Go back', 'confirm:no'),
-        ]),
-      ),
-    );
-  }
+  if (has(cfg, 'cookie-banner') && !page.dismissed.includes('cookie')) layers.push(stableSpec(cfg, 'cookie') ?? keepStable(cfg, 'cookie', cookieDialog()));
+  if (has(cfg, 'newsletter') && !page.dismissed.includes('newsletter')) layers.push(stableSpec(cfg, 'newsletter') ?? keepStable(cfg, 'newsletter', newsletterDialog(cfg)));
+  if (page.view.confirm !== undefined) layers.push(stableSpec(cfg, 'confirm') ?? keepStable(cfg, 'confirm', confirmDialog()));
   layers.unshift(banner, mainSpec);
   const root = makeSpec('root', 'page', 'RootWebArea', fullTitle, layers);
   const assigner = page.bids.assigner();
@@ -719,6 +704,32 @@ function render(page: PageState): PageState {
   if (tree === page.tree) return edit(page, { title: fullTitle, bids, nextBid: bids.next });
   return edit(page, { title: fullTitle, tree, index: new TreeIndex(tree), bids, nextBid: bids.next });
 }
+
+/**
+ * Whether two views are the same to a site's render: the same parts, the page's own layers (`confirm`,
+ * `toast`) aside. A confirmation dialog opened over a page then keeps its main content as it was.
+ */
+function sameSiteView(a: View, b: View): boolean {
+  if (a === b) return true;
+  for (const part of SITE_VIEW_PARTS) if (a[part] !== b[part]) return false;
+  return true;
+}
+
+/** Whether a site's render reads each part of a view: a part added to `View` and left out here does not compile. */
+const SITE_READS = {
+  values: true,
+  checks: true,
+  errors: true,
+  sort: true,
+  pageNo: true,
+  query: true,
+  tab: true,
+  menu: true,
+  stepNo: true,
+  confirm: false,
+  toast: false,
+} as const satisfies Record<keyof View, boolean>;
+const SITE_VIEW_PARTS: ReadonlyArray<keyof View> = (Object.keys(SITE_READS) as Array<keyof View>).filter((part) => SITE_READS[part]);
 
 /** The children of every leaf a render builds: one frozen array (nodes are never changed in place). */
 const NO_CHILDREN: readonly WebNode[] = Object.freeze([]);
@@ -855,18 +866,55 @@ function sameFields(s: Spec, o: WebNode): boolean {
  * Parts of every page that depend only on the config, the site and the facts named in `key` (the banner
  * and navigation, the dialogs): built once per config and handed to every render as the very same
  * object, so the render returns the node it built from it last time. Such a node names its spec under
- * a symbol (see `FROM`; no digest sees symbols).
+ * a symbol (see `FROM`; no digest sees symbols). `stableSpec` finds one, `keepStable` keeps a new one
+ * (two calls, not one with a closure to make it: tsx, which runs the bench, names every closure it makes
+ * with a `defineProperty`).
  */
-function stableSpec(config: PageConfig, key: string, make: () => Spec): Spec {
+function stableSpec(config: PageConfig, key: string): Spec | undefined {
+  return (configMemo(config).stable as Map<string, Spec> | undefined)?.get(key);
+}
+
+function keepStable(config: PageConfig, key: string, spec: Spec): Spec {
   const memo = configMemo(config);
   const specs = (memo.stable ??= new Map()) as Map<string, Spec>;
-  let spec = specs.get(key);
-  if (spec === undefined) {
-    specs.set(key, (spec = keep(make())));
-  }
+  specs.set(key, keep(spec));
   return spec;
 }
 
+/** The banner: the site's home link and, off the login page, its navigation (behind a menu under A/B variant B). */
+function bannerSpec(page: PageState, ctx: PageContext, isLogin: boolean): Spec {
+  const cfg = page.config;
+  const links: Spec[] = [];
+  for (const n of page.site.nav) links.push(link(`nav.${n.href}`, ctx.label(n.label), n.href));
+  const nav = makeSpec('nav', 'section', 'navigation', 'Main menu', has(cfg, 'ab-variant') ? [menu(ctx, 'nav.menu', 'Menu', links)] : links);
+  return makeSpec('banner', 'banner', 'banner', '', [link('banner.home', page.site.title, page.site.home), ...(isLogin ? [] : [nav])]);
+}
+
+function cookieDialog(): Spec {
+  return modal('layer.cookie', 'We use cookies', [
+    text('layer.cookie.text', 'This site uses cookies to remember your preferences.'),
+    button('layer.cookie.accept', 'Accept all', 'dismiss:cookie'),
+    button('layer.cookie.settings', 'Cookie settings', 'noop'),
+  ]);
+}
+
+function newsletterDialog(cfg: PageConfig): Spec {
+  const dialog = modal('layer.newsletter', 'Subscribe to our newsletter', [
+    text('layer.newsletter.text', 'Get the latest offers in your inbox.'),
+    button('layer.newsletter.subscribe', 'Subscribe', 'noop'),
+    has(cfg, 'icon-only') ? button('layer.newsletter.close', 'Close dialog', 'dismiss:newsletter', { icon: '✕' }) : button('layer.newsletter.close', 'No thanks', 'dismiss:newsletter'),
+  ]);
+  dialog.showAt = cfg.newsletterAt;
+  return dialog;
+}
+
+function confirmDialog(): Spec {
+  return modal('layer.confirm', 'Please confirm', [
+    text('layer.confirm.text', 'Are you sure you want to do this? It cannot be undone.'),
+    button('layer.confirm.yes', 'Yes, continue', 'confirm:yes'),
+    button('layer.confirm.no', 'Go back', 'confirm:no'),
+  ]);
+}
 
 /**
  * What a rendered tree's main content was rendered from, kept on the tree's root under a symbol (no

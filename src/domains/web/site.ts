@@ -32,8 +32,9 @@ export interface View {
   readonly tab?: string;
   /** The open menu's key. */
   readonly menu?: string;
-  /** An event waiting for the confirmation dialog. */
+  /** An event waiting for the confirmation dialog (the page's layer: a site's render must not read it). */
   readonly confirm?: string;
+  /** The page's status message (a layer: a site's render must not read it). */
   readonly toast?: string;
   /** Wizard step of a multi-step form (A/B variant). */
   readonly stepNo: number;
