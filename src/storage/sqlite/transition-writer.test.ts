@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { isEnvHarnessError, type Transition } from '../../core/index.js';
+import { canonicalize, isEnvHarnessError, type Transition } from '../../core/index.js';
 import { makeEpisode, makeTransition } from '../../../test/conformance/store-fixtures.js';
 import { createSqliteStore } from './index.js';
 import { WRITER_MAX_IN_FLIGHT } from './transition-writer.js';
@@ -63,6 +63,37 @@ describe('sqlite store: transition writer thread', () => {
     await b.close();
     expect(rows(threaded)).toEqual(rows(direct));
     expect(rows(threaded)).toHaveLength(137);
+  });
+
+  it('stores each body as TEXT holding exactly its canonical JSON, whatever its characters, from the writer and from the journal feed', async () => {
+    const file = tempFile();
+    const store = createSqliteStore(file, { now: systemClock });
+    // Two-, three- and four-byte UTF-8, escapes, and a body past one 16-row INSERT chunk.
+    const wide = (id: string, step: number): Transition => {
+      const t = makeTransition(id, step);
+      return { ...t, observation: { kind: 'message', text: `café ☕ 𝄞 "quoted" \\ \u0001 ${'ü'.repeat(step * 40)}` } };
+    };
+    const written = Array.from({ length: 20 }, (_, i) => wide('writer', i));
+    const fed = Array.from({ length: 20 }, (_, i) => wide('journal', i));
+    try {
+      await store.openTransitionWriter().appendTransitions(written);
+      const journal = store.openStepJournal();
+      expect(journal).toBeDefined();
+      await journal!.appendTransitions(fed);
+      await journal!.drain();
+    } finally {
+      await store.close();
+    }
+    const db = new BetterSqlite3(file, { readonly: true });
+    try {
+      const stored = db
+        .prepare('SELECT k.id, t.step, t.body, typeof(t.body) AS type FROM transitions t JOIN episode_keys k ON k.seq = t.episode_seq ORDER BY k.id, t.step')
+        .all() as Array<{ id: string; step: number; body: string; type: string }>;
+      const expected = [...fed, ...written].map((t) => ({ id: t.episodeId, step: t.step, body: canonicalize(t), type: 'text' }));
+      expect(stored).toEqual(expected);
+    } finally {
+      db.close();
+    }
   });
 
   it('refuses a duplicate step with STORE_CONFLICT, writes nothing of that call, and refuses every later call of the writer', async () => {

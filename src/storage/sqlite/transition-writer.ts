@@ -33,7 +33,7 @@ try {
 }
 const statements = new Map();
 const sql = (text) => { let s = statements.get(text); if (s === undefined) { s = db.prepare(text); statements.set(text, s); } return s; };
-const insertOf = (size) => sql(SQL.insertPrefix + Array(size).fill(SQL.insertRow).join(', '));
+const insertOf = (size) => sql(SQL.insertPrefix + Array(size).fill(SQL.insertRowBytes).join(', '));
 // Episode id -> [segment, key] of its latest segment used, for keys known committed (a key never changes once committed).
 let keys = new Map();
 const SEGMENT = workerData.segmentSteps;
@@ -62,14 +62,18 @@ function keyOf(id, step, created) {
 function write(m, created) {
   const n = m.key.length;
   const bytes = Buffer.from(m.bytes.buffer, m.bytes.byteOffset, m.bytes.byteLength);
-  const texts = new Array(m.ends.length);
-  for (let i = 0, from = 0; i < m.ends.length; i++) { texts[i] = bytes.utf8Slice(from, m.ends[i]); from = m.ends[i]; }
+  // Records are decoded (their columns come from their JSON); transition bodies stay bytes (insertRows).
+  const bodies = new Array(n);
+  let from = 0;
+  for (let i = 0; i < n; i++) { bodies[i] = bytes.subarray(from, m.ends[i]); from = m.ends[i]; }
   const ids = new Array(n);
   for (let i = 0; i < n; i++) ids[i] = m.keys[m.key[i]];
-  insertRows(ids, m.steps, texts, created, (i) => new Conflict(i));
-  for (let i = n; i < texts.length; i++) writeRecord(texts[i], created);
+  insertRows(ids, m.steps, bodies, created, (i) => new Conflict(i));
+  for (let i = n; i < m.ends.length; i++) { writeRecord(bytes.utf8Slice(from, m.ends[i]), created); from = m.ends[i]; }
 }
 // Transition rows in multi-row INSERTs of CHUNK; on a duplicate, row by row to find it (\`duplicate\` names it).
+// Bodies are Buffers of their UTF-8, bound as they are (SQL.insertRowBytes): decoding them to strings only for the
+// driver to encode them again cost ~0.5 µs a row (raw better-sqlite3, 941-byte bodies: 3.1 against 2.6 µs of CPU).
 function insertRows(ids, steps, bodies, created, duplicate) {
   const n = ids.length;
   const params = [];
@@ -150,7 +154,8 @@ function applyJournal(m) {
         const recordCount = bytes.readUInt32LE(start + 12);
         let p = start + 16;
         const str = () => { const n = bytes.readUInt32LE(p); const s = bytes.utf8Slice(p + 4, p + 4 + n); p += 4 + n; return s; };
-        for (let i = 0; i < count; i++) { ids.push(str()); steps.push(bytes.readDoubleLE(p)); p += 8; bodies.push(str()); }
+        const raw = () => { const n = bytes.readUInt32LE(p); const s = bytes.subarray(p + 4, p + 4 + n); p += 4 + n; return s; };
+        for (let i = 0; i < count; i++) { ids.push(str()); steps.push(bytes.readDoubleLE(p)); p += 8; bodies.push(raw()); }
         for (let i = 0; i < recordCount; i++) records.push(str());
         last = seq;
         applied++;
