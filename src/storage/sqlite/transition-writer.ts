@@ -198,7 +198,11 @@ export interface WriterCall {
   ends: Uint32Array;
 }
 
-/** Bytes a new call buffer starts with: the last call's size (calls of one recorder are alike), at least this. */
+/**
+ * Bytes a new call buffer starts with: the last call's size and a quarter more (calls of one recorder are alike),
+ * at least this. Without the quarter nearly every call outgrew its buffer (a second one and a copy): `put` keeps
+ * 3 bytes per UTF-16 unit free, and a call is rarely smaller than the last (32 of 32 inventory calls, 4-7 of 7 retail).
+ */
 const MIN_CALL_BYTES = 4096;
 let lastCallBytes = 1 << 16;
 const utf8 = new TextEncoder();
@@ -220,7 +224,7 @@ export class WriterCallBuilder {
   failure: unknown;
 
   constructor() {
-    this.bytes = new Uint8Array(Math.max(MIN_CALL_BYTES, lastCallBytes));
+    this.bytes = new Uint8Array(Math.max(MIN_CALL_BYTES, lastCallBytes + (lastCallBytes >> 2)));
   }
 
   /** Transitions added so far. */
