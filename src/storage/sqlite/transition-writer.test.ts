@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { canonicalize, isEnvHarnessError, type Transition } from '../../core/index.js';
 import { makeEpisode, makeTransition } from '../../../test/conformance/store-fixtures.js';
 import { createSqliteStore } from './index.js';
-import { WRITER_MAX_IN_FLIGHT } from './transition-writer.js';
+import { CallBuffers, WRITER_MAX_IN_FLIGHT } from './transition-writer.js';
 import { systemClock } from '../../cli/clock.js';
 
 const dirs: string[] = [];
@@ -94,6 +94,27 @@ describe('sqlite store: transition writer thread', () => {
     } finally {
       db.close();
     }
+  });
+
+  it('reuses a call buffer only once the thread has answered its call', () => {
+    const buffers = new CallBuffers();
+    const done = new Int32Array(new SharedArrayBuffer(4));
+    const first = buffers.take(1000);
+    expect(first.buffer).toBeInstanceOf(SharedArrayBuffer);
+    buffers.lend(first.subarray(0, 10), done, 0);
+    // Call 0 not answered: a new buffer.
+    const second = buffers.take(1000);
+    expect(second.buffer).not.toBe(first.buffer);
+    buffers.lend(second.subarray(0, 10), done, 1);
+    Atomics.store(done, 0, 1);
+    // Call 0 answered (call 1 not yet): its whole buffer comes back, not the view the call held.
+    const third = buffers.take(1000);
+    expect(third.buffer).toBe(first.buffer);
+    expect(third.length).toBe(first.length);
+    // Too small for what is asked: a new one.
+    Atomics.store(done, 0, 2);
+    expect(buffers.take(1 << 20).buffer).not.toBe(second.buffer);
+    expect(buffers.take(1000).buffer).toBe(second.buffer);
   });
 
   it('refuses a duplicate step with STORE_CONFLICT, writes nothing of that call, and refuses every later call of the writer', async () => {
