@@ -115,6 +115,16 @@ describe('sqlite store: transition writer thread', () => {
     Atomics.store(done, 0, 2);
     expect(buffers.take(1 << 20).buffer).not.toBe(second.buffer);
     expect(buffers.take(1000).buffer).toBe(second.buffer);
+    // A call of a thread since replaced, never answered: dropped, and it holds up no later call's buffer.
+    const dead = new Int32Array(new SharedArrayBuffer(4));
+    const orphan = buffers.take(1000);
+    buffers.lend(orphan, dead, 5);
+    const fresh = new Int32Array(new SharedArrayBuffer(4));
+    const next = buffers.take(1000);
+    buffers.lend(next, fresh, 0);
+    Atomics.store(fresh, 0, 1);
+    expect(buffers.take(1000).buffer).toBe(next.buffer);
+    expect(buffers.take(1000).buffer).not.toBe(orphan.buffer);
   });
 
   it('refuses a duplicate step with STORE_CONFLICT, writes nothing of that call, and refuses every later call of the writer', async () => {

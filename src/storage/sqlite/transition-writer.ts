@@ -251,7 +251,7 @@ export class CallBuffers {
 
   /** The buffer of `call` went to the thread whose answered count is `done`, as call number `seq`. */
   lend(call: Uint8Array, done: Int32Array, seq: number): void {
-    // A thread that died answers nothing: past this bound the oldest are dropped (collected, never reused).
+    // Past this bound (only with a thread that stopped answering) the oldest are dropped: collected, never reused.
     if (this.lent.length >= 2 * WRITER_MAX_IN_FLIGHT) this.lent.shift();
     // The whole buffer, not the call's view of its first bytes.
     this.lent.push({ bytes: new Uint8Array(call.buffer), done, seq });
@@ -260,7 +260,12 @@ export class CallBuffers {
   private reclaim(): void {
     while (this.lent.length > 0) {
       const call = this.lent[0]!;
-      if (Atomics.load(call.done, 0) <= call.seq) return;
+      if (Atomics.load(call.done, 0) <= call.seq) {
+        // Unanswered: wait for it, unless its thread was replaced since (it may never answer); then drop it, unused.
+        if (call.done === this.lent[this.lent.length - 1]!.done) return;
+        this.lent.shift();
+        continue;
+      }
       this.lent.shift();
       this.give(call.bytes);
     }
