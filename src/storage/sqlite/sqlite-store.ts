@@ -42,7 +42,7 @@ import { CHECKPOINT_INTERVAL_MS, CHECKPOINTER_AFTER_WRITES, FALLBACK_AUTOCHECKPO
 import { migrate, SCHEMA_VERSION, userVersion } from './schema.js';
 import { segmentOf, stageTexts, TRANSITION_SQL, TransitionInserter } from './transitions.js';
 import { DEFAULT_WAL_LIMIT_BYTES, WalPressure } from './wal-pressure.js';
-import { serialiseCall, WriterCallBuilder, WriterThread, type JournalReply, type WriterCall, type WriterReply } from './transition-writer.js';
+import { CallBuffers, serialiseCall, WriterCallBuilder, WriterThread, type JournalReply, type WriterCall, type WriterReply } from './transition-writer.js';
 import { readGenerationLog, writeGenerationLog } from './generation-log.js';
 import { decodeBatch, JOURNAL_META_PREFIX, replayStepJournal, StepJournal, type JournalBatch, type JournalEntry } from './step-journal.js';
 import { batchTaskRows, limitClause as sharedLimitClause, questionMark, reviewFromRow, storedTaskFromRow, taskBody, taskQuery as sharedTaskQuery, whereOf as sharedWhereOf, type ReviewRow, type TaskRow } from '../rows.js';
@@ -164,6 +164,8 @@ export class SqliteStore implements Store {
   private transitionInserter: TransitionInserter | undefined;
   /** The thread behind `openTransitionWriter`, started by its first call. */
   private writerThread: WriterThread | undefined;
+  /** The byte buffers of writer-thread calls, reused once the thread has answered their call. */
+  private readonly callBuffers = new CallBuffers();
   private writerStreams = 0;
   /** The step journal this store handed out last (`openStepJournal`): reads through the store wait for its feed. */
   private stepJournal: StepJournal | undefined;
@@ -557,13 +559,13 @@ export class SqliteStore implements Store {
           return Promise.reject(sticky(error));
         }
       }
-      return submit(() => serialiseCall(transitions, episodes), transitions.length, (index) => transitions[index]!);
+      return submit(() => serialiseCall(transitions, episodes, this.callBuffers), transitions.length, (index) => transitions[index]!);
     };
     if (this.isMemory) return { ordered: true, appendTransitions };
     const stage = (): StagedTransitions | undefined => {
       // A replaced appendTransitions (a wrapper, a test's fault) is never bypassed.
       if (writer.appendTransitions !== appendTransitions) return undefined;
-      const builder = new WriterCallBuilder();
+      const builder = new WriterCallBuilder(this.callBuffers);
       return {
         add: (transition) => builder.add(transition),
         commit: (episodes) => {

@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { isEnvHarnessError, type Transition } from '../../core/index.js';
+import { canonicalize, isEnvHarnessError, type Transition } from '../../core/index.js';
 import { makeEpisode, makeTransition } from '../../../test/conformance/store-fixtures.js';
 import { createSqliteStore } from './index.js';
-import { WRITER_MAX_IN_FLIGHT } from './transition-writer.js';
+import { CallBuffers, WRITER_MAX_IN_FLIGHT } from './transition-writer.js';
 import { systemClock } from '../../cli/clock.js';
 
 const dirs: string[] = [];
@@ -63,6 +63,68 @@ describe('sqlite store: transition writer thread', () => {
     await b.close();
     expect(rows(threaded)).toEqual(rows(direct));
     expect(rows(threaded)).toHaveLength(137);
+  });
+
+  it('stores each body as TEXT holding exactly its canonical JSON, whatever its characters, from the writer and from the journal feed', async () => {
+    const file = tempFile();
+    const store = createSqliteStore(file, { now: systemClock });
+    // Two-, three- and four-byte UTF-8, escapes, and a body past one 16-row INSERT chunk.
+    const wide = (id: string, step: number): Transition => {
+      const t = makeTransition(id, step);
+      return { ...t, observation: { kind: 'message', text: `café ☕ 𝄞 "quoted" \\ \u0001 ${'ü'.repeat(step * 40)}` } };
+    };
+    const written = Array.from({ length: 20 }, (_, i) => wide('writer', i));
+    const fed = Array.from({ length: 20 }, (_, i) => wide('journal', i));
+    try {
+      await store.openTransitionWriter().appendTransitions(written);
+      const journal = store.openStepJournal();
+      expect(journal).toBeDefined();
+      await journal!.appendTransitions(fed);
+      await journal!.drain();
+    } finally {
+      await store.close();
+    }
+    const db = new BetterSqlite3(file, { readonly: true });
+    try {
+      const stored = db
+        .prepare('SELECT k.id, t.step, t.body, typeof(t.body) AS type FROM transitions t JOIN episode_keys k ON k.seq = t.episode_seq ORDER BY k.id, t.step')
+        .all() as Array<{ id: string; step: number; body: string; type: string }>;
+      const expected = [...fed, ...written].map((t) => ({ id: t.episodeId, step: t.step, body: canonicalize(t), type: 'text' }));
+      expect(stored).toEqual(expected);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('reuses a call buffer only once the thread has answered its call', () => {
+    const buffers = new CallBuffers();
+    const done = new Int32Array(new SharedArrayBuffer(4));
+    const first = buffers.take(1000);
+    expect(first.buffer).toBeInstanceOf(SharedArrayBuffer);
+    buffers.lend(first.subarray(0, 10), done, 0);
+    // Call 0 not answered: a new buffer.
+    const second = buffers.take(1000);
+    expect(second.buffer).not.toBe(first.buffer);
+    buffers.lend(second.subarray(0, 10), done, 1);
+    Atomics.store(done, 0, 1);
+    // Call 0 answered (call 1 not yet): its whole buffer comes back, not the view the call held.
+    const third = buffers.take(1000);
+    expect(third.buffer).toBe(first.buffer);
+    expect(third.length).toBe(first.length);
+    // Too small for what is asked: a new one.
+    Atomics.store(done, 0, 2);
+    expect(buffers.take(1 << 20).buffer).not.toBe(second.buffer);
+    expect(buffers.take(1000).buffer).toBe(second.buffer);
+    // A call of a thread since replaced, never answered: dropped, and it holds up no later call's buffer.
+    const dead = new Int32Array(new SharedArrayBuffer(4));
+    const orphan = buffers.take(1000);
+    buffers.lend(orphan, dead, 5);
+    const fresh = new Int32Array(new SharedArrayBuffer(4));
+    const next = buffers.take(1000);
+    buffers.lend(next, fresh, 0);
+    Atomics.store(fresh, 0, 1);
+    expect(buffers.take(1000).buffer).toBe(next.buffer);
+    expect(buffers.take(1000).buffer).not.toBe(orphan.buffer);
   });
 
   it('refuses a duplicate step with STORE_CONFLICT, writes nothing of that call, and refuses every later call of the writer', async () => {

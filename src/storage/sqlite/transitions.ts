@@ -31,6 +31,8 @@ export const TRANSITION_SQL = {
   /** The INSERT of `size` transition rows, 3 parameters each (segment key, step, body). */
   insertPrefix: 'INSERT INTO transitions (episode_seq, step, body) VALUES ',
   insertRow: '(?, ?, ?)',
+  /** The same row with its body bound as UTF-8 bytes (the writer thread's): the CAST stores the TEXT they encode (the table is STRICT). */
+  insertRowBytes: '(?, ?, CAST(? AS TEXT))',
   /** A segment's key (parameters: id, segment). */
   newEpisodeKey: 'INSERT INTO episode_keys (id, segment) VALUES (?, ?) ON CONFLICT (id, segment) DO NOTHING',
   episodeKey: 'SELECT seq FROM episode_keys WHERE id = ? AND segment = ?',
