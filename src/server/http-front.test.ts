@@ -229,6 +229,27 @@ describe('the hot routes\' front', () => {
     }
   });
 
+  it('answers thousands of pipelined steps refused before they apply (each answered at once, in the same read loop) in order, then a step', async () => {
+    const ep = await newEpisode();
+    const c = new Conn();
+    try {
+      const refused = 3000;
+      let text = '';
+      for (let i = 0; i < refused; i++) text += stepRequest(ep, `{"action":${i}`);
+      c.write(text + stepRequest(ep));
+      for (let i = 0; i < refused; i++) {
+        const r = await c.read();
+        expect(r.status).toBe(422);
+        expect(JSON.parse(r.body)).toMatchObject({ code: 'PARAMS_INVALID' });
+      }
+      const last = await c.read();
+      expect(last.status).toBe(200);
+      expect((JSON.parse(last.body) as { info: { step: number } }).info.step).toBe(1);
+    } finally {
+      c.end();
+    }
+  });
+
   it('answers a request that arrives a few bytes at a time', async () => {
     const ep = await newEpisode();
     const c = new Conn();

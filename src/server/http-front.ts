@@ -178,11 +178,15 @@ export function installFront(server: Server, options: FrontOptions): void {
      */
     let knownEp: ServerEpisode | undefined;
     let knownFor: Head | undefined;
-    /** The request the registry is applying: its bytes and path (one at a time per connection). */
+    /** The bytes of the request the registry is applying (one at a time per connection). */
     let applyingUsed = 0;
-    let applyingPath = '';
-    const onReply = (reply: Reply): void => guarded(() => answered(applyingUsed, reply), false);
-    const onStepError = (error: unknown): void => onReply(problemReply(problemOf(error, applyingPath)));
+    /** The registry is in `stepThen`: an answer given before it returns is taken up by `advance`'s loop, not by a nested one. */
+    let inStep = false;
+    let early: Reply | undefined;
+    const onReply = (reply: Reply): void => {
+      if (inStep) early = reply;
+      else guarded(() => answered(applyingUsed, reply), false);
+    };
 
     const onData = (chunk: Buffer) => {
       // Closing after a last answer: what else arrives is never read (node:http discards it too).
@@ -320,9 +324,22 @@ export function installFront(server: Server, options: FrontOptions): void {
           if (ep === undefined) return lend(need);
           // Once the registry has the request, it is answered or the connection closed: never lent on (applied twice).
           applyingUsed = need;
-          applyingPath = current.path;
-          registry.step(ep, DECODER.decode(body), current.headers.get('idempotency-key'), current.path).then(onReply, onStepError);
-          return;
+          inStep = true;
+          try {
+            registry.stepThen(ep, DECODER.decode(body), current.headers.get('idempotency-key'), current.path, onReply);
+          } finally {
+            inStep = false;
+          }
+          if (early === undefined) return;
+          const reply = early;
+          early = undefined;
+          // As an answer given later would be: a failure to write it closes the connection (never a handoff).
+          let more = false;
+          guarded(() => {
+            more = deliver(need, reply);
+          }, false);
+          if (!more) return;
+          continue;
         }
         const progress = { applying: false };
         void (current.id === undefined ? decideBatch(current, body, progress) : decideReplicated(current, body, progress)).then(
@@ -343,19 +360,24 @@ export function installFront(server: Server, options: FrontOptions): void {
 
     const answered = (used: number, reply: Reply | undefined): void => {
       if (reply === undefined) return lend(used);
+      if (deliver(used, reply)) advance();
+    };
+
+    /** Writes the reply to the request in the first `used` buffered bytes; false when nothing more is to be read. */
+    const deliver = (used: number, reply: Reply): boolean => {
       consume(used);
       busy = false;
-      if (closed()) return;
+      if (closed()) return false;
       served++;
       stats.answered++;
       const close = write(reply);
       if (close) {
         gone = true;
         socket.end();
-        return;
+        return false;
       }
       options.deadlines.answered(socket);
-      advance();
+      return true;
     };
 
     /** Lends node:http the request in the first `used` buffered bytes; the front resumes when its response is written. */
