@@ -53,6 +53,8 @@ const MAX_FRONT_HEAD = 8192;
 /** Bytes buffered behind a request being answered at which the front stops reading (node:http pauses its sockets too). */
 const PAUSE_AT = 65_536;
 const HEAD_END = Buffer.from('\r\n\r\n');
+/** Bytes of each slab replies are encoded into (a reply larger than that gets a slab of its own size). */
+const SLAB_BYTES = 1 << 18;
 const STEP = /^\/v1\/episodes\/([^/?#]+)\/step(?:\?.*)?$/;
 const BATCH = /^\/v1\/steps(?:\?.*)?$/;
 /** A request line the front reads: a method, a target of visible ASCII, HTTP/1.1 (anything else is node:http's). */
@@ -90,6 +92,12 @@ export function installFront(server: Server, options: FrontOptions): void {
   const stats: FrontStats = options.stats ?? { answered: 0, lent: 0, handedOver: 0, lending: 0 };
   const registry = options.episodes;
   const keepAliveTail = `\r\nConnection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(options.keepAliveTimeoutMs / 1000)}\r\n\r\n`;
+  /**
+   * Replies are encoded one after another into a slab (a write not done at once keeps reading its bytes, so no
+   * byte of a slab is used twice; a full slab is left to the garbage collector and a new one taken).
+   */
+  let slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
+  let slabAt = 0;
   let dateSecond = -1;
   let dateText = '';
   const date = () => {
@@ -415,9 +423,29 @@ export function installFront(server: Server, options: FrontOptions): void {
 
     /** Writes a reply as node:http's `send` would (same status line and headers); true when the connection closes after it. */
     const write = (reply: Reply): boolean => {
-      const { prefix, ownConnection, close } = skeletonOf(reply);
-      // One string, one write: the status line and headers up to Content-Length, the length, the date, the rest.
-      socket.write(`${prefix}${Buffer.byteLength(reply.body)}\r\nDate: ${date()}${ownConnection ? '\r\n\r\n' : keepAliveTail}${reply.body}`);
+      const { prefix, ownConnection, close, ascii } = skeletonOf(reply);
+      const body = reply.body;
+      const tail = ownConnection ? '\r\n\r\n' : keepAliveTail;
+      const day = date();
+      if (!ascii) {
+        socket.write(`${prefix}${Buffer.byteLength(body)}\r\nDate: ${day}${tail}${body}`);
+        return close;
+      }
+      // One buffer, one write: the body is encoded once, at a place that leaves room before it for the head
+      // (whose Content-Length is the body's byte count), then the head is written just before it.
+      const headRoom = prefix.length + 10 + 8 + day.length + tail.length;
+      const bound = headRoom + body.length * 3;
+      if (slab.length - slabAt < bound) {
+        slab = Buffer.allocUnsafeSlow(Math.max(SLAB_BYTES, bound));
+        slabAt = 0;
+      }
+      const bodyAt = slabAt + headRoom;
+      const length = slab.write(body, bodyAt, 'utf8');
+      const head = `${prefix}${length}\r\nDate: ${day}${tail}`;
+      const start = bodyAt - head.length;
+      slab.write(head, start, 'latin1');
+      slabAt = bodyAt + length;
+      socket.write(slab.subarray(start, slabAt));
       return close;
     };
 
@@ -452,6 +480,8 @@ interface Skeleton {
   /** The reply names its own Connection header: none of the front's keep-alive headers follow. */
   ownConnection: boolean;
   close: boolean;
+  /** The prefix is ASCII (its UTF-8 bytes are its characters), as every header the server sends is. */
+  ascii: boolean;
 }
 
 /** Skeletons of replies whose headers are a shared frozen object (a step's answer), by status. */
@@ -485,7 +515,7 @@ function buildSkeleton(status: number, headers: Record<string, string> | undefin
       if (name.toLowerCase() === 'connection') connection = headers[name];
     }
   }
-  return { prefix: `${prefix}content-length: `, ownConnection: connection !== undefined, close: connection !== undefined && /close/i.test(connection) };
+  return { prefix: `${prefix}content-length: `, ownConnection: connection !== undefined, close: connection !== undefined && /close/i.test(connection), ascii: /^[\x00-\x7f]*$/.test(prefix) };
 }
 
 /** The head of a request the front answers or lends node:http, or undefined for one node:http must have the connection for. */
