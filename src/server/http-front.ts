@@ -53,8 +53,11 @@ const MAX_FRONT_HEAD = 8192;
 /** Bytes buffered behind a request being answered at which the front stops reading (node:http pauses its sockets too). */
 const PAUSE_AT = 65_536;
 const HEAD_END = Buffer.from('\r\n\r\n');
-/** Bytes of each slab replies are encoded into (a reply larger than that gets a slab of its own size). */
-const SLAB_BYTES = 1 << 18;
+/**
+ * Bytes of each slab replies are encoded into (a reply larger than that gets a slab of its own size). Small:
+ * a write the peer is slow to take keeps its whole slab alive.
+ */
+const SLAB_BYTES = 1 << 16;
 const STEP = /^\/v1\/episodes\/([^/?#]+)\/step(?:\?.*)?$/;
 const BATCH = /^\/v1\/steps(?:\?.*)?$/;
 /** A request line the front reads: a method, a target of visible ASCII, HTTP/1.1 (anything else is node:http's). */
