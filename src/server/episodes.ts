@@ -170,7 +170,7 @@ export class EpisodeRegistry {
   readonly maxBatch: number;
   readonly maxOpenEpisodes: number;
   /** The commit group being gathered: steps applied in this event-loop turn, committed together in its check phase. */
-  private gathering: { ready: Promise<void>; episodes: number } | undefined;
+  private gathering: { waiters: CommitWaiter[]; episodes: number } | undefined;
   /** Episodes in the last commit group (its size decides whether the next step may commit at once, see `commit`). */
   private lastGroup = 0;
   /** A step committed at once in this event-loop turn: later ones of the same turn gather again. */
@@ -429,7 +429,7 @@ export class EpisodeRegistry {
    * first reply byte for byte; the same key with another body is 422; a key still in flight is 409.
    */
   async step(ep: ServerEpisode, raw: string, key: string | undefined, instance?: string): Promise<Reply> {
-    if (key === undefined && this.shared === undefined) return this.stepUnkeyed(ep, raw, instance);
+    if (key === undefined && this.shared === undefined) return new Promise<Reply>((resolve) => this.stepUnkeyed(ep, raw, instance, resolve));
     // The body is parsed once: for the envelope and, with a key, for its fingerprint.
     let body: { value: unknown } | { error: unknown };
     try {
@@ -442,17 +442,26 @@ export class EpisodeRegistry {
   }
 
   /**
+   * `step` answering through `answer` (the front's hot path): a step without an Idempotency-Key on a server
+   * without replicas allocates no promise. `answer` may be called before this returns (a refused or relaxed step).
+   */
+  stepThen(ep: ServerEpisode, raw: string, key: string | undefined, instance: string, answer: (reply: Reply) => void): void {
+    if (key === undefined && this.shared === undefined) return this.stepUnkeyed(ep, raw, instance, answer);
+    this.step(ep, raw, key, instance).then(answer, (error: unknown) => answer(problemReply(problemOf(error, instance))));
+  }
+
+  /**
    * `applyBody` for a step without an Idempotency-Key on a server without replicas (the hot case): the same
    * checks, application, commit and replies, without the keyed path's wrappers and async frames.
    */
-  private stepUnkeyed(ep: ServerEpisode, raw: string, instance: string | undefined): Promise<Reply> {
+  private stepUnkeyed(ep: ServerEpisode, raw: string, instance: string | undefined, answer: (reply: Reply) => void): void {
     ep.lastUsed = this.now();
     let envelope: StepEnvelope;
     try {
       envelope = parseStepEnvelope(parseJsonBody(raw), '', maySurrogate(raw));
       this.guard(ep);
     } catch (error) {
-      return Promise.resolve(problemReply(problemOf(error, instance)));
+      return answer(problemReply(problemOf(error, instance)));
     }
     ep.busy = true;
     let applied: StepResult;
@@ -462,25 +471,24 @@ export class EpisodeRegistry {
       reply = { status: 200, body: stepResultText(applied), headers: JSON_HEADERS as Record<string, string> };
     } catch (error) {
       this.release(ep);
-      return Promise.resolve(problemReply(problemOf(error, instance)));
+      return answer(problemReply(problemOf(error, instance)));
     }
     const ended = applied.terminated || applied.truncated;
     if (this.durability === 'relaxed' && !ended) {
       this.commitLater(ep);
       this.release(ep);
-      return Promise.resolve(reply);
+      return answer(reply);
     }
-    return this.commit([ep.episode!], [ep], ended).then(
-      () => {
-        if (ended) this.emit(ep, { kind: 'end', result: applied });
+    this.enlist({
+      episodes: [ep.episode!],
+      owners: [ep],
+      strict: ended,
+      done: (error) => {
+        if (error === undefined && ended) this.emit(ep, { kind: 'end', result: applied });
         this.release(ep);
-        return reply;
+        answer(error === undefined ? reply : problemReply(problemOf(error, instance)));
       },
-      (error: unknown) => {
-        this.release(ep);
-        return problemReply(problemOf(error, instance));
-      },
-    );
+    });
   }
 
   /** The end of a request on an episode: it takes new work again. */
@@ -810,6 +818,11 @@ export class EpisodeRegistry {
     await this.commit([...later.keys()], [...later.values()]).catch(() => undefined);
   }
 
+  /** `enlist` for a caller that awaits: resolves once durable, rejects with the error that broke the episodes. */
+  private commit(episodes: readonly Episode[], owners: readonly ServerEpisode[], strict = false): Promise<void> {
+    return new Promise<void>((resolve, reject) => this.enlist({ episodes, owners, strict, done: (error) => (error === undefined ? resolve() : reject(error)) }));
+  }
+
   /**
    * Makes the given episodes' recorded transitions durable, in groups: a step waits for the check phase of
    * the event-loop turn it was read in (one `setImmediate`), so that every step read in the same I/O phase
@@ -818,66 +831,119 @@ export class EpisodeRegistry {
    * committed at once earlier in this turn, and the last group held one episode (a lone client; under
    * concurrent load groups are larger, and steps keep waiting). Either way the caller answers only after the
    * commit: acknowledged means durable. With a journal, the flush is the journal's write; `strict` (resets,
-   * steps that end an attempt) also waits until SQLite holds it, as without one.
+   * steps that end an attempt) also waits until SQLite holds it, as without one. The waiter hears the outcome
+   * through `done`, not a promise of its own: this runs once per step.
    */
-  private commit(episodes: readonly Episode[], owners: readonly ServerEpisode[], strict = false): Promise<void> {
+  private enlist(waiter: CommitWaiter): void {
     const stats = this.commitStats;
     if (this.gathering === undefined && this.committing === 0 && !this.loneThisTurn && this.lastGroup === 1) {
       this.loneThisTurn = true;
       setImmediate(this.endTurn);
-      this.lastGroup = episodes.length;
+      this.lastGroup = waiter.episodes.length;
       stats.groups++;
       stats.lone++;
-      stats.episodes += episodes.length;
-      return this.flushGroup(episodes, owners, strict);
+      stats.episodes += waiter.episodes.length;
+      this.flushWaiters([waiter]);
+      return;
     }
     let group = this.gathering;
     if (group === undefined) {
-      const gathered: { ready: Promise<void>; episodes: number } = { ready: undefined as unknown as Promise<void>, episodes: 0 };
-      gathered.ready = new Promise<void>((resolve) =>
-        setImmediate(() => {
-          this.gathering = undefined;
-          this.lastGroup = gathered.episodes;
-          stats.groups++;
-          stats.episodes += gathered.episodes;
-          resolve();
-        }),
-      );
-      this.gathering = group = gathered;
+      this.gathering = group = { waiters: [], episodes: 0 };
+      setImmediate(this.gathered);
     }
-    group.episodes += episodes.length;
-    return group.ready.then(() => this.flushGroup(episodes, owners, strict));
+    group.episodes += waiter.episodes.length;
+    group.waiters.push(waiter);
   }
 
   private readonly endTurn = (): void => {
     this.loneThisTurn = false;
   };
 
-  /** `commit` once its group is due: the episodes' flushes (promises chained directly, no async frames: this runs once per step). */
-  private flushGroup(episodes: readonly Episode[], owners: readonly ServerEpisode[], strict: boolean): Promise<void> {
-    this.committing++;
-    let flushed: Promise<unknown>;
-    try {
-      // One episode (a step, a reset): its flush alone, without Promise.all's extra turns.
-      flushed = episodes.length === 1 ? episodes[0]!.flush() : Promise.all(episodes.map((e) => e.flush()));
-    } catch (error) {
-      flushed = Promise.reject(error);
+  /** The check phase of the turn a group gathered in: the group is due. */
+  private readonly gathered = (): void => {
+    const group = this.gathering!;
+    this.gathering = undefined;
+    this.lastGroup = group.episodes;
+    this.commitStats.groups++;
+    this.commitStats.episodes += group.episodes;
+    this.flushWaiters(group.waiters);
+  };
+
+  /**
+   * Flushes the waiters' episodes. Waiters whose flush is one promise (every attempt records through the
+   * journal's one recorder, whose flushes asked for together share a commit) share one reaction to it.
+   */
+  private flushWaiters(waiters: readonly CommitWaiter[]): void {
+    let first: Promise<unknown> | undefined;
+    const firsts: CommitWaiter[] = [];
+    let others: Map<Promise<unknown>, CommitWaiter[]> | undefined;
+    for (const waiter of waiters) {
+      let flushed: Promise<unknown>;
+      try {
+        // One episode (a step, a reset): its flush alone, without Promise.all's extra turns.
+        flushed = waiter.episodes.length === 1 ? waiter.episodes[0]!.flush() : Promise.all(waiter.episodes.map((e) => e.flush()));
+      } catch (error) {
+        flushed = Promise.reject(error);
+      }
+      if (first === undefined || flushed === first) {
+        first = flushed;
+        firsts.push(waiter);
+        continue;
+      }
+      others ??= new Map();
+      const same = others.get(flushed);
+      if (same === undefined) others.set(flushed, [waiter]);
+      else same.push(waiter);
     }
+    if (first !== undefined) this.settleOn(first, firsts);
+    if (others !== undefined) for (const [flushed, same] of others) this.settleOn(flushed, same);
+  }
+
+  /** Tells `waiters` once `flushed` settles (the strict ones once SQLite holds it too); a failure breaks their episodes. */
+  private settleOn(flushed: Promise<unknown>, waiters: readonly CommitWaiter[]): void {
+    this.committing++;
     const journal = this.journal;
-    if (strict && journal !== undefined) flushed = flushed.then(() => journal.drain());
-    return flushed.then(
+    flushed.then(
       () => {
-        this.committing--;
+        let strict: CommitWaiter[] | undefined;
+        if (journal !== undefined) for (const waiter of waiters) if (waiter.strict) (strict ??= []).push(waiter);
+        if (strict === undefined) {
+          this.committing--;
+          for (const waiter of waiters) waiter.done(undefined);
+          return;
+        }
+        for (const waiter of waiters) if (!waiter.strict) waiter.done(undefined);
+        const held = strict;
+        journal!.drain().then(
+          () => {
+            this.committing--;
+            for (const waiter of held) waiter.done(undefined);
+          },
+          (error: unknown) => this.failed(held, error),
+        );
       },
-      (error: unknown) => {
-        this.committing--;
-        const e = isEnvHarnessError(error) ? error : new EnvHarnessError('STORE_FAILED', `recording failed: ${String(error)}`, { cause: error });
-        const broken = new EnvHarnessError(e.code === 'STORE_CONFLICT' ? 'STORE_CONFLICT' : 'STORE_FAILED', `the step was applied but could not be recorded (${e.message}); this episode refuses further requests, create a new one`, { cause: error });
-        for (const ep of owners) ep.broken = broken;
-        throw broken;
-      },
+      (error: unknown) => this.failed(waiters, error),
     );
   }
+
+  private failed(waiters: readonly CommitWaiter[], error: unknown): void {
+    this.committing--;
+    const e = isEnvHarnessError(error) ? error : new EnvHarnessError('STORE_FAILED', `recording failed: ${String(error)}`, { cause: error });
+    const broken = new EnvHarnessError(e.code === 'STORE_CONFLICT' ? 'STORE_CONFLICT' : 'STORE_FAILED', `the step was applied but could not be recorded (${e.message}); this episode refuses further requests, create a new one`, { cause: error });
+    // Every episode of the failed commit refuses work before any waiter answers (an answer may read the next request).
+    for (const waiter of waiters) for (const ep of waiter.owners) ep.broken = broken;
+    for (const waiter of waiters) waiter.done(broken);
+  }
+}
+
+/** What waits for a commit group: its episodes (and their server episodes, broken if the commit fails), and how it hears the outcome. */
+interface CommitWaiter {
+  episodes: readonly Episode[];
+  owners: readonly ServerEpisode[];
+  /** Also wait until SQLite holds it (a reset, a step that ends an attempt). */
+  strict: boolean;
+  /** Called once: undefined when durable, else the error that broke the owners. */
+  done: (error: EnvHarnessError | undefined) => void;
 }
 
 const BATCH_ITEM_KEYS = new Set(['episodeId', 'token', 'action', 'expectedStep', 'idempotencyKey']);

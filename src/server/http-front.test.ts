@@ -179,6 +179,30 @@ describe('the hot routes\' front', () => {
     }
   });
 
+  it('answers a reply larger than its encoding slab, with characters beyond ASCII, as node:http does', async () => {
+    // 600 items for episodes that do not exist: each item's problem names its id (with a few 2- and 3-byte characters).
+    const steps = Array.from({ length: 600 }, (_, i) => ({ episodeId: `épisode-${i}-€`, token: 'x', action: { type: 'tool', tool: 'get_stock', args: {} } }));
+    const body = JSON.stringify({ steps });
+    const head = `POST /v1/steps HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${server.token}\r\nContent-Type: application/json\r\n`;
+    const front = new Conn();
+    const node = new Conn();
+    try {
+      const answered = server.front.answered;
+      front.write(`${head}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      const x = await front.read();
+      expect(server.front.answered).toBe(answered + 1);
+      node.write(`${head}Transfer-Encoding: chunked\r\n\r\n${Buffer.byteLength(body).toString(16)}\r\n${body}\r\n0\r\n\r\n`);
+      const y = await node.read();
+      expect(x.status).toBe(200);
+      expect(Number(x.headers['content-length'])).toBeGreaterThan(1 << 16);
+      expect(x.body).toContain('épisode-599-€');
+      expect(withoutDate(x)).toEqual(withoutDate(y));
+    } finally {
+      front.end();
+      node.end();
+    }
+  });
+
   it('checks a repeated head again once its episode is closed, and a changed token in full', async () => {
     const [a, b] = [await newEpisode(), await newEpisode()];
     const c = new Conn();
@@ -224,6 +248,27 @@ describe('the hot routes\' front', () => {
       expect(JSON.parse(h.body)).toMatchObject({ status: 'ok' });
       const last = await c.read();
       expect((JSON.parse(last.body) as { info: { step: number } }).info.step).toBe(3);
+    } finally {
+      c.end();
+    }
+  });
+
+  it('answers thousands of pipelined steps refused before they apply (each answered at once, in the same read loop) in order, then a step', async () => {
+    const ep = await newEpisode();
+    const c = new Conn();
+    try {
+      const refused = 3000;
+      let text = '';
+      for (let i = 0; i < refused; i++) text += stepRequest(ep, `{"action":${i}`);
+      c.write(text + stepRequest(ep));
+      for (let i = 0; i < refused; i++) {
+        const r = await c.read();
+        expect(r.status).toBe(422);
+        expect(JSON.parse(r.body)).toMatchObject({ code: 'PARAMS_INVALID' });
+      }
+      const last = await c.read();
+      expect(last.status).toBe(200);
+      expect((JSON.parse(last.body) as { info: { step: number } }).info.step).toBe(1);
     } finally {
       c.end();
     }

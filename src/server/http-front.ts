@@ -53,6 +53,11 @@ const MAX_FRONT_HEAD = 8192;
 /** Bytes buffered behind a request being answered at which the front stops reading (node:http pauses its sockets too). */
 const PAUSE_AT = 65_536;
 const HEAD_END = Buffer.from('\r\n\r\n');
+/**
+ * Bytes of each slab replies are encoded into (a reply larger than that gets a slab of its own size). Small:
+ * a write the peer is slow to take keeps its whole slab alive.
+ */
+const SLAB_BYTES = 1 << 16;
 const STEP = /^\/v1\/episodes\/([^/?#]+)\/step(?:\?.*)?$/;
 const BATCH = /^\/v1\/steps(?:\?.*)?$/;
 /** A request line the front reads: a method, a target of visible ASCII, HTTP/1.1 (anything else is node:http's). */
@@ -90,6 +95,12 @@ export function installFront(server: Server, options: FrontOptions): void {
   const stats: FrontStats = options.stats ?? { answered: 0, lent: 0, handedOver: 0, lending: 0 };
   const registry = options.episodes;
   const keepAliveTail = `\r\nConnection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(options.keepAliveTimeoutMs / 1000)}\r\n\r\n`;
+  /**
+   * Replies are encoded one after another into a slab (a write not done at once keeps reading its bytes, so no
+   * byte of a slab is used twice; a full slab is left to the garbage collector and a new one taken).
+   */
+  let slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
+  let slabAt = 0;
   let dateSecond = -1;
   let dateText = '';
   const date = () => {
@@ -178,11 +189,15 @@ export function installFront(server: Server, options: FrontOptions): void {
      */
     let knownEp: ServerEpisode | undefined;
     let knownFor: Head | undefined;
-    /** The request the registry is applying: its bytes and path (one at a time per connection). */
+    /** The bytes of the request the registry is applying (one at a time per connection). */
     let applyingUsed = 0;
-    let applyingPath = '';
-    const onReply = (reply: Reply): void => guarded(() => answered(applyingUsed, reply), false);
-    const onStepError = (error: unknown): void => onReply(problemReply(problemOf(error, applyingPath)));
+    /** The registry is in `stepThen`: an answer given before it returns is taken up by `advance`'s loop, not by a nested one. */
+    let inStep = false;
+    let early: Reply | undefined;
+    const onReply = (reply: Reply): void => {
+      if (inStep) early = reply;
+      else guarded(() => answered(applyingUsed, reply), false);
+    };
 
     const onData = (chunk: Buffer) => {
       // Closing after a last answer: what else arrives is never read (node:http discards it too).
@@ -320,9 +335,22 @@ export function installFront(server: Server, options: FrontOptions): void {
           if (ep === undefined) return lend(need);
           // Once the registry has the request, it is answered or the connection closed: never lent on (applied twice).
           applyingUsed = need;
-          applyingPath = current.path;
-          registry.step(ep, DECODER.decode(body), current.headers.get('idempotency-key'), current.path).then(onReply, onStepError);
-          return;
+          inStep = true;
+          try {
+            registry.stepThen(ep, DECODER.decode(body), current.headers.get('idempotency-key'), current.path, onReply);
+          } finally {
+            inStep = false;
+          }
+          if (early === undefined) return;
+          const reply = early;
+          early = undefined;
+          // As an answer given later would be: a failure to write it closes the connection (never a handoff).
+          let more = false;
+          guarded(() => {
+            more = deliver(need, reply);
+          }, false);
+          if (!more) return;
+          continue;
         }
         const progress = { applying: false };
         void (current.id === undefined ? decideBatch(current, body, progress) : decideReplicated(current, body, progress)).then(
@@ -343,19 +371,24 @@ export function installFront(server: Server, options: FrontOptions): void {
 
     const answered = (used: number, reply: Reply | undefined): void => {
       if (reply === undefined) return lend(used);
+      if (deliver(used, reply)) advance();
+    };
+
+    /** Writes the reply to the request in the first `used` buffered bytes; false when nothing more is to be read. */
+    const deliver = (used: number, reply: Reply): boolean => {
       consume(used);
       busy = false;
-      if (closed()) return;
+      if (closed()) return false;
       served++;
       stats.answered++;
       const close = write(reply);
       if (close) {
         gone = true;
         socket.end();
-        return;
+        return false;
       }
       options.deadlines.answered(socket);
-      advance();
+      return true;
     };
 
     /** Lends node:http the request in the first `used` buffered bytes; the front resumes when its response is written. */
@@ -393,9 +426,29 @@ export function installFront(server: Server, options: FrontOptions): void {
 
     /** Writes a reply as node:http's `send` would (same status line and headers); true when the connection closes after it. */
     const write = (reply: Reply): boolean => {
-      const { prefix, ownConnection, close } = skeletonOf(reply);
-      // One string, one write: the status line and headers up to Content-Length, the length, the date, the rest.
-      socket.write(`${prefix}${Buffer.byteLength(reply.body)}\r\nDate: ${date()}${ownConnection ? '\r\n\r\n' : keepAliveTail}${reply.body}`);
+      const { prefix, ownConnection, close, ascii } = skeletonOf(reply);
+      const body = reply.body;
+      const tail = ownConnection ? '\r\n\r\n' : keepAliveTail;
+      const day = date();
+      if (!ascii) {
+        socket.write(`${prefix}${Buffer.byteLength(body)}\r\nDate: ${day}${tail}${body}`);
+        return close;
+      }
+      // One buffer, one write: the body is encoded once, at a place that leaves room before it for the head
+      // (whose Content-Length is the body's byte count), then the head is written just before it.
+      const headRoom = prefix.length + 10 + 8 + day.length + tail.length;
+      const bound = headRoom + body.length * 3;
+      if (slab.length - slabAt < bound) {
+        slab = Buffer.allocUnsafeSlow(Math.max(SLAB_BYTES, bound));
+        slabAt = 0;
+      }
+      const bodyAt = slabAt + headRoom;
+      const length = slab.write(body, bodyAt, 'utf8');
+      const head = `${prefix}${length}\r\nDate: ${day}${tail}`;
+      const start = bodyAt - head.length;
+      slab.write(head, start, 'latin1');
+      slabAt = bodyAt + length;
+      socket.write(slab.subarray(start, slabAt));
       return close;
     };
 
@@ -430,6 +483,8 @@ interface Skeleton {
   /** The reply names its own Connection header: none of the front's keep-alive headers follow. */
   ownConnection: boolean;
   close: boolean;
+  /** The prefix is ASCII (its UTF-8 bytes are its characters), as every header the server sends is. */
+  ascii: boolean;
 }
 
 /** Skeletons of replies whose headers are a shared frozen object (a step's answer), by status. */
@@ -463,7 +518,7 @@ function buildSkeleton(status: number, headers: Record<string, string> | undefin
       if (name.toLowerCase() === 'connection') connection = headers[name];
     }
   }
-  return { prefix: `${prefix}content-length: `, ownConnection: connection !== undefined, close: connection !== undefined && /close/i.test(connection) };
+  return { prefix: `${prefix}content-length: `, ownConnection: connection !== undefined, close: connection !== undefined && /close/i.test(connection), ascii: /^[\x00-\x7f]*$/.test(prefix) };
 }
 
 /** The head of a request the front answers or lends node:http, or undefined for one node:http must have the connection for. */

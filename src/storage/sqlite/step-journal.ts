@@ -210,7 +210,6 @@ export class StepJournal {
   private readonly waiters: Array<{ seq: number; resolve: () => void; reject: (error: unknown) => void }> = [];
   /** A write failed and its torn bytes could not be cut off: the journal takes nothing more. */
   private failure: EnvHarnessError | undefined;
-  private buffer = Buffer.allocUnsafe(1 << 16);
   private closing: Promise<void> | undefined;
   /** For tests and benches: journal writes, feeds (SQLite transactions) and restarts from the header so far. */
   readonly stats = { writes: 0, feeds: 0, rewinds: 0 };
@@ -287,9 +286,12 @@ export class StepJournal {
     if (ids.length === 0 && episodes.length === 0) return Promise.resolve();
     const records = episodes.map((e) => canonicalize(e));
     const seq = this.seq + 1;
+    // Framed where the feed takes it from, after the records pending: written to the file from there, and
+    // counted as pending only once the write returned (bytes copied nowhere, nothing serialised again).
+    const at = this.pendingBytes;
     const length = this.encode(seq, ids, steps, bodies, records);
     try {
-      writeAll(this.fd, this.buffer, length, this.size);
+      writeAll(this.fd, this.pendingBuffer, length, this.size, at);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       const failed = new EnvHarnessError('STORE_FAILED', `step journal ${this.path}: write failed: ${error instanceof Error ? error.message : String(error)}`, {
@@ -308,13 +310,6 @@ export class StepJournal {
     this.seq = seq;
     this.size += length;
     this.stats.writes++;
-    // The record as written is what SQLite is fed (bytes copied, nothing serialised again).
-    if (this.pendingBuffer.length - this.pendingBytes < length) {
-      const bigger = sharedBuffer(Math.max(this.pendingBuffer.length * 2, this.pendingBytes + length));
-      this.pendingBuffer.copy(bigger, 0, 0, this.pendingBytes);
-      this.pendingBuffer = bigger;
-    }
-    this.buffer.copy(this.pendingBuffer, this.pendingBytes, 0, length);
     this.pendingBytes += length;
     this.pendingEntries++;
     this.pendingTransitions += ids.length;
@@ -437,15 +432,20 @@ export class StepJournal {
     if (this.pendingEntries > 0) this.feedSoon(this.waiters.length > 0 || this.pendingTransitions >= FEED_TRANSITIONS ? 0 : FEED_MS);
   }
 
-  /** Writes the framed record of an entry into `buffer`; returns its length. */
+  /** Writes the framed record of an entry into `pendingBuffer` after the pending records; returns its length. */
   private encode(seq: number, ids: readonly string[], steps: readonly number[], bodies: readonly string[], records: readonly string[]): number {
     // UTF-8 takes at most 3 bytes per UTF-16 unit: reserve that, then write.
     let bound = FRAME_BYTES + 16;
     for (let i = 0; i < ids.length; i++) bound += 16 + (ids[i]!.length + bodies[i]!.length) * 3;
     for (const r of records) bound += 4 + r.length * 3;
-    if (this.buffer.length < bound) this.buffer = Buffer.allocUnsafe(Math.max(bound, this.buffer.length * 2));
-    const b = this.buffer;
-    let at = FRAME_BYTES;
+    const start = this.pendingBytes;
+    if (this.pendingBuffer.length - start < bound) {
+      const bigger = sharedBuffer(Math.max(this.pendingBuffer.length * 2, start + bound));
+      this.pendingBuffer.copy(bigger, 0, 0, start);
+      this.pendingBuffer = bigger;
+    }
+    const b = this.pendingBuffer;
+    let at = start + FRAME_BYTES;
     b.writeDoubleLE(seq, at);
     b.writeUInt32LE(ids.length, at + 8);
     b.writeUInt32LE(records.length, at + 12);
@@ -457,9 +457,9 @@ export class StepJournal {
       at = putString(b, bodies[i]!, at);
     }
     for (const r of records) at = putString(b, r, at);
-    b.writeUInt32LE(at - FRAME_BYTES, 0);
-    b.writeUInt32LE(crc32(b.subarray(FRAME_BYTES, at)), 4);
-    return at;
+    b.writeUInt32LE(at - start - FRAME_BYTES, start);
+    b.writeUInt32LE(crc32(b.subarray(start + FRAME_BYTES, at)), start + 4);
+    return at - start;
   }
 }
 
@@ -477,10 +477,10 @@ function putString(b: Buffer, text: string, at: number): number {
   return at + 4 + n;
 }
 
-/** `write()` until every byte is out, at `position` (a short write continues; an error throws). */
-function writeAll(fd: number, buffer: Buffer, length: number, position: number): void {
+/** `write()` until the `length` bytes of `buffer` from `offset` are out, at `position` (a short write continues; an error throws). */
+function writeAll(fd: number, buffer: Buffer, length: number, position: number, offset = 0): void {
   let done = 0;
-  while (done < length) done += writeSync(fd, buffer, done, length - done, position + done);
+  while (done < length) done += writeSync(fd, buffer, offset + done, length - done, position + done);
 }
 
 /**
