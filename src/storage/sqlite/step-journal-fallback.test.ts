@@ -202,7 +202,9 @@ describe('step journal feed without a worker thread', () => {
       const drained = rejectionOf(journal.drain());
       await vi.advanceTimersByTimeAsync(0);
       const error = await drained;
-      expect(error).toMatchObject({ code: 'STORE_CONFLICT', details: { conflict: 'duplicate_step', episodeId: 'ep-x', step: 2 } });
+      // Worded as the writer thread's feed words it: the whole feed rolled back, not one call.
+      expect(error).toMatchObject({ code: 'STORE_CONFLICT', details: { operation: 'applyJournal', conflict: 'duplicate_step', episodeId: 'ep-x', step: 2 } });
+      expect((error as Error).message).toContain('nothing of the feed was written');
       expect(stored(file, journal.journalId)).toEqual({ transitions: bodies([prior]), episodes: [], fed: undefined });
       expect(journal.unfed).toBe(2);
       expect(readJournal(journalPath(file))!.entries.map((e) => e.seq)).toEqual([1, 2]);
