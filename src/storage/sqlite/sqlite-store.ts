@@ -7,6 +7,7 @@ import {
   canonicalize,
   computeTaskId,
   EnvHarnessError,
+  isEnvHarnessError,
   DEFAULT_SQLITE_BUSY_TIMEOUT_MS,
   type Batch,
   type BatchManifest,
@@ -643,11 +644,14 @@ export class SqliteStore implements Store {
       return answer.applied;
     }
     const error = answer.error;
-    if (error.kind === 'conflict') {
-      throw conflict('applyJournal', `sqlite store ${this.location}: journal entry holds step ${error.step} of episode ${error.episodeId}, which SQLite already has; nothing of the feed was written`, { conflict: 'duplicate_step', episodeId: error.episodeId, step: error.step });
-    }
+    if (error.kind === 'conflict') throw this.journalConflict(error.episodeId, error.step);
     if (isIoFailure(error.code)) this.setFault('write', error.code, error.message);
     throw new EnvHarnessError('STORE_FAILED', `sqlite store ${this.location}: applyJournal failed: ${error.message}`, { details: { operation: 'applyJournal', sqliteCode: error.code } });
+  }
+
+  /** A journal entry holds a step SQLite already has: nothing of that feed (or apply at open) was written. */
+  private journalConflict(episodeId: string, step: number): EnvHarnessError {
+    return conflict('applyJournal', `sqlite store ${this.location}: journal entry holds step ${step} of episode ${episodeId}, which SQLite already has; nothing of the feed was written`, { conflict: 'duplicate_step', episodeId, step });
   }
 
   /**
@@ -666,7 +670,14 @@ export class SqliteStore implements Store {
         let last = done;
         for (const e of entries) {
           if (e.seq <= last) continue;
-          this.writeTransitions({ count: e.ids.length, episodeId: (i) => e.ids[i]!, step: (i) => e.steps[i]!, body: (i) => e.bodies[i]! }, e.episodes, created);
+          try {
+            this.writeTransitions({ count: e.ids.length, episodeId: (i) => e.ids[i]!, step: (i) => e.steps[i]!, body: (i) => e.bodies[i]! }, e.episodes, created);
+          } catch (error) {
+            // The whole apply rolls back, not one call's transitions: said as the writer thread's feed says it.
+            const details = isEnvHarnessError(error, 'STORE_CONFLICT') ? (error.details as { episodeId?: unknown; step?: unknown } | undefined) : undefined;
+            if (typeof details?.episodeId === 'string' && typeof details.step === 'number') throw this.journalConflict(details.episodeId, details.step);
+            throw error;
+          }
           last = e.seq;
           applied++;
         }
