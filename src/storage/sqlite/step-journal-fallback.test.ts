@@ -13,7 +13,8 @@ import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { makeEpisode, makeTransition } from '../../../test/conformance/store-fixtures.js';
 import { canonicalize, type Transition } from '../../core/index.js';
 import { createSqliteStore, type SqliteStore } from './index.js';
-import { JOURNAL_META_PREFIX, journalPath, readJournal, type StepJournal } from './step-journal.js';
+import { journalPath, readJournal, type StepJournal } from './step-journal.js';
+import { rejectionOf, storedRows } from './testing.js';
 
 const workers = vi.hoisted(() => ({ attempts: 0 }));
 // Only `Worker` is replaced (the rest of the module is real): the writer thread and the checkpointer cannot start.
@@ -46,20 +47,6 @@ const steps = (id: string, from: number, count: number): Transition[] => Array.f
 const bodies = (transitions: readonly Transition[]) => transitions.map((t) => ({ id: t.episodeId, step: t.step, body: canonicalize(t) })).sort((a, b) => (a.id === b.id ? a.step - b.step : a.id < b.id ? -1 : 1));
 const records = (episodes: ReturnType<typeof makeEpisode>[]) => episodes.map((e) => ({ id: e.id, body: canonicalize(e) })).sort((a, b) => (a.id < b.id ? -1 : 1));
 
-/** What SQLite holds, read on a connection of its own (no journal replay): transition rows, episode bodies, the journal's meta value. */
-function stored(file: string, journalId: string): { transitions: Array<{ id: string; step: number; body: string }>; episodes: Array<{ id: string; body: string }>; fed: string | undefined } {
-  const db = new BetterSqlite3(file, { readonly: true });
-  try {
-    return {
-      transitions: db.prepare('SELECT k.id, t.step, t.body FROM transitions t JOIN episode_keys k ON k.seq = t.episode_seq ORDER BY k.id, t.step').all() as Array<{ id: string; step: number; body: string }>,
-      episodes: db.prepare('SELECT id, body FROM episodes ORDER BY id').all() as Array<{ id: string; body: string }>,
-      fed: db.prepare('SELECT value FROM meta WHERE key = ?').pluck().get(`${JOURNAL_META_PREFIX}${journalId}`) as string | undefined,
-    };
-  } finally {
-    db.close();
-  }
-}
-
 function fresh(): { file: string; store: SqliteStore; journal: StepJournal } {
   const file = join(dir, `store-${files++}.db`);
   const store = open(file);
@@ -69,15 +56,6 @@ function fresh(): { file: string; store: SqliteStore; journal: StepJournal } {
   // The store tried to start its writer thread for the feed, and could not.
   expect(workers.attempts).toBeGreaterThan(attempts);
   return { file, store, journal };
-}
-
-async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    () => {
-      throw new Error('expected a rejection');
-    },
-    (error: unknown) => error,
-  );
 }
 
 describe('step journal feed without a worker thread', () => {
@@ -90,13 +68,13 @@ describe('step journal feed without a worker thread', () => {
       await journal.appendTransitions([...steps('ep-b', 1, 1), ...steps('ep-a', 3, 1)], { episodes: [b, a] });
       // 20 rows past one multi-row INSERT chunk, and no records.
       await journal.appendTransitions(steps('ep-c', 0, 20));
-      expect(stored(file, journal.journalId)).toEqual({ transitions: [], episodes: [], fed: undefined });
+      expect(storedRows(file, journal.journalId)).toEqual({ transitions: [], episodes: [], fed: undefined });
       const before = join(dir, `before-${files++}-steps`);
       copyFileSync(journalPath(file), before);
       await journal.drain();
       const all = [...steps('ep-a', 1, 3), ...steps('ep-b', 1, 1), ...steps('ep-c', 0, 20)];
       const expected = { transitions: bodies(all), episodes: records([a, b]), fed: '3' };
-      expect(stored(file, journal.journalId)).toEqual(expected);
+      expect(storedRows(file, journal.journalId)).toEqual(expected);
       expect(journal.unfed).toBe(0);
       expect(readJournal(journalPath(file))!.entries).toEqual([]);
       // Reads through the store.
@@ -111,7 +89,7 @@ describe('step journal feed without a worker thread', () => {
       expect(readJournal(journalPath(file))!.entries.map((e) => e.seq)).toEqual([1, 2, 3]);
       const again = open(file);
       await again.close();
-      expect(stored(file, journal.journalId)).toEqual(expected);
+      expect(storedRows(file, journal.journalId)).toEqual(expected);
     } finally {
       await journal.close();
       await store.close();
@@ -129,7 +107,7 @@ describe('step journal feed without a worker thread', () => {
       await journal.appendTransitions(steps('ep-d', 5, 1), { episodes: [makeEpisode('ep-d', 'task-d', { steps: 5 })] });
       expect(journal.unfed).toBe(2);
       await journal.drain();
-      expect(stored(file, journal.journalId)).toEqual({ transitions: bodies(steps('ep-d', 1, 5)), episodes: records([makeEpisode('ep-d', 'task-d', { steps: 5 })]), fed: '2' });
+      expect(storedRows(file, journal.journalId)).toEqual({ transitions: bodies(steps('ep-d', 1, 5)), episodes: records([makeEpisode('ep-d', 'task-d', { steps: 5 })]), fed: '2' });
     } finally {
       await journal.close();
       await store.close();
@@ -145,10 +123,10 @@ describe('step journal feed without a worker thread', () => {
     expect((error as Error).message).toContain('called after close()');
     await expect(journal.close()).rejects.toMatchObject({ code: 'STORE_FAILED' });
     expect(readJournal(journalPath(file))!.entries.map((e) => e.seq)).toEqual([1]);
-    expect(stored(file, journal.journalId).transitions).toEqual([]);
+    expect(storedRows(file, journal.journalId).transitions).toEqual([]);
     const reopened = open(file);
     await reopened.close();
-    expect(stored(file, journal.journalId)).toEqual({ transitions: bodies(steps('ep-e', 1, 2)), episodes: records([makeEpisode('ep-e', 'task-e', { steps: 2 })]), fed: '1' });
+    expect(storedRows(file, journal.journalId)).toEqual({ transitions: bodies(steps('ep-e', 1, 2)), episodes: records([makeEpisode('ep-e', 'task-e', { steps: 2 })]), fed: '1' });
   });
 
   it('sets the store’s fault on an I/O failure, is refused while it stands, and applies once the probe succeeds', async () => {
@@ -175,13 +153,13 @@ describe('step journal feed without a worker thread', () => {
       // Before the probe interval (1 s of the store's clock) the feed is refused without a write.
       nowMs += 999;
       expect(await rejectionOf(journal.drain())).toMatchObject({ code: 'STORE_FAILED', details: { fault: true, sqliteCode: 'SQLITE_FULL' } });
-      expect(stored(file, journal.journalId)).toEqual({ transitions: [], episodes: [], fed: undefined });
+      expect(storedRows(file, journal.journalId)).toEqual({ transitions: [], episodes: [], fed: undefined });
       expect(journal.unfed).toBe(1);
       // The probe's write succeeds: the fault clears and the feed applies, once.
       nowMs += 1;
       await journal.drain();
       expect(store.fault()).toBeUndefined();
-      expect(stored(file, journal.journalId)).toEqual({ transitions: bodies(steps('ep-f', 1, 2)), episodes: records([makeEpisode('ep-f', 'task-f', { steps: 2 })]), fed: '1' });
+      expect(storedRows(file, journal.journalId)).toEqual({ transitions: bodies(steps('ep-f', 1, 2)), episodes: records([makeEpisode('ep-f', 'task-f', { steps: 2 })]), fed: '1' });
       expect(stderr.mock.calls.map(([line]) => String(line))).toEqual([expect.stringContaining('storage fault on'), expect.stringContaining('cleared')]);
     } finally {
       await journal.close();
@@ -205,7 +183,7 @@ describe('step journal feed without a worker thread', () => {
       // Worded as the writer thread's feed words it: the whole feed rolled back, not one call.
       expect(error).toMatchObject({ code: 'STORE_CONFLICT', details: { operation: 'applyJournal', conflict: 'duplicate_step', episodeId: 'ep-x', step: 2 } });
       expect((error as Error).message).toContain('nothing of the feed was written');
-      expect(stored(file, journal.journalId)).toEqual({ transitions: bodies([prior]), episodes: [], fed: undefined });
+      expect(storedRows(file, journal.journalId)).toEqual({ transitions: bodies([prior]), episodes: [], fed: undefined });
       expect(journal.unfed).toBe(2);
       expect(readJournal(journalPath(file))!.entries.map((e) => e.seq)).toEqual([1, 2]);
 
@@ -217,7 +195,7 @@ describe('step journal feed without a worker thread', () => {
         await vi.advanceTimersByTimeAsync(1);
         expect(journal.stats.feeds, `${wait} ms`).toBe(feeds + 1);
       }
-      expect(stored(file, journal.journalId).fed).toBeUndefined();
+      expect(storedRows(file, journal.journalId).fed).toBeUndefined();
 
       // Without the conflicting row, the next retry applies both entries, once.
       const db = new BetterSqlite3(file);
@@ -225,7 +203,7 @@ describe('step journal feed without a worker thread', () => {
       db.close();
       await vi.advanceTimersByTimeAsync(2000);
       expect(journal.unfed).toBe(0);
-      expect(stored(file, journal.journalId)).toEqual({ transitions: bodies([...steps('ep-x', 1, 2), ...steps('ep-y', 1, 2)]), episodes: records([x, y]), fed: '2' });
+      expect(storedRows(file, journal.journalId)).toEqual({ transitions: bodies([...steps('ep-x', 1, 2), ...steps('ep-y', 1, 2)]), episodes: records([x, y]), fed: '2' });
     } finally {
       vi.useRealTimers();
       await journal.close();

@@ -13,7 +13,8 @@ import { makeEpisode, makeTransition } from '../../../test/conformance/store-fix
 import { systemClock } from '../../cli/clock.js';
 import { canonicalize, type Transition } from '../../core/index.js';
 import { createSqliteStore, type SqliteStore } from './index.js';
-import { JOURNAL_META_PREFIX, journalPath, readJournal } from './step-journal.js';
+import { journalPath, readJournal } from './step-journal.js';
+import { rejectionOf, storedRows } from './testing.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'envharness-feed-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -22,20 +23,6 @@ let files = 0;
 const open = (file: string): SqliteStore => createSqliteStore(file, { now: systemClock });
 const steps = (id: string, from: number, count: number): Transition[] => Array.from({ length: count }, (_, i) => makeTransition(id, from + i));
 const bodies = (transitions: readonly Transition[]) => transitions.map((t) => ({ id: t.episodeId, step: t.step, body: canonicalize(t) }));
-
-/** What SQLite holds, read on a connection of its own (no journal replay): transition rows, episode bodies, the journal's meta value. */
-function stored(file: string, journalId: string): { transitions: Array<{ id: string; step: number; body: string }>; episodes: Array<{ id: string; body: string }>; fed: string | undefined } {
-  const db = new BetterSqlite3(file, { readonly: true });
-  try {
-    return {
-      transitions: db.prepare('SELECT k.id, t.step, t.body FROM transitions t JOIN episode_keys k ON k.seq = t.episode_seq ORDER BY k.id, t.step').all() as Array<{ id: string; step: number; body: string }>,
-      episodes: db.prepare('SELECT id, body FROM episodes ORDER BY id').all() as Array<{ id: string; body: string }>,
-      fed: db.prepare('SELECT value FROM meta WHERE key = ?').pluck().get(`${JOURNAL_META_PREFIX}${journalId}`) as string | undefined,
-    };
-  } finally {
-    db.close();
-  }
-}
 
 /** Removes a transition row by hand (what an operator would do to resolve the conflict). */
 function deleteStep(file: string, episodeId: string, step: number): void {
@@ -46,15 +33,6 @@ function deleteStep(file: string, episodeId: string, step: number): void {
   } finally {
     db.close();
   }
-}
-
-async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    () => {
-      throw new Error('expected a rejection');
-    },
-    (error: unknown) => error,
-  );
 }
 
 /** Step 2 of ep-x, committed by the store's appendTransitions (not the journal): another body than the journal's. */
@@ -82,14 +60,14 @@ describe('step journal feed on the writer thread: a step SQLite already has', ()
       expect(error).toMatchObject({ code: 'STORE_CONFLICT', details: { operation: 'applyJournal', conflict: 'duplicate_step', episodeId: 'ep-x', step: 2 } });
       expect((error as Error).message).toContain('nothing of the feed was written');
       // Rolled back whole: not the other entries, not step 1 of ep-x, not the records, not the meta row.
-      expect(stored(file, journal.journalId)).toEqual({ transitions: bodies([prior]), episodes: [], fed: undefined });
+      expect(storedRows(file, journal.journalId)).toEqual({ transitions: bodies([prior]), episodes: [], fed: undefined });
       expect(journal.unfed).toBe(3);
       expect(readJournal(journalPath(file))!.entries.map((e) => e.seq)).toEqual([1, 2, 3]);
 
       // Tried again without anyone asking (the back-off timer), failing the same way while the row stands.
       const feeds = journal.stats.feeds;
       await vi.waitFor(() => expect(journal.stats.feeds).toBeGreaterThan(feeds), { timeout: 10_000, interval: 5 });
-      expect(stored(file, journal.journalId).fed).toBeUndefined();
+      expect(storedRows(file, journal.journalId).fed).toBeUndefined();
       // Later appends are still acknowledged, and wait behind it; a read through the store sees what SQLite has.
       await journal.appendTransitions(steps('ep-z', 2, 1), { episodes: [{ ...episodes.z, steps: 2 }] });
       expect(await store.listTransitions('ep-z')).toEqual([]);
@@ -100,7 +78,7 @@ describe('step journal feed on the writer thread: a step SQLite already has', ()
       deleteStep(file, 'ep-x', 2);
       await vi.waitFor(() => expect(journal.unfed).toBe(0), { timeout: 10_000, interval: 5 });
       const all = [...steps('ep-x', 1, 2), ...steps('ep-y', 1, 2), ...steps('ep-z', 1, 2)];
-      expect(stored(file, journal.journalId)).toEqual({
+      expect(storedRows(file, journal.journalId)).toEqual({
         transitions: bodies(all),
         episodes: [episodes.x, episodes.y, { ...episodes.z, steps: 2 }].map((e) => ({ id: e.id, body: canonicalize(e) })),
         fed: '4',
@@ -125,7 +103,7 @@ describe('step journal feed on the writer thread: a step SQLite already has', ()
     await store.close();
     expect(readJournal(journalPath(file))!.entries.map((e) => e.seq)).toEqual([1, 2]);
     expect(existsSync(`${journalPath(file)}.lock`)).toBe(false);
-    expect(stored(file, id)).toEqual({ transitions: bodies([prior]), episodes: [], fed: undefined });
+    expect(storedRows(file, id)).toEqual({ transitions: bodies([prior]), episodes: [], fed: undefined });
 
     const refused = (() => {
       try {
@@ -136,13 +114,13 @@ describe('step journal feed on the writer thread: a step SQLite already has', ()
       throw new Error('expected the open to fail');
     })();
     expect(refused).toMatchObject({ code: 'STORE_FAILED', details: { operation: 'open', journal: journalPath(file) } });
-    expect(stored(file, id).fed).toBeUndefined();
+    expect(storedRows(file, id).fed).toBeUndefined();
 
     deleteStep(file, 'ep-x', 2);
     for (let i = 0; i < 2; i++) {
       const reopened = open(file);
       await reopened.close();
-      expect(stored(file, id)).toEqual({
+      expect(storedRows(file, id)).toEqual({
         transitions: bodies([...steps('ep-x', 1, 2), ...steps('ep-y', 1, 2)]),
         episodes: [episodes.x, episodes.y].map((e) => ({ id: e.id, body: canonicalize(e) })),
         fed: '2',

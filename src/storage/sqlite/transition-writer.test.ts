@@ -8,6 +8,7 @@ import { makeEpisode, makeTransition } from '../../../test/conformance/store-fix
 import { createSqliteStore } from './index.js';
 import { CallBuffers, WRITER_MAX_IN_FLIGHT } from './transition-writer.js';
 import { systemClock } from '../../cli/clock.js';
+import { rejectionOf } from './testing.js';
 
 const dirs: string[] = [];
 function tempFile(name = 'writer.db'): string {
@@ -31,15 +32,6 @@ function rows(file: string): Array<{ id: string; step: number; body: string }> {
   } finally {
     db.close();
   }
-}
-
-async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    () => {
-      throw new Error('expected a rejection');
-    },
-    (error: unknown) => error,
-  );
 }
 
 describe('sqlite store: transition writer thread', () => {
