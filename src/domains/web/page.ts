@@ -7,7 +7,7 @@ import { arrange, configMemo, has, labelFor, type PageConfig } from './perturbat
 import { button, EMPTY_VIEW, form, input, isKept, keep, link, makeSpec, menu, modal, SPEC_BUILT as BUILT, text, toast, type Effect, type HandleContext, type Site, type Spec, type View } from './site.js';
 import { BidMap, type BidAssigner, type BidMark } from './bid-registry.js';
 import { hashStore, type WebStore } from './store.js';
-import { copyNode, makeNode, type NodeDraft, NODE_FROM as FROM, NODE_MAIN as MAIN, NODE_PATCHES as PATCHES, nodeAt, nodeOfFields, ROOT_BID, TreeIndex, type BidIndex, type WebNode } from './tree.js';
+import { copyNode, makeNode, type NodeDraft, NODE_FROM as FROM, NODE_MAIN as MAIN, NODE_PATCHES as PATCHES, nodeAt, nodeOfFields, ROOT_BID, TreeIndex, updateAt, type BidIndex, type WebNode } from './tree.js';
 
 /** The action set (BrowserGym's high-level actions). */
 export type WebAction =
@@ -335,14 +335,15 @@ function setChecked(page: PageState, node: WebNode, path: readonly number[], che
  */
 function patchTree(page: PageState, path: readonly number[], field: 'value' | 'checked', to: string | boolean): WebNode {
   const root = page.tree;
+  const patch = (n: WebNode): WebNode => withField(n, field, to);
   // As with renders: kept only where sessions have branched.
-  if (!page.bids.isShared) return withFieldAt(root, path, field, to, 0);
+  if (!page.bids.isShared) return updateAt(root, path, patch);
   let memo = (root as unknown as Patched)[PATCHES];
   if (memo === undefined || memo.root !== root) (root as unknown as Patched)[PATCHES] = memo = { root, trees: new Map() };
   const key = `${field}\u0000${String(to)}\u0000${path.join('.')}`;
   let tree = memo.trees.get(key);
   if (tree === undefined) {
-    tree = withFieldAt(root, path, field, to, 0);
+    tree = updateAt(root, path, patch);
     if (memo.trees.size >= PATCHES_KEPT) memo.trees.delete(memo.trees.keys().next().value!);
     memo.trees.set(key, tree);
   }
@@ -359,20 +360,6 @@ function withEntry<P extends 'values' | 'checks'>(view: View, part: P, key: stri
   const next = Object.assign({}, view) as unknown as Record<string, unknown>;
   next[part] = entries;
   return next as unknown as View;
-}
-
-/**
- * `updateAt(root, path, (n) => withField(n, field, to))` without the closure (tsx, which runs the bench,
- * names every closure it makes with a `defineProperty`).
- */
-function withFieldAt(root: WebNode, path: readonly number[], field: 'value' | 'checked', to: string | boolean, depth: number): WebNode {
-  if (depth === path.length) return withField(root, field, to);
-  const i = path[depth]!;
-  const children = root.children.slice();
-  children[i] = withFieldAt(root.children[i]!, path, field, to, depth + 1);
-  const copy = copyNode(root);
-  copy.children = children;
-  return copy;
 }
 
 /** A copy of `node` with one field set. */
