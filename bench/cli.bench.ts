@@ -3,7 +3,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { WORKER_THRESHOLD } from '../src/core/index.js';
+import { NODE_HEAP_FLAGS, WORKER_THRESHOLD } from '../src/core/index.js';
 import { fmt, median, type BenchSection } from './lib.js';
 import { peerFigures, peerLabel, ratioVsPeer } from './peers.js';
 
@@ -20,11 +20,12 @@ const CHAIN_PAIRS = 5;
 const SMALL = WORKER_THRESHOLD;
 const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
 
-// A wrapper process that runs the CLI and reports the CPU of its waited-for children from the kernel
+// A wrapper process that runs the CLI (with the node flags bin/envharness.js's first line gives node, as the
+// \`envharness\` command runs) and reports the CPU of its waited-for children from the kernel
 // (cutime + cstime, fields 16 and 17 of /proc/self/stat): the CLI's whole process, threads included.
 const WRAPPER = `
 const { spawnSync } = require('node:child_process');
-const run = spawnSync(process.execPath, ['bin/envharness.js', ...process.argv.slice(1)], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+const run = spawnSync(process.execPath, [...${JSON.stringify(NODE_HEAP_FLAGS)}, 'bin/envharness.js', ...process.argv.slice(1)], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
 if (run.status !== 0) { process.stderr.write(String(run.stderr)); process.exit(run.status ?? 1); }
 const fields = require('node:fs').readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
 process.stdout.write(String(Number(fields[13]) + Number(fields[14])));

@@ -10,7 +10,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
-import { createEpisode, createHarness, type Action, type StoredTask, type Transition } from '../src/index.js';
+import { createEpisode, createHarness, NODE_HEAP_FLAGS, type Action, type StoredTask, type Transition } from '../src/index.js';
 import { builtinDomains } from '../src/builtins.js';
 import { createPostgresStore, type PostgresStore } from '../src/storage/postgres/index.js';
 import { createEpisodeRecorder, replayInto } from '../src/server/replicas.js';
@@ -221,7 +221,7 @@ async function benchRebuild(database: string, load: string): Promise<BenchSectio
 
 async function startReplica(url: string): Promise<{ port: number; child: ChildProcess }> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['bin/envharness.js', '--store', url, 'serve', '--port', String(port), '--token', TOKEN, '--no-mcp'], { stdio: 'ignore' });
+  const child = spawn(process.execPath, [...NODE_HEAP_FLAGS, 'bin/envharness.js', '--store', url, 'serve', '--port', String(port), '--token', TOKEN, '--no-mcp'], { stdio: 'ignore' });
   await waitFor(async () => (await call(port, 'GET', '/v1/health')).status === 200);
   return { port, child };
 }

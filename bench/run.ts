@@ -9,6 +9,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { NODE_HEAP_FLAGS } from '../src/core/defaults.js';
 import type { BenchSection } from './lib.js';
 import { PEERS_FILE_ENV, peerFigures } from './peers.js';
 
@@ -42,7 +43,8 @@ if (process.env['PEERS'] !== undefined) {
 for (const file of files) {
   process.stderr.write(`bench: ${file}\n`);
   const out = join(scratch, `${file}.json`);
-  const child = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url)], {
+  // Each section's process runs with the node flags the CLI runs with (bin/envharness.js's first line).
+  const child = spawnSync(process.execPath, [...NODE_HEAP_FLAGS, ...process.execArgv, fileURLToPath(import.meta.url)], {
     env: { ...process.env, ENVHARNESS_BENCH_FILE: file, ENVHARNESS_BENCH_OUT: out },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
@@ -60,7 +62,9 @@ const lines: string[] = [
   '',
   `Written by \`npm run bench\`. Machine: ${availableParallelism()} cores (${cpu}), ` +
     `${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}. Figures are medians of several runs; ` +
-    'a peer column says whether the peer ran in this run (PEERS set; bench/peers/README.md) or comes from another run.',
+    'a peer column says whether the peer ran in this run (PEERS set; bench/peers/README.md) or comes from another run. ' +
+    `Every section runs in a node process started with \`${NODE_HEAP_FLAGS.join(' ')}\`, as the \`envharness\` command starts node ` +
+    '(V8\'s default semi-space is 16 MiB; docs/deploy.md, "V8 young generation", has what the default costs).',
   '',
   `Load average (1/5/15 min) when the run started: ${loadBefore.map((x) => x.toFixed(2)).join(' / ')}; when it ended: ` +
     `${loadavg().map((x) => x.toFixed(2)).join(' / ')}; the run took ${((Date.now() - started) / 60_000).toFixed(1)} min. With a load above the core count, ` +

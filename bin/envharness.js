@@ -1,7 +1,10 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=64
 // Runs the compiled CLI (dist/, built on install by `prepare`), or, in a checkout, the TypeScript sources
 // through tsx when dist/ is missing or older than any source file: a test or an edited checkout never runs
 // stale JavaScript.
+// The first line starts node with a 64 MiB semi-space (core's NODE_HEAP_FLAGS; V8's default is 16): episodes
+// make many objects that live a few steps, and the default young generation copies most of them into the old
+// one (docs/deploy.md, "V8 young generation"). `node bin/envharness.js` skips that line: pass the flag yourself.
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 

@@ -1,6 +1,6 @@
 /** Runs candidate instantiation in piscina worker threads; results are identical to the main-thread path. */
 import { Piscina } from 'piscina';
-import { EnvHarnessError } from '../core/index.js';
+import { EnvHarnessError, WORKER_HEAP_LIMITS } from '../core/index.js';
 import type { ErrorCode, RegisteredTemplate } from '../core/index.js';
 import type { CandidatePlan, PackedChunk } from './candidates.js';
 import type { TaskGates } from './gates.js';
@@ -57,7 +57,9 @@ export function createGenerationWorkers(options: { threads: number }): Generatio
   const fromSource = import.meta.url.endsWith('.ts');
   // From sources, a plain-JS bootstrap registers tsx inside each worker before loading worker.ts.
   const filename = new URL(fromSource ? './worker-bootstrap.mjs' : './worker.js', import.meta.url).href;
-  const pool = new Piscina({ filename, name: 'transferring', minThreads: threads, maxThreads: threads, idleTimeout: 1_000 });
+  // The young generation EnvHarness's processes run with, also in a host process started without NODE_HEAP_FLAGS
+  // (a --max-semi-space-size the host was started with applies to every thread instead).
+  const pool = new Piscina({ filename, name: 'transferring', minThreads: threads, maxThreads: threads, idleTimeout: 1_000, resourceLimits: WORKER_HEAP_LIMITS });
   let closed = false;
   const handle: PoolHandle = {
     threads,

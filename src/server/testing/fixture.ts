@@ -8,7 +8,7 @@ import net from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createHarness, type Harness, type StoredTask, type TaskSpec } from '../../index.js';
+import { createHarness, NODE_HEAP_FLAGS, type Harness, type StoredTask, type TaskSpec } from '../../index.js';
 import { math } from '../../domains/math/index.js';
 import { makeInventoryTask } from '../../runtime/testing/index.js';
 import { createServer, type EnvHarnessServer, type ServerOptions } from '../index.js';
@@ -210,11 +210,12 @@ export function createSocketClient(port: number) {
 }
 
 /**
- * Starts `envharness serve --port 0` (through bin/envharness.js) on a store with the test domains and
- * resolves once it prints where it listens. The caller stops it (SIGTERM records open episodes as closed).
+ * Starts `envharness serve --port 0` (through bin/envharness.js, with the node flags its first line gives
+ * node, as the `envharness` command runs it) on a store with the test domains and resolves once it prints
+ * where it listens. The caller stops it (SIGTERM records open episodes as closed).
  */
 export async function spawnServe(storePath: string, token: string, args: string[] = [], nodeArgs: string[] = []): Promise<{ child: ChildProcess; port: number; stderr: () => string }> {
-  const child = spawn(process.execPath, [...nodeArgs, 'bin/envharness.js', '--store', `sqlite:${storePath}`, 'serve', '--port', '0', '--domain-module', 'src/server/testing/domains.ts', ...args], {
+  const child = spawn(process.execPath, [...NODE_HEAP_FLAGS, ...nodeArgs, 'bin/envharness.js', '--store', `sqlite:${storePath}`, 'serve', '--port', '0', '--domain-module', 'src/server/testing/domains.ts', ...args], {
     env: { ...process.env, ENVHARNESS_TOKEN: token, NO_COLOR: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -302,9 +303,13 @@ export function spawnNullServer(): Promise<{ child: ChildProcess; port: number }
   return spawnScriptServer(NULL_SERVER, 'null server');
 }
 
-/** Runs `script` (`node -e`) in a child process and resolves with its port once it prints `listening on http://127.0.0.1:PORT`. */
+/**
+ * Runs `script` (`node -e`) in a child process and resolves with its port once it prints `listening on
+ * http://127.0.0.1:PORT`. The child has the node flags `envharness serve` runs with, so that a floor measured
+ * beside the server runs on the same V8 settings.
+ */
 export async function spawnScriptServer(script: string, name: string): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...NODE_HEAP_FLAGS, '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d) => {
