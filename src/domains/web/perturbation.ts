@@ -132,6 +132,9 @@ export interface ConfigMemo {
   orders?: Map<string, number[]>;
   /** Site-side kept specs (table rows), by key. */
   rows?: Map<string, unknown>;
+  /** Site-side kept table header rows and pagers, by table key. */
+  heads?: Map<string, unknown>;
+  pagers?: Map<string, unknown>;
   /** Page-side kept specs (banner, dialogs), by key. */
   stable?: Map<string, unknown>;
 }
