@@ -716,12 +716,11 @@ function render(page: PageState): PageState {
   const menuOpen = has(cfg, 'ab-variant') && page.view.menu === 'nav.menu';
   const bannerKey = bannerKeyOf(page.site.name, isLogin, menuOpen);
   const banner = stableSpec(cfg, bannerKey) ?? keepStable(cfg, bannerKey, bannerSpec(page, ctx, isLogin));
-  const layers: Spec[] = [];
+  const layers: Spec[] = [banner, mainSpec];
   if (page.view.toast !== undefined) layers.push(toast('layer.toast', page.view.toast));
   if (has(cfg, 'cookie-banner') && !page.dismissed.includes('cookie')) layers.push(stableSpec(cfg, 'cookie') ?? keepStable(cfg, 'cookie', cookieDialog()));
   if (has(cfg, 'newsletter') && !page.dismissed.includes('newsletter')) layers.push(stableSpec(cfg, 'newsletter') ?? keepStable(cfg, 'newsletter', newsletterDialog(cfg)));
   if (page.view.confirm !== undefined) layers.push(stableSpec(cfg, 'confirm') ?? keepStable(cfg, 'confirm', confirmDialog()));
-  layers.unshift(banner, mainSpec);
   const root = makeSpec('root', 'page', 'RootWebArea', fullTitle, layers);
   const assigner = page.bids.assigner();
   const tree = buildNode({ assigner, mainSpec, reusedMain }, root, page.tree.key === root.key ? page.tree : undefined);
@@ -816,7 +815,10 @@ function buildNode(run: RenderRun, spec: Spec, old: WebNode | undefined): WebNod
     if (before !== undefined) {
       const at = before[i];
       if (at !== undefined && at.key === child.key) prior = at;
-      else {
+      // Every node of the previous tree has its key in this session's bid registry: a key it does not hold
+      // (a new row of a table paged, sorted or searched) is no old child's, and is not compared with each of
+      // them (keys built per render are ropes of equal length, compared character by character).
+      else if (run.assigner.holdsKey(child.key)) {
         // Few children: a scan (no map made for a list whose keys all changed, as on navigation).
         if (before.length <= SCAN_CHILDREN) prior = childByKey(before, child.key);
         else {

@@ -430,7 +430,9 @@ export function menu(ctx: RenderContext, key: string, label: string, items: Spec
     'menu',
     label,
     items.map((i) => {
-      const entry = Object.assign(makeSpec(i.key, 'menuitem', 'menuitem', i.name), i);
+      // A fresh spec (the caller's, made for this menu: no bid, not kept) becomes its menu item in place;
+      // any other is copied first (Object.assign copies every field, all of them set on every spec).
+      const entry: SpecDraft = (i as { bid?: string }).bid === '' && !isKept(i) ? i : Object.assign(makeSpec(i.key, 'menuitem', 'menuitem', i.name), i);
       entry.component = 'menuitem';
       entry.role = 'menuitem';
       return entry;
