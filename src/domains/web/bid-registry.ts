@@ -114,6 +114,12 @@ export class BidAssigner {
     this.owned = log.keys.length === next;
   }
 
+  /** Whether `key` has a bid in this session (assigned before this render or by it). */
+  holdsKey(key: string): boolean {
+    const n = this.log.ids.get(key);
+    return n !== undefined && n < this.next;
+  }
+
   /** The bid of `key`, appending it when it is new to this session. */
   bid(key: string): string {
     let log = this.log;

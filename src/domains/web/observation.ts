@@ -166,10 +166,13 @@ function pieceOf(node: WebNode, depth: number): Piece {
   let late = node.showAt ?? -1;
   let fold = node.fold ?? -1;
   // Indexed, not `for...of`: V8 did not drop the iterator's result objects in this recursion (about 3% of
-  // what a first-visit episode allocated).
+  // what a first-visit episode allocated). A child's held piece is read here, not through a call: most
+  // children of a new node are old ones.
   const children = node.children;
   for (let i = 0; i < children.length; i++) {
-    const sub = pieceOf(children[i]!, depth + 1);
+    const child = children[i]!;
+    let sub = (child as unknown as { [PIECE]?: Piece })[PIECE];
+    if (sub === undefined || sub.node !== child || sub.depth !== depth + 1) sub = pieceOf(child, depth + 1);
     if (sub.late > late) late = sub.late;
     if (sub.fold > fold) fold = sub.fold;
     if (!sub.whole) whole = false;
@@ -184,12 +187,13 @@ function pieceOf(node: WebNode, depth: number): Piece {
   else if (count > JOINED_LINES) piece = { node, depth, line, whole: true, text: undefined, size, count, shortest, late, fold };
   else {
     // Joined once into one flat string (concatenation would leave a deep rope that every join walks
-    // again); every child holds its own text, since none has more lines than this subtree.
+    // again); every child holds its own text, since none has more lines than this subtree, and its piece
+    // (made or found by the loop above).
     let text = line;
     if (count > 1) {
       const texts = [line];
       for (let i = 0; i < children.length; i++) {
-        const sub = pieceOf(children[i]!, depth + 1);
+        const sub = (children[i] as unknown as { [PIECE]: Piece })[PIECE];
         if (sub.count > 0) texts.push(sub.text!);
       }
       text = texts.join('\n');
@@ -245,16 +249,9 @@ export function nodeLine(node: WebNode): string {
 }
 
 function quote(s: string): string {
-  // A loop, not a RegExp test: most names are short and need nothing.
-  let plain = true;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c === 0x5c || c === 0x27 || c === 0x0a) {
-      plain = false;
-      break;
-    }
-  }
-  if (plain) return `'${s}'`;
+  // Three native searches, not a RegExp test nor a loop over the characters (`charCodeAt` on a rope, as
+  // many names are, is the slow path): most names need nothing.
+  if (s.indexOf("'") < 0 && s.indexOf('\\') < 0 && s.indexOf('\n') < 0) return `'${s}'`;
   return `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\n/g, ' ')}'`;
 }
 

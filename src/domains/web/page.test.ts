@@ -6,7 +6,7 @@ import { plainConfig, type PageConfig } from './perturbation.js';
 import { bookingSite } from './sites/booking.js';
 import { shopSite } from './sites/shop.js';
 import { createStore, getRow, hashStore } from './store.js';
-import { findNode, type WebNode } from './tree.js';
+import { findNode, makeNode, TreeIndex, type WebNode } from './tree.js';
 
 const tables = {
   orders: {
@@ -87,6 +87,45 @@ describe('the simulated page (shop back office)', () => {
     expect([items(trip, 'B-1001'), items(trip, 'B-1002')]).toEqual([true, false]);
     trip = toggle(trip, 'B-1002');
     expect([items(trip, 'B-1001'), items(trip, 'B-1002')]).toEqual([true, true]);
+  });
+
+  it("keeps a table's header and pager only while the sort, the columns and the page hold", () => {
+    const many: Record<string, { name: string; sku: string; price: number; stock: number; active: boolean }> = {};
+    for (let i = 1; i <= 7; i++) many[`P-10${i}`] = { name: `Item ${i}`, sku: `SKU-${i}`, price: 100 * i, stock: 10 - i, active: true };
+    let page = openPage(shopSite, { ...plainConfig(), perturbations: ['pagination'], pageSize: 3 }, createStore({ ...tables, products: many }), '/products');
+    const head = (p: PageState, column: string): WebNode => findNode(p.tree, (n) => n.key === `products.t.col.${column}`)!;
+    const sortBy = (p: PageState, column: string): PageState => play(p, { type: 'click', bid: head(p, column).bid });
+    const at = (p: PageState): string => findNode(p.tree, (n) => n.key === 'products.t.pager.at')!.name;
+    expect([head(page, 'price').sort, head(page, 'stock').sort]).toEqual([undefined, undefined]);
+    page = sortBy(page, 'price');
+    expect([head(page, 'price').sort, head(page, 'stock').sort]).toEqual(['ascending', undefined]);
+    page = sortBy(page, 'price');
+    expect([head(page, 'price').sort, head(page, 'stock').sort]).toEqual(['descending', undefined]);
+    page = sortBy(page, 'stock');
+    expect([head(page, 'price').sort, head(page, 'stock').sort]).toEqual([undefined, 'ascending']);
+    expect(observe(page).axtree).toMatch(/columnheader 'Stock', sort=ascending/);
+    // The pager follows the page: the next page, then the last (its next button disabled), then back.
+    const next = (p: PageState): PageState => play(p, { type: 'click', bid: findNode(p.tree, (n) => n.key === 'products.t.pager.next')!.bid });
+    expect(at(page)).toBe('Page 1 of 3');
+    page = next(page);
+    expect(at(page)).toBe('Page 2 of 3');
+    page = next(page);
+    expect([at(page), findNode(page.tree, (n) => n.key === 'products.t.pager.next')!.disabled]).toEqual(['Page 3 of 3', true]);
+    page = play(page, { type: 'click', bid: findNode(page.tree, (n) => n.key === 'products.t.pager.prev')!.bid });
+    expect([at(page), findNode(page.tree, (n) => n.key === 'products.t.pager.next')!.disabled]).toEqual(['Page 2 of 3', false]);
+  });
+
+  it('finds a bid by the hint it was given only when the hint still holds, else by a search', () => {
+    const u = undefined;
+    const leaf = (bid: string): WebNode => makeNode(bid, `k${bid}`, 'button', 'button', bid, u, u, u, u, u, u, u, u, u, u, u, u, u, u, u, u, u, []);
+    const tree = makeNode('1', 'root', 'page', 'RootWebArea', '', u, u, u, u, u, u, u, u, u, u, u, u, u, u, u, u, u, [leaf('2'), makeNode('3', 'sec', 'section', 'region', '', u, u, u, u, u, u, u, u, u, u, u, u, u, u, u, u, u, [leaf('4'), leaf('5')])]);
+    expect(new TreeIndex(tree, '5', [1, 1]).get('5')).toEqual([1, 1]);
+    // Where the bid was in an older tree: another node there, or no node at all.
+    expect(new TreeIndex(tree, '5', [1, 0]).get('5')).toEqual([1, 1]);
+    expect(new TreeIndex(tree, '5', [0, 3]).get('5')).toEqual([1, 1]);
+    expect(new TreeIndex(tree, '6', [1, 1]).get('6')).toBeUndefined();
+    // A hint for one bid answers nothing about another.
+    expect(new TreeIndex(tree, '5', [1, 1]).get('4')).toEqual([1, 0]);
   });
 
   it('rejects invalid actions with a code and returns the very same page', () => {

@@ -220,7 +220,7 @@ function elementAction(page: PageState, action: ElementAction): PageStep {
       if (expired !== undefined) return ok(expired);
       const value = String(action.text);
       const view = withEntry(page.view, 'values', node.key, value);
-      return ok(tick(edit(page, { view, tree: patchTree(page, path, 'value', value), focused: node.bid })));
+      return ok(tick(typed(page, view, patchTree(page, path, 'value', value), node.bid)));
     }
     case 'select_option': {
       if (node.role !== 'combobox') return reject(page, 'NOT_SELECT', `element [${node.bid}] ${describe(node)} is not a select`, node.bid);
@@ -229,7 +229,7 @@ function elementAction(page: PageState, action: ElementAction): PageStep {
       const expired = expire(page);
       if (expired !== undefined) return ok(expired);
       const view = withEntry(page.view, 'values', node.key, value);
-      return ok(tick(edit(page, { view, tree: patchTree(page, path, 'value', value), focused: node.bid })));
+      return ok(tick(typed(page, view, patchTree(page, path, 'value', value), node.bid)));
     }
     case 'check':
     case 'uncheck': {
@@ -243,7 +243,7 @@ function elementAction(page: PageState, action: ElementAction): PageStep {
       if (!KEYS.includes(key)) return reject(page, 'BAD_KEY', `press accepts ${KEYS.join(', ')}; got "${key}"`, node.bid);
       const expired = expire(page);
       if (expired !== undefined) return ok(expired);
-      const focused = edit(page, { focused: node.bid });
+      const focused = focusOn(page, node.bid);
       if (key === 'Escape') return ok(tick(escape(focused)));
       if (key === 'Enter') {
         if (node.role === 'textbox' || node.role === 'searchbox') {
@@ -258,7 +258,7 @@ function elementAction(page: PageState, action: ElementAction): PageStep {
     case 'click': {
       const expired = expire(page);
       if (expired !== undefined) return ok(expired);
-      return ok(tick(activate(edit(page, { focused: node.bid }), node, path)));
+      return ok(tick(activate(focusOn(page, node.bid), node, path)));
     }
   }
 }
@@ -324,7 +324,7 @@ function activate(page: PageState, node: WebNode, path: readonly number[]): Page
 
 function setChecked(page: PageState, node: WebNode, path: readonly number[], checked: boolean): PageState {
   const view = withEntry(page.view, 'checks', node.key, checked);
-  return edit(page, { view, tree: patchTree(page, path, 'checked', checked), focused: node.bid });
+  return typed(page, view, patchTree(page, path, 'checked', checked), node.bid);
 }
 
 /**
@@ -335,15 +335,17 @@ function setChecked(page: PageState, node: WebNode, path: readonly number[], che
  */
 function patchTree(page: PageState, path: readonly number[], field: 'value' | 'checked', to: string | boolean): WebNode {
   const root = page.tree;
-  const patch = (n: WebNode): WebNode => withField(n, field, to);
+  // A module function and its argument, not a closure made per change (tsx, which runs the bench, names
+  // every closure it makes with a `defineProperty`: about 1% of a level-5 first-visit episode).
+  const patch = field === 'value' ? withValue : withChecked;
   // As with renders: kept only where sessions have branched.
-  if (!page.bids.isShared) return updateAt(root, path, patch);
+  if (!page.bids.isShared) return updateAt(root, path, patch, to);
   let memo = (root as unknown as Patched)[PATCHES];
   if (memo === undefined || memo.root !== root) (root as unknown as Patched)[PATCHES] = memo = { root, trees: new Map() };
   const key = `${field}\u0000${String(to)}\u0000${path.join('.')}`;
   let tree = memo.trees.get(key);
   if (tree === undefined) {
-    tree = updateAt(root, path, patch);
+    tree = updateAt(root, path, patch, to);
     if (memo.trees.size >= PATCHES_KEPT) memo.trees.delete(memo.trees.keys().next().value!);
     memo.trees.set(key, tree);
   }
@@ -362,11 +364,16 @@ function withEntry<P extends 'values' | 'checks'>(view: View, part: P, key: stri
   return next as unknown as View;
 }
 
-/** A copy of `node` with one field set. */
-function withField(node: WebNode, field: 'value' | 'checked', to: string | boolean): WebNode {
+/** A copy of `node` with its value (`withValue`) or its tick (`withChecked`) set. */
+function withValue(node: WebNode, to: string | boolean): WebNode {
   const copy = copyNode(node);
-  if (field === 'value') copy.value = to as string;
-  else copy.checked = to as boolean;
+  copy.value = to as string;
+  return copy;
+}
+
+function withChecked(node: WebNode, to: string | boolean): WebNode {
+  const copy = copyNode(node);
+  copy.checked = to as boolean;
   return copy;
 }
 
@@ -388,6 +395,24 @@ function formOf(page: PageState, path: readonly number[]): WebNode | undefined {
   return undefined;
 }
 
+/**
+ * `page` focused on `bid`; `typed`: with a field's new value or tick too. Fields set on a draft (the
+ * steps every episode takes most), not `edit` with a patch object and `Object.assign`.
+ */
+function focusOn(page: PageState, bid: string): PageState {
+  const next = draft(page);
+  next.focused = bid;
+  return next;
+}
+
+function typed(page: PageState, view: View, tree: WebNode, bid: string): PageState {
+  const next = draft(page);
+  next.view = view;
+  next.tree = tree;
+  next.focused = bid;
+  return next;
+}
+
 function tick(page: PageState): PageState {
   const next = draft(page);
   next.tick = page.tick + 1;
@@ -405,7 +430,13 @@ function knownRoute(page: PageState, url: string): boolean {
 }
 
 function navigate(page: PageState, url: string, view: View = EMPTY_VIEW): PageState {
-  return rerender(edit(page, { url, history: [...page.history, page.url], view, scroll: 0, focused: undefined }));
+  const next = draft(page);
+  next.url = url;
+  next.history = [...page.history, page.url];
+  next.view = view;
+  next.scroll = 0;
+  next.focused = undefined;
+  return rerender(next);
 }
 
 /** Session timeout: the session ran out, so this action lands on the login page instead of running. */
@@ -509,8 +540,16 @@ class PageContext implements HandleContext {
 
   get parts(): readonly string[] {
     if (this.parsedParts === undefined) {
+      // The path's non-empty `/`-separated parts, cut with `indexOf` (no array of every part made first).
       const parts: string[] = [];
-      for (const p of this.path.split('/')) if (p.length > 0) parts.push(p);
+      const path = this.path;
+      let from = 0;
+      while (from <= path.length) {
+        let to = path.indexOf('/', from);
+        if (to < 0) to = path.length;
+        if (to > from) parts.push(path.slice(from, to));
+        from = to + 1;
+      }
       this.parsedParts = parts;
     }
     return this.parsedParts;
@@ -675,21 +714,31 @@ function render(page: PageState): PageState {
   const fullTitle = `${title} · ${page.site.title}`;
   // A/B variant B hides the top navigation behind a menu button.
   const menuOpen = has(cfg, 'ab-variant') && page.view.menu === 'nav.menu';
-  const bannerKey = `banner|${page.site.name}|${isLogin}|${menuOpen}`;
+  const bannerKey = bannerKeyOf(page.site.name, isLogin, menuOpen);
   const banner = stableSpec(cfg, bannerKey) ?? keepStable(cfg, bannerKey, bannerSpec(page, ctx, isLogin));
-  const layers: Spec[] = [];
+  const layers: Spec[] = [banner, mainSpec];
   if (page.view.toast !== undefined) layers.push(toast('layer.toast', page.view.toast));
   if (has(cfg, 'cookie-banner') && !page.dismissed.includes('cookie')) layers.push(stableSpec(cfg, 'cookie') ?? keepStable(cfg, 'cookie', cookieDialog()));
   if (has(cfg, 'newsletter') && !page.dismissed.includes('newsletter')) layers.push(stableSpec(cfg, 'newsletter') ?? keepStable(cfg, 'newsletter', newsletterDialog(cfg)));
   if (page.view.confirm !== undefined) layers.push(stableSpec(cfg, 'confirm') ?? keepStable(cfg, 'confirm', confirmDialog()));
-  layers.unshift(banner, mainSpec);
   const root = makeSpec('root', 'page', 'RootWebArea', fullTitle, layers);
   const assigner = page.bids.assigner();
   const tree = buildNode({ assigner, mainSpec, reusedMain }, root, page.tree.key === root.key ? page.tree : undefined);
   (tree as unknown as Memoised)[MAIN] = { url: page.url, view: page.view, store: page.store, scroll: page.scroll, readScroll, title, spec: mainSpec, node: tree.children[1]! };
   const bids = assigner.done();
-  if (tree === page.tree) return edit(page, { title: fullTitle, bids, nextBid: bids.next });
-  return edit(page, { title: fullTitle, tree, index: new TreeIndex(tree), bids, nextBid: bids.next });
+  // Fields set on a draft, not `edit` with a patch (no patch object, no `Object.assign`): every render ends here.
+  const next = draft(page);
+  next.title = fullTitle;
+  next.bids = bids;
+  next.nextBid = bids.next;
+  if (tree === page.tree) return next;
+  next.tree = tree;
+  // The focused element (the one a click just found) is most often where it was: the new tree's index
+  // checks that place first when the observation asks for it.
+  const focused = page.focused;
+  const hint = focused !== undefined && page.index instanceof TreeIndex ? page.index.lastPathOf(focused) : undefined;
+  next.index = hint === undefined ? new TreeIndex(tree) : new TreeIndex(tree, focused, hint);
+  return next;
 }
 
 /**
@@ -766,11 +815,14 @@ function buildNode(run: RenderRun, spec: Spec, old: WebNode | undefined): WebNod
     if (before !== undefined) {
       const at = before[i];
       if (at !== undefined && at.key === child.key) prior = at;
-      else {
+      // Every node of the previous tree has its key in this session's bid registry: a key it does not hold
+      // (a new row of a table paged, sorted or searched) is no old child's, and is not compared with each of
+      // them (keys built per render are ropes of equal length, compared character by character).
+      else if (run.assigner.holdsKey(child.key)) {
         // Few children: a scan (no map made for a list whose keys all changed, as on navigation).
         if (before.length <= SCAN_CHILDREN) prior = childByKey(before, child.key);
         else {
-          if (byKey === undefined) byKey = new Map(before.map((c) => [c.key, c]));
+          if (byKey === undefined) byKey = keyed(before);
           prior = byKey.get(child.key);
         }
       }
@@ -802,6 +854,13 @@ function buildNode(run: RenderRun, spec: Spec, old: WebNode | undefined): WebNod
     (spec as unknown as Built)[BUILT] = { mark: run.assigner.mark(), node };
   }
   return node;
+}
+
+/** Nodes by key (the last of a key wins, as `childByKey` finds it): a loop, no closure nor pairs made. */
+function keyed(nodes: readonly WebNode[]): Map<string, WebNode> {
+  const out = new Map<string, WebNode>();
+  for (let i = 0; i < nodes.length; i++) out.set(nodes[i]!.key, nodes[i]!);
+  return out;
 }
 
 /** Up to this many old children, the old node of a key is found by a scan (see `buildNode`). */
@@ -867,6 +926,17 @@ function keepStable(config: PageConfig, key: string, spec: Spec): Spec {
   specs.set(key, keep(spec));
   return spec;
 }
+
+/**
+ * `banner|${site}|${isLogin}|${menuOpen}`, made once per site and case and kept module-wide (site names are
+ * the sites' own fixed names): the stable-spec look-up of every render then hashes no new string.
+ */
+function bannerKeyOf(site: string, isLogin: boolean, menuOpen: boolean): string {
+  let keys = BANNER_KEYS.get(site);
+  if (keys === undefined) BANNER_KEYS.set(site, (keys = [`banner|${site}|false|false`, `banner|${site}|false|true`, `banner|${site}|true|false`, `banner|${site}|true|true`]));
+  return keys[(isLogin ? 2 : 0) + (menuOpen ? 1 : 0)]!;
+}
+const BANNER_KEYS = new Map<string, readonly string[]>();
 
 /** The banner: the site's home link and, off the login page, its navigation (behind a menu under A/B variant B). */
 function bannerSpec(page: PageState, ctx: PageContext, isLogin: boolean): Spec {

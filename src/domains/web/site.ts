@@ -290,15 +290,7 @@ export function table(
   const pages = Math.max(1, Math.ceil(sorted.length / size));
   const pageNo = Math.min(ctx.view.pageNo, pages);
   if (paged) sorted = infinite ? sorted.slice(0, size * Math.max(1, Math.min(ctx.scroll + 1, pages))) : sorted.slice((pageNo - 1) * size, pageNo * size);
-  const heads: Spec[] = [];
-  for (const c of columns) {
-    const head = makeSpec(subKey(subKey(key, 'col'), c.key), 'header', 'columnheader', c.label);
-    if (c.sortable === true) head.on = `sort:${c.key}`;
-    if (sort?.key === c.key) head.sort = sort.dir;
-    heads.push(head);
-  }
-  heads.push(makeSpec(subKey(subKey(key, 'col'), 'actions'), 'header', 'columnheader', 'Actions'));
-  const header = makeSpec(subKey(key, 'head'), 'row', 'row', '', heads);
+  const header = headerRow(ctx.config, key, columns, sort);
   // A row's spec is a function of the config (labels, perturbations), the table and its columns, the
   // record (records are never mutated: a write makes a new one) and the row's view state: kept per
   // config, table and record id (the last record and state only), so a re-render hands the very same spec and
@@ -327,17 +319,74 @@ export function table(
     body.push(spec);
   }
   const out: Spec[] = [makeSpec(key, 'table', 'table', name, body)];
-  if (paged && !infinite && pages > 1) {
-    out.push(
-      makeSpec(subKey(key, 'pager'), 'section', 'navigation', 'Pagination', [
-        text(subKey(subKey(key, 'pager'), 'at'), `Page ${pageNo} of ${pages}`),
-        button(subKey(subKey(key, 'pager'), 'prev'), 'Previous page', `page:${pageNo - 1}`, { disabled: pageNo <= 1 }),
-        button(subKey(subKey(key, 'pager'), 'next'), 'Next page', `page:${pageNo + 1}`, { disabled: pageNo >= pages }),
-      ]),
-    );
-  }
+  if (paged && !infinite && pages > 1) out.push(pager(ctx.config, key, pageNo, pages));
   if (infinite && ctx.scroll + 1 < pages) out.push(text(subKey(key, 'more'), 'Scroll down to load more rows'));
   return out;
+}
+
+/**
+ * A table's header row: a function of the config, the table's key, its columns (keys, labels, whether
+ * sortable) and the sort, kept per config and table key (the last one only) like the rows, so that a
+ * re-render hands the very same spec and the page keeps the header's node without comparing its cells.
+ */
+function headerRow(config: PageConfig, key: string, columns: readonly Column[], sort: View['sort']): Spec {
+  const memo = configMemo(config);
+  const held = (memo.heads ??= new Map()).get(key) as HeldHeader | undefined;
+  if (held !== undefined && held.sortKey === sort?.key && held.sortDir === sort?.dir && sameHeads(held.columns, columns)) return held.spec;
+  const heads: Spec[] = [];
+  for (const c of columns) {
+    const head = makeSpec(subKey(subKey(key, 'col'), c.key), 'header', 'columnheader', c.label);
+    if (c.sortable === true) head.on = `sort:${c.key}`;
+    if (sort?.key === c.key) head.sort = sort.dir;
+    heads.push(head);
+  }
+  heads.push(makeSpec(subKey(subKey(key, 'col'), 'actions'), 'header', 'columnheader', 'Actions'));
+  const spec = keep(makeSpec(subKey(key, 'head'), 'row', 'row', '', heads));
+  memo.heads.set(key, { columns, sortKey: sort?.key, sortDir: sort?.dir, spec } satisfies HeldHeader);
+  return spec;
+}
+
+interface HeldHeader {
+  /** The columns the header was made for (what counts is their keys, labels and sortable flags, in order). */
+  readonly columns: readonly Column[];
+  readonly sortKey: string | undefined;
+  readonly sortDir: 'ascending' | 'descending' | undefined;
+  readonly spec: Spec;
+}
+
+/** Whether two column lists give the same header: the same keys, labels and sortable flags, in order. */
+function sameHeads(a: readonly Column[], b: readonly Column[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!;
+    const y = b[i]!;
+    if (x.key !== y.key || x.label !== y.label || (x.sortable === true) !== (y.sortable === true)) return false;
+  }
+  return true;
+}
+
+/** A paged table's pager, kept per config and table key (the last page and page count only), as the header. */
+function pager(config: PageConfig, key: string, pageNo: number, pages: number): Spec {
+  const memo = configMemo(config);
+  const held = (memo.pagers ??= new Map()).get(key) as HeldPager | undefined;
+  if (held !== undefined && held.pageNo === pageNo && held.pages === pages) return held.spec;
+  const at = subKey(key, 'pager');
+  const spec = keep(
+    makeSpec(at, 'section', 'navigation', 'Pagination', [
+      text(subKey(at, 'at'), `Page ${pageNo} of ${pages}`),
+      button(subKey(at, 'prev'), 'Previous page', `page:${pageNo - 1}`, { disabled: pageNo <= 1 }),
+      button(subKey(at, 'next'), 'Next page', `page:${pageNo + 1}`, { disabled: pageNo >= pages }),
+    ]),
+  );
+  memo.pagers.set(key, { pageNo, pages, spec } satisfies HeldPager);
+  return spec;
+}
+
+interface HeldPager {
+  readonly pageNo: number;
+  readonly pages: number;
+  readonly spec: Spec;
 }
 
 /** A cell's text as a number for sorting (`$12.50` → 12.5), or undefined when it is not one. */
@@ -381,7 +430,9 @@ export function menu(ctx: RenderContext, key: string, label: string, items: Spec
     'menu',
     label,
     items.map((i) => {
-      const entry = Object.assign(makeSpec(i.key, 'menuitem', 'menuitem', i.name), i);
+      // A fresh spec (the caller's, made for this menu: no bid, not kept) becomes its menu item in place;
+      // any other is copied first (Object.assign copies every field, all of them set on every spec).
+      const entry: SpecDraft = (i as { bid?: string }).bid === '' && !isKept(i) ? i : Object.assign(makeSpec(i.key, 'menuitem', 'menuitem', i.name), i);
       entry.component = 'menuitem';
       entry.role = 'menuitem';
       return entry;

@@ -54,21 +54,25 @@ export function rowsOf(store: WebStore, table: string): ReadonlyArray<{ id: stri
  * rendered again on the same store (paged, sorted, scrolled, a dialog closed) filters once.
  */
 export function rowsWhere(store: WebStore, table: string, name: string, keep: (row: Row) => boolean): ReadonlyArray<{ id: string; row: Row }> {
-  const tables = memoOn(store, LISTED, newListing);
-  const key = `${table}\u0000${name}`;
-  let rows = tables.get(key);
+  // Per table, then per name: no `table + name` string built (and hashed) on every render.
+  const tables = memoOn(store, FILTERED, newFiltering);
+  let filters = tables.get(table);
+  if (filters === undefined) tables.set(table, (filters = new Map()));
+  let rows = filters.get(name);
   if (rows === undefined) {
     const all = rowsOf(store, table);
     const kept: Array<{ id: string; row: Row }> = [];
     for (let i = 0; i < all.length; i++) if (keep(all[i]!.row)) kept.push(all[i]!);
-    tables.set(key, (rows = kept));
+    filters.set(name, (rows = kept));
   }
   return rows;
 }
 
-/** The store's listed tables (memo.ts). */
+/** The store's listed tables, and its filtered ones by table and filter name (memo.ts). */
 const LISTED = Symbol('listed rows');
 const newListing = (): Map<string, ReadonlyArray<{ id: string; row: Row }>> => new Map();
+const FILTERED = Symbol('filtered rows');
+const newFiltering = (): Map<string, Map<string, ReadonlyArray<{ id: string; row: Row }>>> => new Map();
 
 function listRows(store: WebStore, table: string): ReadonlyArray<{ id: string; row: Row }> {
   const base = store.base[table] ?? {};

@@ -106,7 +106,7 @@ export function webFeedback(ctx: { action: Action; trace: readonly TraceEntry[];
   const q = page.url.indexOf('?');
   const path = q < 0 ? page.url : page.url.slice(0, q);
   const moved = ctx.action.tool === 'goto' || ctx.action.tool === 'click' || ctx.action.tool === 'go_back' || ctx.action.tool === 'press';
-  if (moved && path !== '/login' && !hints.paths.some((p) => path === p || path.startsWith(`${p}/`))) out.push({ code: 'OFF_PATH', message: `${path} is not a page this task needs`, ref: 'wrong-page' });
+  if (moved && path !== '/login' && !onPaths(path, hints.paths)) out.push({ code: 'OFF_PATH', message: `${path} is not a page this task needs`, ref: 'wrong-page' });
   if (ctx.action.tool === 'click') {
     const bid = String(ctx.action.args['bid']);
     const key = page.bids.keyOf(bid);
@@ -115,4 +115,13 @@ export function webFeedback(ctx: { action: Action; trace: readonly TraceEntry[];
     }
   }
   return out;
+}
+
+/** Whether `path` is one of `paths` or below one (`/orders/O-1` below `/orders`), without a string made per hint. */
+function onPaths(path: string, paths: readonly string[]): boolean {
+  for (let i = 0; i < paths.length; i++) {
+    const p = paths[i]!;
+    if (path === p || (path.length > p.length && path.charCodeAt(p.length) === 0x2f && path.startsWith(p))) return true;
+  }
+  return false;
 }

@@ -219,11 +219,28 @@ export class TreeIndex implements BidIndex {
   private map: Map<string, readonly number[]> | undefined;
   private searches = 0;
 
-  constructor(private readonly root: WebNode) {}
+  /**
+   * `hint`: where `hintBid` may be in this tree (where it was in the tree this one was rendered from: the
+   * element a click focused is then looked up by the observation in O(depth), not by a search). Checked
+   * before it is used.
+   */
+  constructor(
+    private readonly root: WebNode,
+    private hintBid?: string,
+    private readonly hint?: readonly number[],
+  ) {}
 
   get(bid: string): readonly number[] | undefined {
     // The last bid searched: a step looks up its target, then the observation the same bid (focused).
     if (bid === this.lastBid) return this.lastPath;
+    if (bid === this.hintBid) {
+      this.hintBid = undefined;
+      if (holdsAt(this.root, this.hint!, bid)) {
+        this.lastBid = bid;
+        this.lastPath = this.hint;
+        return this.hint;
+      }
+    }
     if (this.map === undefined && ++this.searches <= TreeIndex.SEARCHES) {
       const path = pathOf(this.root, bid);
       this.lastBid = bid;
@@ -236,6 +253,11 @@ export class TreeIndex implements BidIndex {
   private lastBid: string | undefined = undefined;
   private lastPath: readonly number[] | undefined = undefined;
 
+  /** The path of `bid` if it is the bid this index last answered (no search). */
+  lastPathOf(bid: string): readonly number[] | undefined {
+    return bid === this.lastBid ? this.lastPath : undefined;
+  }
+
   has(bid: string): boolean {
     return this.get(bid) !== undefined;
   }
@@ -246,6 +268,17 @@ export class TreeIndex implements BidIndex {
    * was indexed after 4 look-ups: a form filled in over a few steps keeps its tree's index).
    */
   static readonly SEARCHES = 16;
+}
+
+/** Whether the node at `path` (if there is one) has `bid`. */
+function holdsAt(root: WebNode, path: readonly number[], bid: string): boolean {
+  let node = root;
+  for (let i = 0; i < path.length; i++) {
+    const next = node.children[path[i]!];
+    if (next === undefined) return false;
+    node = next;
+  }
+  return node.bid === bid;
 }
 
 /** The path to the first node (depth first) with `bid`, or undefined. */
@@ -307,12 +340,15 @@ export function nodeAt(root: WebNode, path: readonly number[]): { node: WebNode;
   return { node, ancestors };
 }
 
-/** A new tree with the node at `path` replaced by `patch(node)`: copies only the path (O(depth)). */
-export function updateAt(root: WebNode, path: readonly number[], patch: (node: WebNode) => WebNode, depth = 0): WebNode {
-  if (depth === path.length) return patch(root);
+/**
+ * A new tree with the node at `path` replaced by `patch(node, arg)`: copies only the path (O(depth)).
+ * `arg` is handed to `patch`, so a module function can serve where a closure would be made per call.
+ */
+export function updateAt<A = undefined>(root: WebNode, path: readonly number[], patch: (node: WebNode, arg: A) => WebNode, arg?: A, depth = 0): WebNode {
+  if (depth === path.length) return patch(root, arg as A);
   const i = path[depth]!;
   const children = root.children.slice();
-  children[i] = updateAt(root.children[i]!, path, patch, depth + 1);
+  children[i] = updateAt(root.children[i]!, path, patch, arg, depth + 1);
   const copy = copyNode(root);
   copy.children = children;
   return copy;
