@@ -114,6 +114,28 @@ describe('fastRng', () => {
   );
 });
 
+describe('fastRng on short lists (hashed in JavaScript when they fit one SHA-256 block)', () => {
+  const part = fc.oneof(
+    fc.string({ unit: 'binary-ascii', maxLength: 30 }),
+    fc.constantFrom('', '"', '\\', '\u007f', 'web-perturbation', 'é'),
+    fc.integer({ min: -1e6, max: 1e6 }),
+    fc.constantFrom(-0, Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER, 2 ** 53, 1.5),
+  );
+  test.prop([fc.array(part, { maxLength: 4 })], { numRuns: 2000 })('is the stream of createRng(parts), at and around 55 bytes too', (parts) => {
+    const core = createRng(parts);
+    const fast = fastRng(parts);
+    expect(fast.getState()).toEqual(core.getState());
+    expect(fast.nextUint32()).toBe(core.nextUint32());
+  });
+
+  test('lists of 53 to 57 canonical bytes (one block holds 55)', () => {
+    for (let n = 40; n <= 46; n++) {
+      const parts = ['a'.repeat(n), 12345];
+      expect(fastRng(parts).getState()).toEqual(createRng(parts).getState());
+    }
+  });
+});
+
 describe('fastTaskId', () => {
   test.prop([fc.dictionary(key, value, { maxKeys: 4 }), value, fc.integer({ min: 1, max: 9 })])(
     'equals core computeTaskId when params objects reappear in the spec (copied bytes)',

@@ -117,7 +117,34 @@ function sha256HeadOfAscii(text: string): boolean {
  * list with a string in it), through the byte writer instead of the string one.
  */
 export function fastRng(parts: readonly unknown[]): Rng {
+  // The usual case: a few plain strings and integers, one SHA-256 block of ASCII, hashed here (no native call).
+  const short = shortCanonicalList(parts);
+  if (short !== undefined && sha256HeadOfAscii(short)) return rngOfWords(HEAD[0]!, HEAD[1]!, HEAD[2]!, HEAD[3]!);
   return rngOfHex(canonicalSha256(parts));
+}
+
+/** Strings canonical JSON writes as they are between quotes: printable ASCII without `"` and `\`. */
+const PLAIN_ASCII = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/**
+ * The canonical JSON of a list of plain ASCII strings and safe integers, if it fits one SHA-256 block (55
+ * bytes); undefined for any other list (the caller takes the general writer).
+ */
+function shortCanonicalList(parts: readonly unknown[]): string | undefined {
+  let text = '[';
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i];
+    if (i > 0) text += ',';
+    if (typeof part === 'string') {
+      if (part.length > 53 || !PLAIN_ASCII.test(part)) return undefined;
+      text += `"${part}"`;
+    } else if (typeof part === 'number' && Number.isSafeInteger(part)) {
+      // A safe integer's canonical JSON is its String (RFC 8785: no exponent below 1e21; -0 is "0").
+      text += String(part);
+    } else return undefined;
+    if (text.length > 54) return undefined;
+  }
+  return `${text}]`;
 }
 
 function rngOfHex(hex: string): Rng {
