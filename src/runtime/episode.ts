@@ -81,6 +81,43 @@ const NO_FEEDBACK: readonly Feedback[] = Object.freeze([]);
 const SETTLED: Promise<void> = Promise.resolve();
 const REDUNDANT_MESSAGE = 'the same call (tool and arguments) was already made and nothing has changed since';
 const OFF_PATH_MESSAGE = 'this call (tool and arguments) is not on the reference path';
+/** Distinct call keys per attempt whose first trace entry is kept for sharing (an attempt of many distinct calls shares only the first ones'). */
+const SHARED_CALLS_MAX = 256;
+/** Member names of one side of a comparison (`sameMembers`), reused: comparing allocates nothing. */
+const memberNames: string[] = [];
+
+/**
+ * Whether `a` and `b` have the same own enumerable members in the same order with strictly equal values, where the
+ * member named `nested` (an action's `args`, an observation's `output`) may instead be two plain objects (not arrays)
+ * that compare so themselves, one level down.
+ */
+function sameMembers(a: object, b: object, nested: string | undefined): boolean {
+  if (a === b) return true;
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  const start = memberNames.length;
+  let n = 0;
+  try {
+    for (const name in x) {
+      if (!Object.prototype.hasOwnProperty.call(x, name)) return false;
+      memberNames.push(name);
+      n++;
+    }
+    let i = 0;
+    for (const name in y) {
+      if (i >= n || memberNames[start + i] !== name || !Object.prototype.hasOwnProperty.call(y, name)) return false;
+      i++;
+      const u = x[name];
+      const v = y[name];
+      if (u === v) continue;
+      if (name !== nested || typeof u !== 'object' || typeof v !== 'object' || u === null || v === null || Array.isArray(u) || Array.isArray(v)) return false;
+      if (!sameMembers(u, v, undefined)) return false;
+    }
+    return i === n;
+  } finally {
+    memberNames.length = start;
+  }
+}
 
 /**
  * The orchestration of reset and step. Each concern keeps its own state and resets it: the budget
@@ -115,6 +152,11 @@ class EpisodeRun<S> implements Episode {
   private createdAt = '';
   /** Call keys made since the last write (REDUNDANT_CALL). */
   private seen = new Set<string>();
+  /**
+   * The first trace entry of each call key this attempt (at most `SHARED_CALLS_MAX`): a later call equal to it, with an
+   * equal observation, has the trace hold that entry's objects rather than its own (`sharedEntry`).
+   */
+  private sharedCalls = new Map<string, TraceEntry>();
   private confirmed = false;
   private totalReward = 0;
   /** Gate episodes: the reference solution's calls served so far (`PreparedTask.replay`), -1 once the episode left it. */
@@ -160,6 +202,7 @@ class EpisodeRun<S> implements Episode {
     this.steps = 0;
     this.trace = [];
     if (this.seen.size > 0) this.seen = new Set();
+    if (this.sharedCalls.size > 0) this.sharedCalls = new Map();
     this.confirmed = false;
     this.totalReward = 0;
     this.replayed = 0;
@@ -245,7 +288,7 @@ class EpisodeRun<S> implements Episode {
     }
 
     if (out.action !== undefined) {
-      const entry: TraceEntry = { step, action: out.action, observation: out.observation };
+      const entry: TraceEntry = out.callKey === undefined ? { step, action: out.action, observation: out.observation } : this.sharedEntry(step, out.callKey, out.action, out.observation);
       if (out.ok !== undefined) entry.ok = out.ok;
       if (out.userReply !== undefined) entry.userReply = out.userReply;
       this.trace.push(entry);
@@ -349,6 +392,27 @@ class EpisodeRun<S> implements Episode {
       }
     }
     return result;
+  }
+
+  /**
+   * A trace entry whose action and observation are those of the attempt's first entry with the same call key when
+   * they are equal member for member (`sameMembers`: same members in the same order, the same values, the arguments
+   * and the output compared one level down), so that what the trace keeps of a repeated call is one small object:
+   * measured, the trace's objects outliving young-generation collections cost a long episode ~1 µs per null step
+   * and ~2 µs per retail step. Readers of the trace see the same JSON either way.
+   */
+  private sharedEntry(step: number, key: string, action: Action, observation: Observation): TraceEntry {
+    const first = this.sharedCalls.get(key);
+    if (first === undefined) {
+      const entry: TraceEntry = { step, action, observation };
+      if (this.sharedCalls.size < SHARED_CALLS_MAX) this.sharedCalls.set(key, entry);
+      return entry;
+    }
+    return {
+      step,
+      action: sameMembers(first.action, action, 'args') ? first.action : action,
+      observation: sameMembers(first.observation, observation, 'output') ? first.observation : observation,
+    };
   }
 
   // ---- tools ----
@@ -486,6 +550,7 @@ class EpisodeRun<S> implements Episode {
       if (!write && !lean) this.seen.add(key);
     }
     out.observation.output = output;
+    if (!lean && fault === undefined) out.callKey = key;
     return out;
   }
 
