@@ -536,3 +536,19 @@ describe('trace of repeated calls', () => {
     expect(episode.trace[0]!.action).not.toBe(before!.action);
   });
 });
+
+describe('call feedback objects', () => {
+  it('gives REDUNDANT_CALL and OFF_PATH of a tool as the same frozen objects, in the same JSON', () => {
+    const { episode } = start();
+    episode.step(get('nothing-like-this'));
+    const second = episode.step(get('nothing-like-this'));
+    const third = episode.step(get('nothing-like-this'));
+    const redundant = second.feedback.find((f) => f.code === 'REDUNDANT_CALL')!;
+    expect(Object.isFrozen(redundant)).toBe(true);
+    expect(third.feedback.find((f) => f.code === 'REDUNDANT_CALL')).toBe(redundant);
+    expect(JSON.stringify(redundant)).toBe('{"code":"REDUNDANT_CALL","message":"the same call (tool and arguments) was already made and nothing has changed since","ref":"get_stock"}');
+    const offPath = third.feedback.find((f) => f.code === 'OFF_PATH')!;
+    expect(Object.isFrozen(offPath)).toBe(true);
+    expect(JSON.stringify(offPath)).toBe('{"code":"OFF_PATH","message":"this call (tool and arguments) is not on the reference path","ref":"get_stock"}');
+  });
+});

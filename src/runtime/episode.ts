@@ -81,6 +81,27 @@ const NO_FEEDBACK: readonly Feedback[] = Object.freeze([]);
 const SETTLED: Promise<void> = Promise.resolve();
 const REDUNDANT_MESSAGE = 'the same call (tool and arguments) was already made and nothing has changed since';
 const OFF_PATH_MESSAGE = 'this call (tool and arguments) is not on the reference path';
+/**
+ * REDUNDANT_CALL and OFF_PATH feedback by tool name, frozen: the same objects step after step, so that a transition's
+ * canonical writer takes their text from core's deep-frozen texts instead of writing it again (a repeated call's
+ * transition carries both). Bounded: cleared past `CALL_FEEDBACK_MAX` tool names.
+ */
+const callFeedback = new Map<string, { redundant: Feedback; offPath: Feedback }>();
+const CALL_FEEDBACK_MAX = 1024;
+
+function callFeedbackOf(tool: string): { redundant: Feedback; offPath: Feedback } {
+  let known = callFeedback.get(tool);
+  if (known === undefined) {
+    if (callFeedback.size >= CALL_FEEDBACK_MAX) callFeedback.clear();
+    known = {
+      redundant: Object.freeze({ code: 'REDUNDANT_CALL', message: REDUNDANT_MESSAGE, ref: tool }) as Feedback,
+      offPath: Object.freeze({ code: 'OFF_PATH', message: OFF_PATH_MESSAGE, ref: tool }) as Feedback,
+    };
+    callFeedback.set(tool, known);
+  }
+  return known;
+}
+
 /** Distinct call keys per attempt whose first trace entry is kept for sharing (an attempt of many distinct calls shares only the first ones'). */
 const SHARED_CALLS_MAX = 256;
 /** Member names of one side of a comparison (`sameMembers`), reused: comparing allocates nothing. */
@@ -463,10 +484,10 @@ class EpisodeRun<S> implements Episode {
     const retry = !lean && faults.isRetry(key);
     if (!lean) {
       if (this.seen.has(key) && !retry) {
-        feedback.push({ code: 'REDUNDANT_CALL', message: REDUNDANT_MESSAGE, ref: tool.name });
+        feedback.push(callFeedbackOf(tool.name).redundant);
       }
       if (!prepared.solutionKeys.has(key)) {
-        feedback.push({ code: 'OFF_PATH', message: OFF_PATH_MESSAGE, ref: tool.name });
+        feedback.push(callFeedbackOf(tool.name).offPath);
       }
     }
     const callIndex = this.meter.countCall(tool.name, feedback);
