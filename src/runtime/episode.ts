@@ -104,26 +104,32 @@ function callFeedbackOf(tool: string): { redundant: Feedback; offPath: Feedback 
 
 /** Distinct call keys per attempt whose first trace entry is kept for sharing (an attempt of many distinct calls shares only the first ones'). */
 const SHARED_CALLS_MAX = 256;
-/** Member names of one side of a comparison (`sameMembers`), reused: comparing allocates nothing. */
-const memberNames: string[] = [];
+/**
+ * Member names of one side of a comparison (`sameMembers`), in a fixed array with a count of the places in use:
+ * comparing allocates nothing (pushing onto an array cut back with `length =` regrew its backing store every step).
+ */
+const MEMBER_NAMES_MAX = 64;
+const memberNames: string[] = new Array<string>(MEMBER_NAMES_MAX).fill('');
+let memberNamesUsed = 0;
 
 /**
  * Whether `a` and `b` have the same own enumerable members in the same order with strictly equal values, where the
  * member named `nested` (an action's `args`, an observation's `output`) may instead be two plain objects (not arrays)
- * that compare so themselves, one level down.
+ * that compare so themselves, one level down. Objects of more members than the names array holds are not compared (false).
  */
 function sameMembers(a: object, b: object, nested: string | undefined): boolean {
   if (a === b) return true;
   const x = a as Record<string, unknown>;
   const y = b as Record<string, unknown>;
-  const start = memberNames.length;
+  const start = memberNamesUsed;
   let n = 0;
   try {
     for (const name in x) {
-      if (!Object.prototype.hasOwnProperty.call(x, name)) return false;
-      memberNames.push(name);
+      if (start + n >= MEMBER_NAMES_MAX || !Object.prototype.hasOwnProperty.call(x, name)) return false;
+      memberNames[start + n] = name;
       n++;
     }
+    memberNamesUsed = start + n;
     let i = 0;
     for (const name in y) {
       if (i >= n || memberNames[start + i] !== name || !Object.prototype.hasOwnProperty.call(y, name)) return false;
@@ -136,7 +142,7 @@ function sameMembers(a: object, b: object, nested: string | undefined): boolean 
     }
     return i === n;
   } finally {
-    memberNames.length = start;
+    memberNamesUsed = start;
   }
 }
 
