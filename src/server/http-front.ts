@@ -103,16 +103,12 @@ export function installFront(server: Server, options: FrontOptions): void {
   let slabAt = 0;
   let dateSecond = -1;
   let dateText = '';
-  /** `\r\nDate: <this second>` and the head's end, as bytes: after the front's keep-alive headers, and alone (a reply naming its own Connection). */
-  let keepAliveEnd: Buffer | undefined;
-  let ownEnd: Buffer | undefined;
   const date = () => {
     const now = Date.now();
     const second = Math.floor(now / 1000);
     if (second !== dateSecond) {
       dateSecond = second;
       dateText = new Date(second * 1000).toUTCString();
-      keepAliveEnd = ownEnd = undefined;
     }
     return dateText;
   };
@@ -439,8 +435,7 @@ export function installFront(server: Server, options: FrontOptions): void {
         return close;
       }
       // One buffer, one write: the body is encoded once, at a place that leaves room before it for the head
-      // (whose Content-Length is the body's byte count), then the head is put just before it from bytes kept
-      // (the status line and headers per skeleton, the date and the end per second): only the length is text.
+      // (whose Content-Length is the body's byte count), then the head is written just before it.
       const headRoom = prefix.length + 10 + 8 + day.length + tail.length;
       const bound = headRoom + body.length * 3;
       if (slab.length - slabAt < bound) {
@@ -449,13 +444,9 @@ export function installFront(server: Server, options: FrontOptions): void {
       }
       const bodyAt = slabAt + headRoom;
       const length = slab.write(body, bodyAt, 'utf8');
-      const digits = '' + length;
-      const prefixBytes = skeletonBytes(prefix);
-      const end = ownConnection ? (ownEnd ??= Buffer.from(`\r\nDate: ${day}${tail}`, 'latin1')) : (keepAliveEnd ??= Buffer.from(`\r\nDate: ${day}${tail}`, 'latin1'));
-      const start = bodyAt - prefixBytes.length - digits.length - end.length;
-      slab.set(prefixBytes, start);
-      slab.write(digits, start + prefixBytes.length, 'latin1');
-      slab.set(end, bodyAt - end.length);
+      const head = `${prefix}${length}\r\nDate: ${day}${tail}`;
+      const start = bodyAt - head.length;
+      slab.write(head, start, 'latin1');
       slabAt = bodyAt + length;
       socket.write(slab.subarray(start, slabAt));
       return close;
@@ -494,23 +485,6 @@ interface Skeleton {
   close: boolean;
   /** The prefix is ASCII (its UTF-8 bytes are its characters), as every header the server sends is. */
   ascii: boolean;
-}
-
-/** The bytes of skeleton prefixes (ASCII), by prefix text: a handful (one per status and headers object in use); bounded. */
-const prefixBytes = new Map<string, Buffer>();
-let lastPrefix = '';
-let lastPrefixBytes: Buffer = Buffer.alloc(0);
-
-function skeletonBytes(prefix: string): Buffer {
-  if (prefix === lastPrefix) return lastPrefixBytes;
-  let bytes = prefixBytes.get(prefix);
-  if (bytes === undefined) {
-    if (prefixBytes.size >= 256) prefixBytes.clear();
-    prefixBytes.set(prefix, (bytes = Buffer.from(prefix, 'latin1')));
-  }
-  lastPrefix = prefix;
-  lastPrefixBytes = bytes;
-  return bytes;
 }
 
 /** Skeletons of replies whose headers are a shared frozen object (a step's answer), by status. */
