@@ -489,11 +489,12 @@ class EpisodeRun<S> implements Episode {
     const faults = this.faults;
     const retry = !lean && faults.isRetry(key);
     if (!lean) {
-      if (this.seen.has(key) && !retry) {
-        feedback.push(callFeedbackOf(tool.name).redundant);
-      }
-      if (!prepared.solutionKeys.has(key)) {
-        feedback.push(callFeedbackOf(tool.name).offPath);
+      const redundant = this.seen.has(key) && !retry;
+      const offPath = !prepared.solutionKeys.has(key);
+      if (redundant || offPath) {
+        const given = callFeedbackOf(tool.name);
+        if (redundant) feedback.push(given.redundant);
+        if (offPath) feedback.push(given.offPath);
       }
     }
     const callIndex = this.meter.countCall(tool.name, feedback);
