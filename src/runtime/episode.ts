@@ -315,8 +315,13 @@ class EpisodeRun<S> implements Episode {
     }
 
     if (out.action !== undefined) {
-      const entry: TraceEntry = out.callKey === undefined ? { step, action: out.action, observation: out.observation } : this.sharedEntry(step, out.callKey, out.action, out.observation);
-      if (out.ok !== undefined) entry.ok = out.ok;
+      // `ok` in the literal, not added after: an added member took the entry a second object (its out-of-object members).
+      const entry: TraceEntry =
+        out.callKey !== undefined
+          ? this.sharedEntry(step, out.callKey, out.action, out.observation)
+          : out.ok === undefined
+            ? { step, action: out.action, observation: out.observation }
+            : { step, action: out.action, observation: out.observation, ok: out.ok };
       if (out.userReply !== undefined) entry.userReply = out.userReply;
       this.trace.push(entry);
       if (out.ok === true) {
@@ -422,7 +427,7 @@ class EpisodeRun<S> implements Episode {
   }
 
   /**
-   * A trace entry whose action and observation are those of the attempt's first entry with the same call key when
+   * The trace entry of a call that ran (`ok`, with a call key), whose action and observation are those of the attempt's first entry with the same call key when
    * they are equal member for member (`sameMembers`: same members in the same order, the same values, the arguments
    * and the output compared one level down), so that what the trace keeps of a repeated call is one small object:
    * measured, the trace's objects outliving young-generation collections cost a long episode ~1 µs per null step
@@ -431,7 +436,7 @@ class EpisodeRun<S> implements Episode {
   private sharedEntry(step: number, key: string, action: Action, observation: Observation): TraceEntry {
     const first = this.sharedCalls.get(key);
     if (first === undefined) {
-      const entry: TraceEntry = { step, action, observation };
+      const entry: TraceEntry = { step, action, observation, ok: true };
       if (this.sharedCalls.size < SHARED_CALLS_MAX) this.sharedCalls.set(key, entry);
       return entry;
     }
@@ -439,6 +444,7 @@ class EpisodeRun<S> implements Episode {
       step,
       action: sameMembers(first.action, action, 'args') ? first.action : action,
       observation: sameMembers(first.observation, observation, 'output') ? first.observation : observation,
+      ok: true,
     };
   }
 
