@@ -491,3 +491,64 @@ describe('flush', () => {
     await flushed;
   });
 });
+
+describe('trace of repeated calls', () => {
+  it('keeps the objects of the first equal call and observation, and the same JSON', () => {
+    const episode = createEpisode(createNullDomain(), createNullTask());
+    episode.reset({ seed: 1 });
+    for (let i = 0; i < 3; i++) episode.step({ type: 'tool', tool: 'noop', args: {} });
+    const [a, b, c] = episode.trace;
+    expect(b!.action).toBe(a!.action);
+    expect(c!.action).toBe(a!.action);
+    expect(b!.observation).toBe(a!.observation);
+    expect(episode.trace.map((e) => e.step)).toEqual([1, 2, 3]);
+    expect(JSON.stringify(b)).toBe('{"step":2,"action":{"type":"tool","tool":"noop","args":{}},"observation":{"kind":"tool","output":null},"ok":true}');
+  });
+
+  it('shares only what is equal member for member, in the same order', () => {
+    const { episode } = start();
+    episode.step(get('widget-1'));
+    episode.step(get('widget-1'));
+    episode.step({ type: 'tool', tool: 'get_stock', args: { item: 'widget-1' }, usage: { inputTokens: 3 } } as Action);
+    episode.step({ args: { item: 'widget-1' }, type: 'tool', tool: 'get_stock' } as Action);
+    const [first, same, withUsage, reordered] = episode.trace;
+    expect(same!.action).toBe(first!.action);
+    // get_stock answers a new object each call: equal members, the same values.
+    expect(same!.observation).toBe(first!.observation);
+    expect(withUsage!.action).not.toBe(first!.action);
+    expect(withUsage!.action).toMatchObject({ usage: { inputTokens: 3 } });
+    // The trace holds the call with parsed arguments, built in one order whatever the order sent.
+    expect(reordered!.action).toBe(first!.action);
+    expect(JSON.stringify(reordered!.action)).toBe('{"type":"tool","tool":"get_stock","args":{"item":"widget-1"}}');
+  });
+
+  it('does not share an observation whose output changed, nor across attempts', () => {
+    const { episode } = start();
+    episode.step(get('widget-1'));
+    episode.step(add('widget-1', 2));
+    episode.step(get('widget-1'));
+    const [before, , after] = episode.trace;
+    expect(after!.action).toBe(before!.action);
+    expect(after!.observation).not.toBe(before!.observation);
+    expect((after!.observation.output as { quantity: number }).quantity).toBe((before!.observation.output as { quantity: number }).quantity + 2);
+    episode.reset({ seed: 2 });
+    episode.step(get('widget-1'));
+    expect(episode.trace[0]!.action).not.toBe(before!.action);
+  });
+});
+
+describe('call feedback objects', () => {
+  it('gives REDUNDANT_CALL and OFF_PATH of a tool as the same frozen objects, in the same JSON', () => {
+    const { episode } = start();
+    episode.step(get('nothing-like-this'));
+    const second = episode.step(get('nothing-like-this'));
+    const third = episode.step(get('nothing-like-this'));
+    const redundant = second.feedback.find((f) => f.code === 'REDUNDANT_CALL')!;
+    expect(Object.isFrozen(redundant)).toBe(true);
+    expect(third.feedback.find((f) => f.code === 'REDUNDANT_CALL')).toBe(redundant);
+    expect(JSON.stringify(redundant)).toBe('{"code":"REDUNDANT_CALL","message":"the same call (tool and arguments) was already made and nothing has changed since","ref":"get_stock"}');
+    const offPath = third.feedback.find((f) => f.code === 'OFF_PATH')!;
+    expect(Object.isFrozen(offPath)).toBe(true);
+    expect(JSON.stringify(offPath)).toBe('{"code":"OFF_PATH","message":"this call (tool and arguments) is not on the reference path","ref":"get_stock"}');
+  });
+});

@@ -81,6 +81,70 @@ const NO_FEEDBACK: readonly Feedback[] = Object.freeze([]);
 const SETTLED: Promise<void> = Promise.resolve();
 const REDUNDANT_MESSAGE = 'the same call (tool and arguments) was already made and nothing has changed since';
 const OFF_PATH_MESSAGE = 'this call (tool and arguments) is not on the reference path';
+/**
+ * REDUNDANT_CALL and OFF_PATH feedback by tool name, frozen: the same objects step after step, so that a transition's
+ * canonical writer takes their text from core's deep-frozen texts instead of writing it again (a repeated call's
+ * transition carries both). Bounded: cleared past `CALL_FEEDBACK_MAX` tool names.
+ */
+const callFeedback = new Map<string, { redundant: Feedback; offPath: Feedback }>();
+const CALL_FEEDBACK_MAX = 1024;
+
+function callFeedbackOf(tool: string): { redundant: Feedback; offPath: Feedback } {
+  let known = callFeedback.get(tool);
+  if (known === undefined) {
+    if (callFeedback.size >= CALL_FEEDBACK_MAX) callFeedback.clear();
+    known = {
+      redundant: Object.freeze({ code: 'REDUNDANT_CALL', message: REDUNDANT_MESSAGE, ref: tool }) as Feedback,
+      offPath: Object.freeze({ code: 'OFF_PATH', message: OFF_PATH_MESSAGE, ref: tool }) as Feedback,
+    };
+    callFeedback.set(tool, known);
+  }
+  return known;
+}
+
+/** Distinct call keys per attempt whose first trace entry is kept for sharing (an attempt of many distinct calls shares only the first ones'). */
+const SHARED_CALLS_MAX = 256;
+/**
+ * Member names of one side of a comparison (`sameMembers`), in a fixed array with a count of the places in use:
+ * comparing allocates nothing (pushing onto an array cut back with `length =` regrew its backing store every step).
+ */
+const MEMBER_NAMES_MAX = 64;
+const memberNames: string[] = new Array<string>(MEMBER_NAMES_MAX).fill('');
+let memberNamesUsed = 0;
+
+/**
+ * Whether `a` and `b` have the same own enumerable members in the same order with strictly equal values, where the
+ * member named `nested` (an action's `args`, an observation's `output`) may instead be two plain objects (not arrays)
+ * that compare so themselves, one level down. Objects of more members than the names array holds are not compared (false).
+ */
+function sameMembers(a: object, b: object, nested: string | undefined): boolean {
+  if (a === b) return true;
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  const start = memberNamesUsed;
+  let n = 0;
+  try {
+    for (const name in x) {
+      if (start + n >= MEMBER_NAMES_MAX || !Object.prototype.hasOwnProperty.call(x, name)) return false;
+      memberNames[start + n] = name;
+      n++;
+    }
+    memberNamesUsed = start + n;
+    let i = 0;
+    for (const name in y) {
+      if (i >= n || memberNames[start + i] !== name || !Object.prototype.hasOwnProperty.call(y, name)) return false;
+      i++;
+      const u = x[name];
+      const v = y[name];
+      if (u === v) continue;
+      if (name !== nested || typeof u !== 'object' || typeof v !== 'object' || u === null || v === null || Array.isArray(u) || Array.isArray(v)) return false;
+      if (!sameMembers(u, v, undefined)) return false;
+    }
+    return i === n;
+  } finally {
+    memberNamesUsed = start;
+  }
+}
 
 /**
  * The orchestration of reset and step. Each concern keeps its own state and resets it: the budget
@@ -115,6 +179,11 @@ class EpisodeRun<S> implements Episode {
   private createdAt = '';
   /** Call keys made since the last write (REDUNDANT_CALL). */
   private seen = new Set<string>();
+  /**
+   * The first trace entry of each call key this attempt (at most `SHARED_CALLS_MAX`): a later call equal to it, with an
+   * equal observation, has the trace hold that entry's objects rather than its own (`sharedEntry`).
+   */
+  private sharedCalls = new Map<string, TraceEntry>();
   private confirmed = false;
   private totalReward = 0;
   /** Gate episodes: the reference solution's calls served so far (`PreparedTask.replay`), -1 once the episode left it. */
@@ -160,6 +229,7 @@ class EpisodeRun<S> implements Episode {
     this.steps = 0;
     this.trace = [];
     if (this.seen.size > 0) this.seen = new Set();
+    if (this.sharedCalls.size > 0) this.sharedCalls = new Map();
     this.confirmed = false;
     this.totalReward = 0;
     this.replayed = 0;
@@ -245,8 +315,13 @@ class EpisodeRun<S> implements Episode {
     }
 
     if (out.action !== undefined) {
-      const entry: TraceEntry = { step, action: out.action, observation: out.observation };
-      if (out.ok !== undefined) entry.ok = out.ok;
+      // `ok` in the literal, not added after: an added member took the entry a second object (its out-of-object members).
+      const entry: TraceEntry =
+        out.callKey !== undefined
+          ? this.sharedEntry(step, out.callKey, out.action, out.observation)
+          : out.ok === undefined
+            ? { step, action: out.action, observation: out.observation }
+            : { step, action: out.action, observation: out.observation, ok: out.ok };
       if (out.userReply !== undefined) entry.userReply = out.userReply;
       this.trace.push(entry);
       if (out.ok === true) {
@@ -351,6 +426,28 @@ class EpisodeRun<S> implements Episode {
     return result;
   }
 
+  /**
+   * The trace entry of a call that ran (`ok`, with a call key), whose action and observation are those of the attempt's first entry with the same call key when
+   * they are equal member for member (`sameMembers`: same members in the same order, the same values, the arguments
+   * and the output compared one level down), so that what the trace keeps of a repeated call is one small object:
+   * measured, the trace's objects outliving young-generation collections cost a long episode ~1 µs per null step
+   * and ~2 µs per retail step. Readers of the trace see the same JSON either way.
+   */
+  private sharedEntry(step: number, key: string, action: Action, observation: Observation): TraceEntry {
+    const first = this.sharedCalls.get(key);
+    if (first === undefined) {
+      const entry: TraceEntry = { step, action, observation, ok: true };
+      if (this.sharedCalls.size < SHARED_CALLS_MAX) this.sharedCalls.set(key, entry);
+      return entry;
+    }
+    return {
+      step,
+      action: sameMembers(first.action, action, 'args') ? first.action : action,
+      observation: sameMembers(first.observation, observation, 'output') ? first.observation : observation,
+      ok: true,
+    };
+  }
+
   // ---- tools ----
 
   private callTool(action: Action & { type: 'tool' }, feedback: Feedback[]): Outcome {
@@ -398,11 +495,12 @@ class EpisodeRun<S> implements Episode {
     const faults = this.faults;
     const retry = !lean && faults.isRetry(key);
     if (!lean) {
-      if (this.seen.has(key) && !retry) {
-        feedback.push({ code: 'REDUNDANT_CALL', message: REDUNDANT_MESSAGE, ref: tool.name });
-      }
-      if (!prepared.solutionKeys.has(key)) {
-        feedback.push({ code: 'OFF_PATH', message: OFF_PATH_MESSAGE, ref: tool.name });
+      const redundant = this.seen.has(key) && !retry;
+      const offPath = !prepared.solutionKeys.has(key);
+      if (redundant || offPath) {
+        const given = callFeedbackOf(tool.name);
+        if (redundant) feedback.push(given.redundant);
+        if (offPath) feedback.push(given.offPath);
       }
     }
     const callIndex = this.meter.countCall(tool.name, feedback);
@@ -486,6 +584,7 @@ class EpisodeRun<S> implements Episode {
       if (!write && !lean) this.seen.add(key);
     }
     out.observation.output = output;
+    if (!lean && fault === undefined) out.callKey = key;
     return out;
   }
 

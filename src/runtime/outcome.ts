@@ -18,6 +18,8 @@ export interface Outcome {
   endReason: EndReason | undefined;
   truncation: Truncation | undefined;
   faults: Transition['faults'] | undefined;
+  /** A tool call that ran without a fault, outside gate episodes: its call key (`callKey`), under which the trace shares equal entries' objects. */
+  callKey: string | undefined;
 }
 
 /** An outcome with every field at its default, around an observation. */
@@ -35,6 +37,7 @@ export function blank(observation: Observation): Outcome {
     endReason: undefined,
     truncation: undefined,
     faults: undefined,
+    callKey: undefined,
   };
 }
 

@@ -479,17 +479,16 @@ export class EpisodeRegistry {
       this.release(ep);
       return answer(reply);
     }
-    this.enlist({
-      episodes: [ep.episode!],
-      owners: [ep],
-      strict: ended,
-      done: (error) => {
-        if (error === undefined && ended) this.emit(ep, { kind: 'end', result: applied });
-        this.release(ep);
-        answer(error === undefined ? reply : problemReply(problemOf(error, instance)));
-      },
-    });
+    this.enlist(new StepWaiter(ep, ended, applied, reply, instance, answer, this.stepCommitted));
   }
+
+  /** A step of `stepUnkeyed` is durable (or broke its episode): it ends, and is answered. */
+  private readonly stepCommitted = (waiter: StepWaiter, error: EnvHarnessError | undefined): void => {
+    const ep = waiter.ep;
+    if (error === undefined && waiter.strict) this.emit(ep, { kind: 'end', result: waiter.applied });
+    this.release(ep);
+    waiter.answer(error === undefined ? waiter.reply : problemReply(problemOf(error, waiter.instance)));
+  };
 
   /** The end of a request on an episode: it takes new work again. */
   private release(ep: ServerEpisode): void {
@@ -944,6 +943,34 @@ interface CommitWaiter {
   strict: boolean;
   /** Called once: undefined when durable, else the error that broke the owners. */
   done: (error: EnvHarnessError | undefined) => void;
+}
+
+/**
+ * A step of `stepUnkeyed` waiting for its commit group: an object of a class rather than a closure per step (run
+ * through tsx, as `serve --domain-module x.ts` is, each closure was also named at run time, `Object.defineProperty`
+ * on every step's function).
+ */
+class StepWaiter implements CommitWaiter {
+  readonly episodes: readonly Episode[];
+  readonly owners: readonly ServerEpisode[];
+
+  constructor(
+    readonly ep: ServerEpisode,
+    /** The step ended the attempt: also wait until SQLite holds it. */
+    readonly strict: boolean,
+    readonly applied: StepResult,
+    readonly reply: Reply,
+    readonly instance: string | undefined,
+    readonly answer: (reply: Reply) => void,
+    private readonly committed: (waiter: StepWaiter, error: EnvHarnessError | undefined) => void,
+  ) {
+    this.episodes = [ep.episode!];
+    this.owners = [ep];
+  }
+
+  done(error: EnvHarnessError | undefined): void {
+    this.committed(this, error);
+  }
 }
 
 const BATCH_ITEM_KEYS = new Set(['episodeId', 'token', 'action', 'expectedStep', 'idempotencyKey']);

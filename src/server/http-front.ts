@@ -234,13 +234,13 @@ export function installFront(server: Server, options: FrontOptions): void {
       }
       return buffer;
     };
-    /** Takes the first `used` buffered bytes (one whole request) off the buffer and returns them. */
-    const consume = (used: number): Buffer => {
+    /** Takes the first `used` buffered bytes (one whole request) off the buffer; returns them when `keep` (a view, made only then). */
+    const consume = (used: number, keep: boolean): Buffer | undefined => {
       const all = joined()!;
       buffer = all.length === used ? undefined : all.subarray(used);
       size = all.length - used;
       head = undefined;
-      return all.subarray(0, used);
+      return keep ? all.subarray(0, used) : undefined;
     };
     const onEnd = () => {
       peerEnded = true;
@@ -376,7 +376,7 @@ export function installFront(server: Server, options: FrontOptions): void {
 
     /** Writes the reply to the request in the first `used` buffered bytes; false when nothing more is to be read. */
     const deliver = (used: number, reply: Reply): boolean => {
-      consume(used);
+      consume(used, false);
       busy = false;
       if (closed()) return false;
       served++;
@@ -393,7 +393,7 @@ export function installFront(server: Server, options: FrontOptions): void {
 
     /** Lends node:http the request in the first `used` buffered bytes; the front resumes when its response is written. */
     const lend = (used: number): void => {
-      const request = consume(used);
+      const request = consume(used, true)!;
       if (closed()) return;
       if (lent === undefined) {
         lent = new LentSocket(socket, lentAnswered);
