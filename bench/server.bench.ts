@@ -5,7 +5,7 @@
  * is set beside a null route measured the same way at the same time, because this machine is shared.
  * The load generator is wrk (`-t1 -c8`, as in the perf anchors) when it is on PATH, else a Node one.
  */
-import { spawnSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawnSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
@@ -252,20 +252,27 @@ async function nodeWsSequential(port: number, pid: number, seconds: number): Pro
   return { p50Us: latencies[latencies.length >> 1]! * 1000, p99Us: latencies[Math.floor(latencies.length * 0.99)]! * 1000, stepsPerSec: latencies.length / elapsed, cpuUs: cpu / latencies.length };
 }
 
+/** The test domains as compiled by `npm run build`. */
+const DOMAINS = 'dist/server/testing/domains.js';
+
 export async function run(): Promise<BenchSection[]> {
   const loadAtStart = loadavg()[0]!;
   const dir = mkdtempSync(join(tmpdir(), 'envharness-bench-http-'));
   const { path, tasks } = await prepareStore(dir);
-  const server = await spawnServe(path, TOKEN, ['--idle', '3600']);
+  // What users run: the compiled CLI (`npx envharness serve` runs dist/), rebuilt from the current sources first,
+  // with the test domains compiled too (a .ts domain module would run the whole CLI from the sources through tsx).
+  execFileSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
+  const serve = (store: string, args: string[]) => spawnServe(store, TOKEN, args, [], DOMAINS);
+  const server = await serve(path, ['--idle', '3600']);
   // The explicitly weaker mode (docs/http.md, "Durability"): a step is answered once applied, committed within 10 ms.
   // Its own copy of the store, so that the two servers never wait on each other's write lock.
   const relaxedPath = join(dir, 'relaxed.db');
   copyFileSync(path, relaxedPath);
-  const relaxed = await spawnServe(relaxedPath, TOKEN, ['--idle', '3600', '--durability', 'relaxed']);
+  const relaxed = await serve(relaxedPath, ['--idle', '3600', '--durability', 'relaxed']);
   // The many-episodes row gets its own server: the open-episode cap is per server, and the others hold ~100.
   const manyPath = join(dir, 'many.db');
   copyFileSync(path, manyPath);
-  const many = await spawnServe(manyPath, TOKEN, ['--idle', '3600']);
+  const many = await serve(manyPath, ['--idle', '3600']);
   const raw = await spawnNullServer();
   const wsNull = await spawnWsNullServer();
   try {
@@ -407,7 +414,7 @@ export async function run(): Promise<BenchSection[]> {
           (HAS_WRK
             ? `wrk 4 (\`-t1 -c${CONNECTIONS}\`, a Lua script round-robining over ${EPISODES} episodes per target, ${SECONDS} s × ${RUNS} runs, median) against \`envharness serve\` `
             : `A Node load generator (raw sockets, one request in flight per connection, ${SECONDS} s × ${RUNS} runs, median; wrk was not on PATH) against \`envharness serve\` `) +
-          '(another process, SQLite WAL store; by default every step is in the step journal before its answer and in SQLite about 10 ms later, committed by the store\'s writer thread, docs/http.md "Durability"; `--durability relaxed` answers once applied) and, interleaved, a plain node:http null route. ' +
+          '(another process: the compiled CLI and test domains, node started with the flags the `envharness` command gives it; SQLite WAL store; by default every step is in the step journal before its answer and in SQLite about 10 ms later, committed by the store\'s writer thread, docs/http.md "Durability"; `--durability relaxed` answers once applied) and, interleaved, a plain node:http null route (plain `node`, V8\'s defaults). ' +
           'Server, generator and any other load share the machine. "server CPU µs/step" is the server process\'s user+system time per step. ' +
           `Machine load (1 min): ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end, on ${availableParallelism()} cores.`,
         rows: capacityRows,

@@ -212,10 +212,18 @@ export function createSocketClient(port: number) {
 /**
  * Starts `envharness serve --port 0` (through bin/envharness.js, with the node flags its first line gives
  * node, as the `envharness` command runs it) on a store with the test domains and resolves once it prints
- * where it listens. The caller stops it (SIGTERM records open episodes as closed).
+ * where it listens. The caller stops it (SIGTERM records open episodes as closed). `domainModule`: the test
+ * domains' TypeScript (the CLI then runs from the sources, through tsx) or their compiled module in dist/ (the
+ * compiled CLI, as installed).
  */
-export async function spawnServe(storePath: string, token: string, args: string[] = [], nodeArgs: string[] = []): Promise<{ child: ChildProcess; port: number; stderr: () => string }> {
-  const child = spawn(process.execPath, [...NODE_HEAP_FLAGS, ...nodeArgs, 'bin/envharness.js', '--store', `sqlite:${storePath}`, 'serve', '--port', '0', '--domain-module', 'src/server/testing/domains.ts', ...args], {
+export async function spawnServe(
+  storePath: string,
+  token: string,
+  args: string[] = [],
+  nodeArgs: string[] = [],
+  domainModule = 'src/server/testing/domains.ts',
+): Promise<{ child: ChildProcess; port: number; stderr: () => string }> {
+  const child = spawn(process.execPath, [...NODE_HEAP_FLAGS, ...nodeArgs, 'bin/envharness.js', '--store', `sqlite:${storePath}`, 'serve', '--port', '0', '--domain-module', domainModule, ...args], {
     env: { ...process.env, ENVHARNESS_TOKEN: token, NO_COLOR: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -305,11 +313,11 @@ export function spawnNullServer(): Promise<{ child: ChildProcess; port: number }
 
 /**
  * Runs `script` (`node -e`) in a child process and resolves with its port once it prints `listening on
- * http://127.0.0.1:PORT`. The child has the node flags `envharness serve` runs with, so that a floor measured
- * beside the server runs on the same V8 settings.
+ * http://127.0.0.1:PORT`. Plain `node` with V8's defaults, as anyone runs a bare route (not the flags
+ * `envharness serve` runs with).
  */
 export async function spawnScriptServer(script: string, name: string): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, [...NODE_HEAP_FLAGS, '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d) => {
