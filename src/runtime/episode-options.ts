@@ -47,8 +47,8 @@ export interface Episode {
   readonly steps: number;
   /**
    * What policy rules and acceptance checks see: the valid actions of the current episode with their results. Read
-   * only: the entries of a repeated call that ran share the action and observation objects of the attempt's first
-   * equal one (equal member for member), so that a long episode keeps one small object per step.
+   * only: past its first 1,024 entries, the entries of a repeated call that ran share the action and observation
+   * objects of the first equal one (equal member for member), so that a long episode keeps one small object per step.
    */
   readonly trace: readonly TraceEntry[];
   /** Starts a new episode from the task's initial state (ending the current one, if running, as `closed`). */

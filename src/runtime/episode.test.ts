@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { isEnvHarnessError } from '../core/index.js';
-import type { Action, Domain, StepResult, Tool } from '../core/index.js';
+import type { Action, Domain, StepResult, Tool, TraceEntry } from '../core/index.js';
 import { createEpisode, createMemoryRecorder, createRuntimeCache } from './index.js';
 import { resolvesIn } from '../core/index.js';
 import type { EpisodeOptions } from './index.js';
 import { createInventoryDomain, createNullDomain, createNullTask, makeInventoryTask } from './testing/index.js';
 import type { InventoryState } from './testing/index.js';
+import { TRACE_SHARING_FROM } from './episode.js';
 
 const inventory = createInventoryDomain();
 const get = (item: string): Action => ({ type: 'tool', tool: 'get_stock', args: { item } });
@@ -493,25 +494,36 @@ describe('flush', () => {
 });
 
 describe('trace of repeated calls', () => {
-  it('keeps the objects of the first equal call and observation, and the same JSON', () => {
+  /** An inventory episode whose trace already holds TRACE_SHARING_FROM entries (other calls), so that sharing is on. */
+  const long = () => {
+    const { episode } = start({ budget: { steps: 2 * TRACE_SHARING_FROM, consecutiveErrors: 2 * TRACE_SHARING_FROM } });
+    for (let i = 0; i < TRACE_SHARING_FROM; i++) episode.step(get(`gadget-2`));
+    return episode;
+  };
+  const last = (episode: { trace: readonly TraceEntry[] }, n: number) => episode.trace.slice(-n);
+
+  it('keeps the objects of the first equal call and observation, and the same JSON, past TRACE_SHARING_FROM entries', () => {
     const episode = createEpisode(createNullDomain(), createNullTask());
     episode.reset({ seed: 1 });
-    for (let i = 0; i < 3; i++) episode.step({ type: 'tool', tool: 'noop', args: {} });
-    const [a, b, c] = episode.trace;
+    for (let i = 0; i < TRACE_SHARING_FROM + 3; i++) episode.step({ type: 'tool', tool: 'noop', args: {} });
+    const [a, b, c] = last(episode, 3);
     expect(b!.action).toBe(a!.action);
     expect(c!.action).toBe(a!.action);
     expect(b!.observation).toBe(a!.observation);
-    expect(episode.trace.map((e) => e.step)).toEqual([1, 2, 3]);
-    expect(JSON.stringify(b)).toBe('{"step":2,"action":{"type":"tool","tool":"noop","args":{}},"observation":{"kind":"tool","output":null},"ok":true}');
+    expect(JSON.stringify(b)).toBe(`{"step":${TRACE_SHARING_FROM + 2},"action":{"type":"tool","tool":"noop","args":{}},"observation":{"kind":"tool","output":null},"ok":true}`);
+    // Before that, every entry holds its own objects (a short attempt pays no comparison).
+    const [first, second] = episode.trace;
+    expect(second!.observation).not.toBe(first!.observation);
+    expect(JSON.stringify(second!.observation)).toBe(JSON.stringify(first!.observation));
   });
 
   it('shares only what is equal member for member, in the same order', () => {
-    const { episode } = start();
+    const episode = long();
     episode.step(get('widget-1'));
     episode.step(get('widget-1'));
     episode.step({ type: 'tool', tool: 'get_stock', args: { item: 'widget-1' }, usage: { inputTokens: 3 } } as Action);
     episode.step({ args: { item: 'widget-1' }, type: 'tool', tool: 'get_stock' } as Action);
-    const [first, same, withUsage, reordered] = episode.trace;
+    const [first, same, withUsage, reordered] = last(episode, 4);
     expect(same!.action).toBe(first!.action);
     // get_stock answers a new object each call: equal members, the same values.
     expect(same!.observation).toBe(first!.observation);
@@ -523,17 +535,18 @@ describe('trace of repeated calls', () => {
   });
 
   it('does not share an observation whose output changed, nor across attempts', () => {
-    const { episode } = start();
+    const episode = long();
     episode.step(get('widget-1'));
     episode.step(add('widget-1', 2));
     episode.step(get('widget-1'));
-    const [before, , after] = episode.trace;
+    const [before, , after] = last(episode, 3);
     expect(after!.action).toBe(before!.action);
     expect(after!.observation).not.toBe(before!.observation);
     expect((after!.observation.output as { quantity: number }).quantity).toBe((before!.observation.output as { quantity: number }).quantity + 2);
     episode.reset({ seed: 2 });
+    for (let i = 0; i < TRACE_SHARING_FROM; i++) episode.step(get('gadget-2'));
     episode.step(get('widget-1'));
-    expect(episode.trace[0]!.action).not.toBe(before!.action);
+    expect(last(episode, 1)[0]!.action).not.toBe(before!.action);
   });
 });
 

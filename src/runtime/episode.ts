@@ -105,6 +105,13 @@ function callFeedbackOf(tool: string): { redundant: Feedback; offPath: Feedback 
 /** Distinct call keys per attempt whose first trace entry is kept for sharing (an attempt of many distinct calls shares only the first ones'). */
 const SHARED_CALLS_MAX = 256;
 /**
+ * Trace entries an attempt holds before repeated calls share objects (`sharedEntry`). What sharing saves is the
+ * collector's work on a trace that outlives young-generation collections, which only a long attempt has; the
+ * comparison costs every step (~125 ns of a ~230 ns null step, measured in one process), so an attempt within
+ * its budget (30 steps by default) never pays it.
+ */
+export const TRACE_SHARING_FROM = 1024;
+/**
  * Member names of one side of a comparison (`sameMembers`), in a fixed array with a count of the places in use:
  * comparing allocates nothing (pushing onto an array cut back with `length =` regrew its backing store every step).
  */
@@ -180,8 +187,9 @@ class EpisodeRun<S> implements Episode {
   /** Call keys made since the last write (REDUNDANT_CALL). */
   private seen = new Set<string>();
   /**
-   * The first trace entry of each call key this attempt (at most `SHARED_CALLS_MAX`): a later call equal to it, with an
-   * equal observation, has the trace hold that entry's objects rather than its own (`sharedEntry`).
+   * The first trace entry of each call key this attempt once the trace holds `TRACE_SHARING_FROM` entries (at most
+   * `SHARED_CALLS_MAX` keys): a later call equal to it, with an equal observation, has the trace hold that entry's
+   * objects rather than its own (`sharedEntry`).
    */
   private sharedCalls = new Map<string, TraceEntry>();
   private confirmed = false;
@@ -317,7 +325,7 @@ class EpisodeRun<S> implements Episode {
     if (out.action !== undefined) {
       // `ok` in the literal, not added after: an added member took the entry a second object (its out-of-object members).
       const entry: TraceEntry =
-        out.callKey !== undefined
+        out.callKey !== undefined && this.trace.length >= TRACE_SHARING_FROM
           ? this.sharedEntry(step, out.callKey, out.action, out.observation)
           : out.ok === undefined
             ? { step, action: out.action, observation: out.observation }
