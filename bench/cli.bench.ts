@@ -39,8 +39,7 @@ function cpuSeconds(args: string[]): number {
 }
 
 export async function run(): Promise<BenchSection[]> {
-  // What users run: the compiled CLI, rebuilt from the current sources first.
-  execFileSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
+  // What users run: the compiled CLI (bench/run.ts built it from the current sources before any section).
   const dir = mkdtempSync(join(tmpdir(), 'envharness-bench-cli-'));
   try {
     const store = join(dir, 'existing.db');

@@ -4,7 +4,7 @@
  * leftover threads (a section's CPU columns are its process's CPU): run alone or in the full run, a section
  * measures the same thing.
  */
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -40,6 +40,9 @@ if (process.env['PEERS'] !== undefined) {
   process.stderr.write(`bench: peers in ${process.env['PEERS']}\n`);
   peerFigures();
 }
+// Sections that start the CLI (cli, server, postgres) run the compiled one, as users do: built once here from
+// the current sources, before any section runs.
+execFileSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
 for (const file of files) {
   process.stderr.write(`bench: ${file}\n`);
   const out = join(scratch, `${file}.json`);

@@ -5,7 +5,7 @@
  * is set beside a null route measured the same way at the same time, because this machine is shared.
  * The load generator is wrk (`-t1 -c8`, as in the perf anchors) when it is on PATH, else a Node one.
  */
-import { execFileSync, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
@@ -259,9 +259,8 @@ export async function run(): Promise<BenchSection[]> {
   const loadAtStart = loadavg()[0]!;
   const dir = mkdtempSync(join(tmpdir(), 'envharness-bench-http-'));
   const { path, tasks } = await prepareStore(dir);
-  // What users run: the compiled CLI (`npx envharness serve` runs dist/), rebuilt from the current sources first,
+  // What users run: the compiled CLI (`npx envharness serve` runs dist/; bench/run.ts built it before any section),
   // with the test domains compiled too (a .ts domain module would run the whole CLI from the sources through tsx).
-  execFileSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
   const serve = (store: string, args: string[]) => spawnServe(store, TOKEN, args, [], DOMAINS);
   const server = await serve(path, ['--idle', '3600']);
   // The explicitly weaker mode (docs/http.md, "Durability"): a step is answered once applied, committed within 10 ms.
