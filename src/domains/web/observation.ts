@@ -259,19 +259,16 @@ function openingAt(depth: number): string {
   return (OPENINGS[depth] ??= '\t'.repeat(depth) + '[');
 }
 
-const ROLE_OPENINGS = new Map<string, string>();
-const ROLE_SPACES = new Map<string, string>();
+// By role, in objects without a prototype (a role read as a property name is one look-up of a kept hash).
+const ROLE_OPENINGS: Record<string, string | undefined> = Object.create(null);
+const ROLE_SPACES: Record<string, string | undefined> = Object.create(null);
 /** `] role '`: what comes between a line's bid and its plain name. */
 function roleOpening(role: string): string {
-  let out = ROLE_OPENINGS.get(role);
-  if (out === undefined) ROLE_OPENINGS.set(role, (out = `] ${role} '`));
-  return out;
+  return (ROLE_OPENINGS[role] ??= `] ${role} '`);
 }
 /** `] role `: the same before a name that is quoted with escapes. */
 function roleSpace(role: string): string {
-  let out = ROLE_SPACES.get(role);
-  if (out === undefined) ROLE_SPACES.set(role, (out = `] ${role} `));
-  return out;
+  return (ROLE_SPACES[role] ??= `] ${role} `);
 }
 
 /** Whether `quote` leaves `s` as it is between its quotes. */
