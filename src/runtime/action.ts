@@ -309,10 +309,11 @@ function boundedString(checks: unknown[]): FastCheck | undefined {
 }
 
 /**
- * @internal The fast path of a zod 4 strict object schema whose members are all required strings (with at most
- * length bounds), booleans, string enums or arrays of those (every retail and web tool's arguments): a plain object with exactly those keys and
- * valid members gives a copy with the keys in the shape's order, as zod's parse does; anything else
- * (undefined) goes to zod, which decides and words the error. Null for other schemas.
+ * @internal The fast path of a zod 4 strict object schema whose members are all required strings (with at
+ * most length bounds), booleans, string enums or arrays of those (every retail and web tool's arguments): a
+ * plain object with exactly those keys and valid members gives a copy with the keys in the shape's order, as
+ * zod's parse does; anything else (undefined) goes to zod, which decides and words the error. Null for other
+ * schemas.
  */
 export function compileArgs(schema: unknown): ((value: unknown) => Record<string, unknown> | undefined) | null {
   const def = defOf(schema);
