@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { actionSchema, validateAction } from './index.js';
 import { compileArgs, parseArgs } from './action.js';
@@ -96,13 +97,17 @@ describe('parseArgs: the fast path for simple argument schemas', () => {
     expect(compiled.length).toBeGreaterThanOrEqual(retailTools.length);
   });
 
-  /** Valid arguments for a compiled schema, from its shape (strings, booleans, enum values, arrays of those). */
+  /** Valid arguments for a compiled schema, from its shape (strings within their length bounds, booleans, enum values, arrays of those). */
   function validArgs(schema: unknown, pick: number): Record<string, unknown> {
     const def = (schema as { _zod: { def: { shape: Record<string, { _zod: { def: any } }> } } })._zod.def;
-    const member = (d: any): unknown =>
-      d.type === 'string' ? ['', 'x', '#W1234567', 'a"b'][pick % 4] : d.type === 'boolean' ? pick % 2 === 0 : d.type === 'enum' ? Object.values(d.entries)[pick % Object.values(d.entries).length] : [member(d.element._zod.def), member(d.element._zod.def)].slice(0, pick % 3);
+    const strings = (m: z.ZodType): string[] => ['', 'x', '#W1234567', 'a"b', '😀x'].filter((s) => m.safeParse(s).success);
+    const member = (m: any): unknown => {
+      const d = m._zod.def;
+      if (d.type === 'string') return strings(m)[pick % strings(m).length];
+      return d.type === 'boolean' ? pick % 2 === 0 : d.type === 'enum' ? Object.values(d.entries)[pick % Object.values(d.entries).length] : [member(d.element), member(d.element)].slice(0, pick % 3);
+    };
     // Keys in reverse order: the data must come back in the shape's order.
-    return Object.fromEntries(Object.entries(def.shape).reverse().map(([k, v]) => [k, member(v._zod.def)]));
+    return Object.fromEntries(Object.entries(def.shape).reverse().map(([k, v]) => [k, member(v)]));
   }
 
   class Args {
@@ -136,6 +141,21 @@ describe('parseArgs: the fast path for simple argument schemas', () => {
       }),
       { numRuns: 4_000, seed: 18 },
     );
+  });
+
+  it('covers every web tool, and takes a bounded string only when its length holds in code points whatever its pairs', () => {
+    for (const tool of builtinDomains().find((d) => d.name === 'web')!.tools) expect(compileArgs(tool.args), tool.name).not.toBeNull();
+    const schema = z.object({ id: z.string().min(2).max(4) }).strict();
+    const fast = compileArgs(schema)!;
+    for (const id of ['', 'a', 'ab', 'abcd', 'abcde', '😀', '😀😀', '😀😀😀', 'a😀', '\uD800', '\uD800\uD800', 'ab\uDC00']) {
+      const reference = schema.safeParse({ id });
+      const got = fast({ id });
+      if (got !== undefined) expect(got).toStrictEqual(reference.data);
+      expect(got !== undefined, id).toBe(reference.success && id.length <= 4 && Math.ceil(id.length / 2) >= 2);
+      const parsed = parseArgs(schema, { id });
+      expect(parsed.success).toBe(reference.success);
+      if (!parsed.success && !reference.success) expect(parsed.issue).toEqual(reference.error.issues[0]);
+    }
   });
 
   it('leaves own non-enumerable and inherited members to zod', () => {

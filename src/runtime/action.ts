@@ -252,9 +252,14 @@ function defOf(schema: unknown): ZodDef | undefined {
 const isString: FastCheck = (value) => (typeof value === 'string' ? value : undefined);
 const isBoolean: FastCheck = (value) => (typeof value === 'boolean' ? value : undefined);
 
-/** A member schema without checks, transforms or defaults: a string, a boolean, a string enum, an array of those. */
+/**
+ * A member schema without transforms or defaults: a string (its only checks, if any, `.min()` and `.max()`
+ * lengths), a boolean, a string enum, an array of those.
+ */
 function memberCheck(def: ZodDef | undefined): FastCheck | undefined {
-  if (def === undefined || (def.checks !== undefined && def.checks.length > 0)) return undefined;
+  if (def === undefined) return undefined;
+  if (def.type === 'string' && def.checks !== undefined && def.checks.length > 0) return boundedString(def.checks);
+  if (def.checks !== undefined && def.checks.length > 0) return undefined;
   switch (def.type) {
     case 'string':
       return isString;
@@ -286,10 +291,29 @@ function memberCheck(def: ZodDef | undefined): FastCheck | undefined {
 }
 
 /**
- * @internal The fast path of a zod 4 strict object schema whose members are all required strings, booleans,
- * string enums or arrays of those (every retail tool's arguments): a plain object with exactly those keys and
- * valid members gives a copy with the keys in the shape's order, as zod's parse does; anything else
- * (undefined) goes to zod, which decides and words the error. Null for other schemas.
+ * A string within `.min()` / `.max()` length bounds, when those are its only checks (the web tools' ids and
+ * texts). zod counts code points, one or two UTF-16 units each: a string of `units` units has between
+ * `ceil(units / 2)` and `units` of them, so the bounds hold for certain when `units <= max` and
+ * `ceil(units / 2) >= min`; any other string is left to zod, which counts and words the error.
+ */
+function boundedString(checks: unknown[]): FastCheck | undefined {
+  let min = 0;
+  let max = Infinity;
+  for (const check of checks) {
+    const def = (check as { _zod?: { def?: { check?: string; minimum?: unknown; maximum?: unknown } } })._zod?.def;
+    if (def?.check === 'min_length' && typeof def.minimum === 'number') min = Math.max(min, def.minimum);
+    else if (def?.check === 'max_length' && typeof def.maximum === 'number') max = Math.min(max, def.maximum);
+    else return undefined;
+  }
+  return (value) => (typeof value === 'string' && value.length <= max && (value.length + 1) >> 1 >= min ? value : undefined);
+}
+
+/**
+ * @internal The fast path of a zod 4 strict object schema whose members are all required strings (with at
+ * most length bounds), booleans, string enums or arrays of those (every retail and web tool's arguments): a
+ * plain object with exactly those keys and valid members gives a copy with the keys in the shape's order, as
+ * zod's parse does; anything else (undefined) goes to zod, which decides and words the error. Null for other
+ * schemas.
  */
 export function compileArgs(schema: unknown): ((value: unknown) => Record<string, unknown> | undefined) | null {
   const def = defOf(schema);

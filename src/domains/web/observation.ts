@@ -104,7 +104,7 @@ function walkPruned(out: TextCut, node: WebNode, depth: number): void {
 /** An unpruned walk: every node, those not shown marked `hidden`. */
 function walkAll(out: TextCut, node: WebNode, depth: number, shown: boolean): void {
   const visible = shown && isShown(out.page, node);
-  const line = `${indent(depth)}${nodeLine(node)}${visible ? '' : ', hidden'}`;
+  const line = visible ? lineAt(node, depth) : lineAt(node, depth) + ', hidden';
   if (out.used + line.length + 1 > out.budget) out.cut++;
   else {
     out.parts.push(line);
@@ -151,7 +151,7 @@ interface TreeText {
 function pieceOf(node: WebNode, depth: number): Piece {
   const held = (node as unknown as { [PIECE]?: Piece })[PIECE];
   if (held !== undefined && held.node === node && held.depth === depth) return held;
-  const line = indent(depth) + nodeLine(node);
+  const line = lineAt(node, depth);
   // A hidden node prunes its whole subtree, and nothing late or folded below it shows before it does (it
   // is then a new node): its children's pieces are not needed.
   if (node.hidden === true) {
@@ -224,34 +224,62 @@ function wholeLines(piece: Piece, out: string[]): void {
   }
 }
 
-const INDENTS: string[] = [];
-function indent(depth: number): string {
-  return (INDENTS[depth] ??= '\t'.repeat(depth));
-}
-
 /** One node as a line: `[bid] role 'name', property=value, ...`. */
 export function nodeLine(node: WebNode): string {
-  let out = `[${node.bid}] ${node.role} ${quote(node.name)}`;
-  if (node.icon !== undefined) out += `, icon=${quote(node.icon)}`;
-  if (node.value !== undefined) out += `, value=${quote(node.value)}`;
+  return lineAt(node, 0);
+}
+
+/**
+ * A node's line indented by `depth`, as `'\t'.repeat(depth) + nodeLine(node)`: built from a kept opening
+ * per depth (the tabs and `[`), a kept middle per role (`] role '`) and kept texts for flags, in four
+ * concatenations for most nodes where a template per part made about ten strings.
+ */
+function lineAt(node: WebNode, depth: number): string {
+  const name = node.name;
+  let out = isPlain(name) ? openingAt(depth) + node.bid + roleOpening(node.role) + name + "'" : openingAt(depth) + node.bid + roleSpace(node.role) + quote(name);
+  if (node.icon !== undefined) out += ', icon=' + quote(node.icon);
+  if (node.value !== undefined) out += ', value=' + quote(node.value);
   if (node.inputType !== undefined && node.inputType !== 'text') out += `, type=${node.inputType}`;
   if (node.options !== undefined) out += `, options=[${node.options.map(quote).join(', ')}]`;
-  if (node.checked !== undefined) out += `, checked=${node.checked}`;
+  if (node.checked !== undefined) out += node.checked ? ', checked=true' : ', checked=false';
   if (node.required === true) out += ', required';
   if (node.disabled === true) out += ', disabled';
-  if (node.invalid !== undefined) out += `, invalid=${quote(node.invalid)}`;
-  if (node.expanded !== undefined) out += `, expanded=${node.expanded}`;
+  if (node.invalid !== undefined) out += ', invalid=' + quote(node.invalid);
+  if (node.expanded !== undefined) out += node.expanded ? ', expanded=true' : ', expanded=false';
   if (node.selected === true) out += ', selected';
-  if (node.sort !== undefined) out += `, sort=${node.sort}`;
-  if (node.href !== undefined) out += `, url=${quote(node.href)}`;
+  if (node.sort !== undefined) out += node.sort === 'ascending' ? ', sort=ascending' : `, sort=${node.sort}`;
+  if (node.href !== undefined) out += ', url=' + quote(node.href);
   if (node.role === 'dialog') out += ', modal';
   return out;
 }
 
-function quote(s: string): string {
+const OPENINGS: string[] = [];
+/** `depth` tabs and the `[` a line opens with. */
+function openingAt(depth: number): string {
+  return (OPENINGS[depth] ??= '\t'.repeat(depth) + '[');
+}
+
+// By role, in objects without a prototype (a role read as a property name is one look-up of a kept hash).
+const ROLE_OPENINGS: Record<string, string | undefined> = Object.create(null);
+const ROLE_SPACES: Record<string, string | undefined> = Object.create(null);
+/** `] role '`: what comes between a line's bid and its plain name. */
+function roleOpening(role: string): string {
+  return (ROLE_OPENINGS[role] ??= `] ${role} '`);
+}
+/** `] role `: the same before a name that is quoted with escapes. */
+function roleSpace(role: string): string {
+  return (ROLE_SPACES[role] ??= `] ${role} `);
+}
+
+/** Whether `quote` leaves `s` as it is between its quotes. */
+function isPlain(s: string): boolean {
   // Three native searches, not a RegExp test nor a loop over the characters (`charCodeAt` on a rope, as
   // many names are, is the slow path): most names need nothing.
-  if (s.indexOf("'") < 0 && s.indexOf('\\') < 0 && s.indexOf('\n') < 0) return `'${s}'`;
+  return s.indexOf("'") < 0 && s.indexOf('\\') < 0 && s.indexOf('\n') < 0;
+}
+
+function quote(s: string): string {
+  if (isPlain(s)) return `'${s}'`;
   return `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\n/g, ' ')}'`;
 }
 

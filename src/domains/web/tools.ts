@@ -74,8 +74,6 @@ export interface ProcessHints {
   distractors: string[];
 }
 
-const NO_NOTES: readonly string[] = Object.freeze([]);
-
 /**
  * Process feedback after each valid action, from the page's notes and the task's hints: wrong page and
  * distractor clicks (OFF_PATH), a dismissed modal (SUBGOAL_REACHED), a validation error read and fixed or
@@ -87,9 +85,26 @@ export function webFeedback(ctx: { action: Action; trace: readonly TraceEntry[];
   const seen = ctx.state.seen ?? 0;
   const notes = page.notes;
   ctx.state.seen = notes.length;
-  // Most steps add no note: nothing sliced then.
-  const fresh = seen < notes.length ? notes.slice(seen) : NO_NOTES;
-  const earlier = fresh.length > 0 ? notes.slice(0, seen) : NO_NOTES;
+  // Most steps add no note: nothing sliced nor walked then.
+  if (seen < notes.length) noteFeedback(notes, seen, out);
+  const hints = (ctx.task.params as { hints?: ProcessHints } | null)?.hints;
+  if (hints === undefined || ctx.action.type !== 'tool') return out;
+  const q = page.url.indexOf('?');
+  const path = q < 0 ? page.url : page.url.slice(0, q);
+  const tool = ctx.action.tool;
+  const moved = tool === 'goto' || tool === 'click' || tool === 'go_back' || tool === 'press';
+  if (moved && path !== '/login' && !onPaths(path, hints.paths)) out.push({ code: 'OFF_PATH', message: `${path} is not a page this task needs`, ref: 'wrong-page' });
+  if (tool === 'click') {
+    const key = page.bids.keyOf(String(ctx.action.args['bid']));
+    if (key !== undefined && isDistractor(key, hints.distractors)) out.push({ code: 'OFF_PATH', message: `clicked a distractor (${key})`, ref: 'distractor' });
+  }
+  return out;
+}
+
+/** Feedback on the notes from `seen` on (those of this step), read against the notes before them. */
+function noteFeedback(notes: readonly string[], seen: number, out: Feedback[]): void {
+  const fresh = notes.slice(seen);
+  const earlier = notes.slice(0, seen);
   for (const note of fresh) {
     if (note.startsWith('dismissed:')) out.push({ code: 'SUBGOAL_REACHED', message: `closed the ${note.slice(10)} dialog`, ref: `dismissed-modal:${note.slice(10)}` });
     else if (note === 'session-expired') out.push({ code: 'FAULT_INJECTED', message: 'the session timed out: sign in again to continue', ref: 'session-timeout' });
@@ -101,20 +116,15 @@ export function webFeedback(ctx: { action: Action; trace: readonly TraceEntry[];
       }
     }
   }
-  const hints = (ctx.task.params as { hints?: ProcessHints } | null)?.hints;
-  if (hints === undefined || ctx.action.type !== 'tool') return out;
-  const q = page.url.indexOf('?');
-  const path = q < 0 ? page.url : page.url.slice(0, q);
-  const moved = ctx.action.tool === 'goto' || ctx.action.tool === 'click' || ctx.action.tool === 'go_back' || ctx.action.tool === 'press';
-  if (moved && path !== '/login' && !onPaths(path, hints.paths)) out.push({ code: 'OFF_PATH', message: `${path} is not a page this task needs`, ref: 'wrong-page' });
-  if (ctx.action.tool === 'click') {
-    const bid = String(ctx.action.args['bid']);
-    const key = page.bids.keyOf(bid);
-    if (key !== undefined && hints.distractors.some((d) => (d.endsWith('*') ? key!.startsWith(d.slice(0, -1)) : key === d))) {
-      out.push({ code: 'OFF_PATH', message: `clicked a distractor (${key})`, ref: 'distractor' });
-    }
+}
+
+/** Whether `key` is one of `distractors` (a trailing `*` matches a prefix): a loop, no closure made per click. */
+function isDistractor(key: string, distractors: readonly string[]): boolean {
+  for (let i = 0; i < distractors.length; i++) {
+    const d = distractors[i]!;
+    if (d.endsWith('*') ? key.startsWith(d.slice(0, -1)) : key === d) return true;
   }
-  return out;
+  return false;
 }
 
 /** Whether `path` is one of `paths` or below one (`/orders/O-1` below `/orders`), without a string made per hint. */
