@@ -1,5 +1,4 @@
 /** generateBatch: candidates from weighted templates, through the gates, into a versioned batch with its manifest. */
-import { hash } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import {
@@ -272,20 +271,11 @@ function buildManifest(
     gates,
     nearDuplicateThreshold: threshold,
     reviewShare,
-    digest: digestOfTaskIds(accepted.ids),
+    digest: fastDigest(accepted.ids),
     labels: { ...(request.labels ?? {}) },
     counts: { byType: sortKeys(byType), byLevel: sortKeys(byLevel, (a, b) => Number(a) - Number(b)) },
   };
   return { id: fastDigest(body), ...body };
-}
-
-/**
- * `fastDigest(ids)` for a list of task ids. An id is a sha256 hex digest, which canonical JSON writes as it is,
- * so the list's canonical JSON is JSON.stringify's: one native pass instead of the byte writer's loop over
- * every character (~0.5 µs less main-thread CPU per candidate).
- */
-function digestOfTaskIds(ids: readonly string[]): string {
-  return hash('sha256', JSON.stringify(ids), 'hex');
 }
 
 function resolveTemplates(request: BatchRequest, registry: TemplateRegistry): RegisteredTemplate<any>[] {
