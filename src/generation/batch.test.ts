@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { canonicalize, defineTemplate, digest, EnvHarnessError, GENERATOR_VERSION } from '../core/index.js';
 import type { BatchRequest, Task } from '../core/index.js';
 import { fileURLToPath } from 'node:url';
-import { generateBatch, isSelectedForReview } from './batch.js';
+import { chooseWorkers, generateBatch, isSelectedForReview } from './batch.js';
 import { loadDeclarativeTemplates } from './declarative.js';
 import { MinHashIndex } from './minhash.js';
 import { createTemplateRegistry } from './registry.js';
@@ -168,6 +168,21 @@ describe('generateBatch', () => {
     await generateBatch({ ...base, count: 5000 }, { registry, workers: 1, onProgress: (d, t) => calls.push([d, t]) });
     expect(calls.at(-1)).toEqual([5000, 5000]);
     expect(calls.map(([d]) => d)).toEqual([...calls.map(([d]) => d)].sort((a, b) => a - b));
+  });
+
+  it('leaves a core to the calling thread when it picks the worker count itself', () => {
+    const some = templates.filter((t) => t.id.startsWith('testing/add'));
+    const modules = ['templates.js'];
+    // [cores, workers]: the calling thread gates and stores, so it keeps one core; one core means no workers.
+    for (const [cores, workers] of [[1, 0], [2, 1], [4, 3], [9, 8], [32, 8]] as const) {
+      expect(chooseWorkers(undefined, 45_000, some, modules, cores)).toBe(workers);
+    }
+    expect(chooseWorkers(undefined, 4_999, some, modules, 4)).toBe(0);
+    expect(chooseWorkers(undefined, 45_000, some, [], 4)).toBe(0); // code templates and nothing to load them from
+    // An explicit count is kept (1: the calling thread), as long as each thread gets 256 candidates.
+    expect(chooseWorkers(1, 45_000, some, modules, 4)).toBe(0);
+    expect(chooseWorkers(3, 45_000, some, modules, 2)).toBe(3);
+    expect(chooseWorkers(3, 300, some, modules, 4)).toBe(2);
   });
 
   it('refuses caller mistakes with the pointer of the bad field', async () => {

@@ -34,7 +34,10 @@ export interface GenerateBatchDeps {
   poolIndex?: MinHashIndex;
   /** Ids and signatures of the regression set, for the leakage gate of dynamic and heldout batches. */
   regressionIndex?: MinHashIndex;
-  /** Worker threads; default: 1 below WORKER_THRESHOLD candidates, else the available cores. */
+  /**
+   * Worker threads (1: none, the calling thread instantiates); default: none below WORKER_THRESHOLD
+   * candidates, else one fewer than the available cores (at most 8), and none on one core.
+   */
   workers?: number;
   /**
    * Threads kept across batches (`createGenerationWorkers`): used instead of starting `workers` new
@@ -122,9 +125,9 @@ export async function generateBatch(request: BatchRequest, deps: GenerateBatchDe
 
   const count = request.count;
   const modules = deps.templateModules ?? [];
-  const threads = deps.workerPool !== undefined ? poolThreads(deps.workerPool, count, templates, modules) : chooseThreads(deps.workers, count, templates, modules);
-  // A given pool is used even with one thread (work off the calling thread); otherwise one thread means no workers.
-  const inWorkers = deps.workerPool !== undefined ? count > 0 : threads > 1;
+  const threads = deps.workerPool !== undefined ? poolThreads(deps.workerPool, count, templates, modules) : chooseWorkers(deps.workers, count, templates, modules);
+  // A given pool is used even with one thread (work off the calling thread); otherwise 0 workers means the calling thread.
+  const inWorkers = deps.workerPool !== undefined ? count > 0 : threads > 0;
   const chunkSize = inWorkers ? Math.min(MAX_WORKER_CHUNK, Math.max(256, Math.ceil(count / (threads * 8)))) : MAIN_THREAD_CHUNK;
   const ranges: Array<[number, number]> = [];
   for (let start = 0; start < count; start += chunkSize) ranges.push([start, Math.min(count, start + chunkSize)]);
@@ -300,7 +303,14 @@ function resolveTemplates(request: BatchRequest, registry: TemplateRegistry): Re
   });
 }
 
-function chooseThreads(requested: number | undefined, count: number, templates: readonly RegisteredTemplate<any>[], modules: readonly string[]): number {
+/** @internal Worker threads to start for a batch (`GenerateBatchDeps.workers`); 0: instantiate on the calling thread. */
+export function chooseWorkers(
+  requested: number | undefined,
+  count: number,
+  templates: readonly RegisteredTemplate<any>[],
+  modules: readonly string[],
+  cores = availableParallelism(),
+): number {
   if (requested !== undefined) {
     if (!Number.isInteger(requested) || requested < 1) {
       throw new EnvHarnessError('PARAMS_INVALID', `workers must be an integer >= 1, got ${requested}`, { details: { pointer: '/workers' } });
@@ -312,10 +322,14 @@ function chooseThreads(requested: number | undefined, count: number, templates: 
         { details: { pointer: '/templateModules' } },
       );
     }
-    return Math.min(requested, Math.max(1, Math.ceil(count / 256)));
+    const threads = Math.min(requested, Math.max(1, Math.ceil(count / 256)));
+    return threads > 1 ? threads : 0;
   }
-  if (count < WORKER_THRESHOLD || !workersCanLoad(templates, modules)) return 1;
-  return Math.max(1, Math.min(availableParallelism(), 8));
+  if (count < WORKER_THRESHOLD || cores < 2 || !workersCanLoad(templates, modules)) return 0;
+  // The calling thread gates and stores every candidate in order (for chain-sum about as much CPU as
+  // instantiating them): it keeps a core. A thread more than the cores only adds its start-up, its warm-up
+  // and its heap (docs/generation.md, "Worker threads").
+  return Math.min(cores - 1, 8);
 }
 
 function poolThreads(pool: GenerationWorkers, count: number, templates: readonly RegisteredTemplate<any>[], modules: readonly string[]): number {
