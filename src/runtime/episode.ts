@@ -377,7 +377,9 @@ class EpisodeRun<S> implements Episode {
       for (const produce of producers) feedback.push(...produce({ action: out.action, trace: this.trace }));
     }
     if (this.domain.feedback !== undefined && out.action !== undefined) {
-      feedback.push(...this.domain.feedback({ action: out.action, trace: this.trace, state: this.state, task: this.task }));
+      const given = this.domain.feedback({ action: out.action, trace: this.trace, state: this.state, task: this.task });
+      // Most steps' domain feedback is empty: no spread call then.
+      if (given.length > 0) feedback.push(...given);
     }
 
     if (this.hashDirty && (ended || !this.lean)) this.rehash();
@@ -503,7 +505,8 @@ class EpisodeRun<S> implements Episode {
     const faults = this.faults;
     const retry = !lean && faults.isRetry(key);
     if (!lean) {
-      const redundant = this.seen.has(key) && !retry;
+      // After a write nothing is seen yet (the web domain's clicks are writes): no lookup then.
+      const redundant = this.seen.size > 0 && this.seen.has(key) && !retry;
       const offPath = !prepared.solutionKeys.has(key);
       if (redundant || offPath) {
         const given = callFeedbackOf(tool.name);
@@ -573,7 +576,7 @@ class EpisodeRun<S> implements Episode {
         this.state = target;
       }
       this.hashDirty = true;
-      if (!lean) this.seen = new Set();
+      if (!lean && this.seen.size > 0) this.seen = new Set();
       this.confirmed = false;
       out.progress = (this.task.spec.acceptance.subgoals?.length ?? 0) === 0;
     }
