@@ -36,12 +36,22 @@ describe('validateAction', () => {
       { type: 'tool', tool: 't', args: { inf: -Infinity } },
       { type: 'tool', tool: 't', args: { ['\uDC00']: 1 } },
       { type: 'message', text: 'a\uD800' },
+      { type: 'tool', tool: 't', args: { s: 'x\uDBFF' } },
+      { type: 'tool', tool: 't', args: { s: ['\uDC00y'] } },
+      { type: 'tool', tool: 't', args: { o: { ['a\uD800']: 1 } } },
+      { type: 'finish', answer: '\uDC00\uD800' },
     ];
     for (const action of cases) {
       const issue = validateAction(action);
       expect(issue, JSON.stringify(Object.keys((action as { args?: object }).args ?? {}))).toBeDefined();
       expect(resolvesIn(action, issue!.pointer)).toBe(true);
     }
+  });
+
+  it('accepts surrogate pairs in keys and strings', () => {
+    expect(validateAction({ type: 'tool', tool: 't', args: { s: 'a\uD83D\uDE00', ['\uD83D\uDE00']: ['\uD83D\uDE00'] } })).toBeUndefined();
+    expect(validateAction({ type: 'message', text: '\uD83D\uDE00' })).toBeUndefined();
+    expect(validateAction({ type: 'finish', answer: '\uD83D\uDE00!' })).toBeUndefined();
   });
 
   it('never throws, even for hostile objects', () => {

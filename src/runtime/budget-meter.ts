@@ -86,8 +86,9 @@ export class BudgetMeter {
     if (b.timeMs !== undefined && this.clock !== undefined) this.warn('time', this.clock() - this.startedAt, b.timeMs, feedback);
     if (b.consecutiveErrors !== undefined) {
       // Once per streak of errors.
-      if (this.errorStreak === 0) this.warned.delete('errors');
-      else this.warn('errors', this.errorStreak, b.consecutiveErrors, feedback);
+      if (this.errorStreak === 0) {
+        if (this.warned.size > 0) this.warned.delete('errors');
+      } else this.warn('errors', this.errorStreak, b.consecutiveErrors, feedback);
     }
   }
 

@@ -24,7 +24,7 @@ import { describe as describeValue, parseArgs, validateAction } from './action.j
 import { DEFAULT_BUDGET_WARNING_RATIO, DEFAULT_FAULT_RETRIES, DEFAULT_NO_PROGRESS_STEPS } from './defaults.js';
 import { DEFAULT_RETRY_AFTER_MS, FAULT_ERROR_CODES, faultMessage, isBlockingFault, partialOutput } from './faults.js';
 import { closestPointer, fastRng, parsePointer, Rng } from '../core/index.js';
-import { callKey } from './patterns.js';
+import { callKeyIndexOf, callText, type CallKeyIndex } from './patterns.js';
 import { BudgetMeter, budgetName } from './budget-meter.js';
 import { CallPolicy } from './call-policy.js';
 import type { Episode, EpisodeOptions } from './episode-options.js';
@@ -192,6 +192,8 @@ class EpisodeRun<S> implements Episode {
    * objects rather than its own (`sharedEntry`).
    */
   private sharedCalls = new Map<string, TraceEntry>();
+  /** The reference solution's call keys by tool (OFF_PATH), taken on the first call that needs them (gate episodes never do). */
+  private solutionIndex: CallKeyIndex | undefined = undefined;
   private confirmed = false;
   private totalReward = 0;
   /** Gate episodes: the reference solution's calls served so far (`PreparedTask.replay`), -1 once the episode left it. */
@@ -377,7 +379,9 @@ class EpisodeRun<S> implements Episode {
       for (const produce of producers) feedback.push(...produce({ action: out.action, trace: this.trace }));
     }
     if (this.domain.feedback !== undefined && out.action !== undefined) {
-      feedback.push(...this.domain.feedback({ action: out.action, trace: this.trace, state: this.state, task: this.task }));
+      const given = this.domain.feedback({ action: out.action, trace: this.trace, state: this.state, task: this.task });
+      // Most steps' domain feedback is empty: no spread call then.
+      if (given.length > 0) feedback.push(...given);
     }
 
     if (this.hashDirty && (ended || !this.lean)) this.rehash();
@@ -499,12 +503,16 @@ class EpisodeRun<S> implements Episode {
     // The call is dispatched: it counts against tool budgets and draws its faults. A gate episode
     // (no faults, no informational feedback) needs no call key.
     const lean = this.lean;
-    const key = lean ? '' : callKey(tool.name, args);
+    const text = lean ? '' : callText(args);
+    const key = lean ? '' : tool.name + '\u0000' + text; // callKey(tool.name, args)
     const faults = this.faults;
     const retry = !lean && faults.isRetry(key);
     if (!lean) {
-      const redundant = this.seen.has(key) && !retry;
-      const offPath = !prepared.solutionKeys.has(key);
+      // After a write nothing is seen yet (the web domain's clicks are writes): no lookup then.
+      const hashed = this.seen.size > 0;
+      const redundant = hashed && this.seen.has(key) && !retry;
+      // A key a look-up above hashed is looked up in the set; a key not hashed yet is compared with the tool's texts.
+      const offPath = hashed ? !prepared.solutionKeys.has(key) : !(this.solutionIndex ??= callKeyIndexOf(prepared.solutionKeys)).has(tool.name, text);
       if (redundant || offPath) {
         const given = callFeedbackOf(tool.name);
         if (redundant) feedback.push(given.redundant);
@@ -573,7 +581,7 @@ class EpisodeRun<S> implements Episode {
         this.state = target;
       }
       this.hashDirty = true;
-      if (!lean) this.seen = new Set();
+      if (!lean && this.seen.size > 0) this.seen = new Set();
       this.confirmed = false;
       out.progress = (this.task.spec.acceptance.subgoals?.length ?? 0) === 0;
     }

@@ -40,7 +40,8 @@ export class FaultInjector {
 
   /** Whether a fault hit this call before (so a success now is a recovery). */
   isRetry(key: string): boolean {
-    return this.faulted.has(key);
+    // Most episodes have no faulted call: no lookup (and no hash of the key) then.
+    return this.faulted.size > 0 && this.faulted.has(key);
   }
 
   /** Marks a call as hit by a fault. */

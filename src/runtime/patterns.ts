@@ -7,13 +7,55 @@ import type { Action, ActionPattern, JsonObject } from '../core/index.js';
  * with no canonical form (a lone surrogate from a JSON body) still get an identity: their JSON.stringify text.
  */
 export function callKey(tool: string, args: unknown): string {
-  let text: string;
+  return tool + '\u0000' + callText(args);
+}
+
+/** What a call key has after its tool name and the NUL: `callKey(tool, args) === tool + '\u0000' + callText(args)`. */
+export function callText(args: unknown): string {
   try {
-    text = canonicalize(args);
+    return canonicalize(args);
   } catch {
-    text = '\u0000' + JSON.stringify(args);
+    return '\u0000' + JSON.stringify(args);
   }
-  return tool + '\u0000' + text;
+}
+
+/**
+ * A set of call keys asked by tool name and `callText`: `has(tool, text)` is `keys.has(tool + '\u0000' + text)`.
+ * Each tool's texts are listed on first use, so a call is compared with its tool's few texts (those of other
+ * lengths at a glance) instead of hashing its new key, a rope that V8 makes flat to hash it (about 100 ns for a
+ * web call). Exact for any tool name, NULs included: a key is `tool + '\u0000' + text` iff it starts with that
+ * prefix and the rest is `text`.
+ */
+export class CallKeyIndex {
+  private readonly byTool = new Map<string, readonly string[]>();
+
+  constructor(private readonly keys: ReadonlySet<string>) {}
+
+  has(tool: string, text: string): boolean {
+    let texts = this.byTool.get(tool);
+    if (texts === undefined) {
+      const prefix = tool + '\u0000';
+      const found: string[] = [];
+      for (const key of this.keys) if (key.startsWith(prefix)) found.push(key.slice(prefix.length));
+      texts = found;
+      this.byTool.set(tool, texts);
+    }
+    for (let i = 0; i < texts.length; i++) if (texts[i] === text) return true;
+    return false;
+  }
+}
+
+/** One index per key set (a prepared task's read-only `solutionKeys`), shared by the task's episodes. */
+const keyIndexes = new WeakMap<ReadonlySet<string>, CallKeyIndex>();
+
+/** The `CallKeyIndex` of a read-only set of call keys. */
+export function callKeyIndexOf(keys: ReadonlySet<string>): CallKeyIndex {
+  let index = keyIndexes.get(keys);
+  if (index === undefined) {
+    index = new CallKeyIndex(keys);
+    keyIndexes.set(keys, index);
+  }
+  return index;
 }
 
 /** RFC 8785 canonical JSON of a value: core's `canonicalize` (throws on values with no canonical form). */
