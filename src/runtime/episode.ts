@@ -24,7 +24,7 @@ import { describe as describeValue, parseArgs, validateAction } from './action.j
 import { DEFAULT_BUDGET_WARNING_RATIO, DEFAULT_FAULT_RETRIES, DEFAULT_NO_PROGRESS_STEPS } from './defaults.js';
 import { DEFAULT_RETRY_AFTER_MS, FAULT_ERROR_CODES, faultMessage, isBlockingFault, partialOutput } from './faults.js';
 import { closestPointer, fastRng, parsePointer, Rng } from '../core/index.js';
-import { callKeyIndexOf, callText, type CallKeyIndex } from './patterns.js';
+import { callKeyIndexOf, callKeyOf, callText, type CallKeyIndex } from './patterns.js';
 import { BudgetMeter, budgetName } from './budget-meter.js';
 import { CallPolicy } from './call-policy.js';
 import type { Episode, EpisodeOptions } from './episode-options.js';
@@ -504,7 +504,7 @@ class EpisodeRun<S> implements Episode {
     // (no faults, no informational feedback) needs no call key.
     const lean = this.lean;
     const text = lean ? '' : callText(args);
-    const key = lean ? '' : tool.name + '\u0000' + text; // callKey(tool.name, args)
+    const key = lean ? '' : callKeyOf(tool.name, text);
     const faults = this.faults;
     const retry = !lean && faults.isRetry(key);
     if (!lean) {

@@ -7,7 +7,12 @@ import type { Action, ActionPattern, JsonObject } from '../core/index.js';
  * with no canonical form (a lone surrogate from a JSON body) still get an identity: their JSON.stringify text.
  */
 export function callKey(tool: string, args: unknown): string {
-  return tool + '\u0000' + callText(args);
+  return callKeyOf(tool, callText(args));
+}
+
+/** The call key of a tool and the `callText` of its arguments. */
+export function callKeyOf(tool: string, text: string): string {
+  return tool + '\u0000' + text;
 }
 
 /** What a call key has after its tool name and the NUL: `callKey(tool, args) === tool + '\u0000' + callText(args)`. */
@@ -34,7 +39,7 @@ export class CallKeyIndex {
   has(tool: string, text: string): boolean {
     let texts = this.byTool.get(tool);
     if (texts === undefined) {
-      const prefix = tool + '\u0000';
+      const prefix = callKeyOf(tool, '');
       const found: string[] = [];
       for (const key of this.keys) if (key.startsWith(prefix)) found.push(key.slice(prefix.length));
       texts = found;
