@@ -12,7 +12,7 @@ export const CHECKPOINTER_AFTER_WRITES = 256;
  * How often the worker checkpoints (PASSIVE: it never blocks the writer or readers). Each checkpoint syncs the
  * WAL and then the database file (synchronous=NORMAL), and a writer on the same files meanwhile sees its own
  * writes slow down: at 100 ms a server committing in its serving thread (`--durability relaxed`, retail steps
- * of ~2 KB, ~70 MB of WAL a second) answered 8-12% fewer steps than at 500 ms, in three same-sitting A/B runs;
+ * of ~2 KB, ~70 MB of WAL a second) answered 10-12% fewer steps than at 500 ms, in three same-sitting A/B runs;
  * servers whose commits run on the writer thread, and the WAL bounds (T4, WAL backpressure), were unchanged.
  */
 export const CHECKPOINT_INTERVAL_MS = 500;
