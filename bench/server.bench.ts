@@ -27,8 +27,13 @@ const PYTHON = process.env.ENVHARNESS_PYTHON ?? 'python3';
 /** The wrk binary; ENVHARNESS_BENCH_WRK= (empty) forces the Node load generator. */
 const WRK = process.env.ENVHARNESS_BENCH_WRK ?? 'wrk';
 const HAS_WRK = WRK !== '' && spawnSync(WRK, ['-v'], { encoding: 'utf8' }).error === undefined;
-/** Episodes per target: wrk's script cannot tie an episode to a connection, so it round-robins over more than are in flight. */
-const EPISODES = HAS_WRK ? CONNECTIONS * 4 : CONNECTIONS;
+/**
+ * Episodes per target, round-robined: four per connection, as a pooled client spreads its episodes over its
+ * connections (wrk's script cannot tie an episode to a connection; the Node generator gives connection c the
+ * episodes c, c + 8, ... in turn). Both generators run this same workload, so a figure does not depend on
+ * whether wrk is installed.
+ */
+const EPISODES = CONNECTIONS * 4;
 
 /** Clock ticks of user + system time a process has used, in microseconds. */
 function cpuMicros(pid: number): number {
@@ -412,7 +417,7 @@ export async function run(): Promise<BenchSection[]> {
         description:
           (HAS_WRK
             ? `wrk 4 (\`-t1 -c${CONNECTIONS}\`, a Lua script round-robining over ${EPISODES} episodes per target, ${SECONDS} s × ${RUNS} runs, median) against \`envharness serve\` `
-            : `A Node load generator (raw sockets, one request in flight per connection, ${SECONDS} s × ${RUNS} runs, median; wrk was not on PATH) against \`envharness serve\` `) +
+            : `A Node load generator (raw sockets, one request in flight per connection, each connection round-robining over ${EPISODES / CONNECTIONS} of the target's ${EPISODES} episodes, ${SECONDS} s × ${RUNS} runs, median; wrk was not on PATH: \`apt-get install wrk\`) against \`envharness serve\` `) +
           '(another process: the compiled CLI and test domains, node started with the flags the `envharness` command gives it; SQLite WAL store; by default every step is in the step journal before its answer and in SQLite about 10 ms later, committed by the store\'s writer thread, docs/http.md "Durability"; `--durability relaxed` answers once applied) and, interleaved, a plain node:http null route (plain `node`, V8\'s defaults). ' +
           'Server, generator and any other load share the machine. "server CPU µs/step" is the server process\'s user+system time per step. ' +
           `Machine load (1 min): ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end, on ${availableParallelism()} cores.`,
