@@ -39,7 +39,7 @@ import {
   type TaskStatus,
   type Transition,
 } from '../../core/index.js';
-import { CHECKPOINT_INTERVAL_MS, CHECKPOINTER_AFTER_WRITES, FALLBACK_AUTOCHECKPOINT_PAGES, TRUNCATE_AFTER_FRAMES, startCheckpointer, type Checkpointer, type CheckpointReport } from './checkpointer.js';
+import { autocheckpointPages, CHECKPOINT_INTERVAL_MS, CHECKPOINTER_AFTER_WRITES, FALLBACK_AUTOCHECKPOINT_BYTES, INLINE_AUTOCHECKPOINT_BYTES, startCheckpointer, type Checkpointer, type CheckpointReport } from './checkpointer.js';
 import { migrate, SCHEMA_VERSION, userVersion } from './schema.js';
 import { segmentOf, stageTexts, TRANSITION_SQL, TransitionInserter } from './transitions.js';
 import { DEFAULT_WAL_LIMIT_BYTES, WalPressure } from './wal-pressure.js';
@@ -67,7 +67,7 @@ export interface SqliteStoreOptions {
   reverseUnorderedSelects?: boolean;
   /**
    * When WAL checkpoints move to a worker thread (docs/storage.md): after `afterWrites` write transactions
-   * (default 256; `Infinity` keeps them inline), every `intervalMs` (default 100). For tests and tuning.
+   * (default 256; `Infinity` keeps them inline), every `intervalMs` (default 500). For tests and tuning.
    */
   checkpoints?: { afterWrites?: number; intervalMs?: number };
   /**
@@ -213,6 +213,7 @@ export class SqliteStore implements Store {
       db.pragma('foreign_keys = ON');
       db.pragma('trusted_schema = OFF');
       db.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT_BYTES}`);
+      db.pragma(`wal_autocheckpoint = ${autocheckpointPages(INLINE_AUTOCHECKPOINT_BYTES, db.pragma('page_size', { simple: true }) as number)}`);
       if (options.reverseUnorderedSelects) db.pragma('reverse_unordered_selects = ON');
       migrate(db);
     } catch (error) {
@@ -539,8 +540,10 @@ export class SqliteStore implements Store {
           },
         );
       };
-      if (gate === undefined && this.wal?.due() !== true) return send();
-      const run = (gate ?? Promise.resolve()).then(() => (this.wal?.due() ? this.wal.admit() : undefined)).then(send);
+      // Asked once per call (asking counts the write): now when no call is waiting, else once those ahead have gone.
+      const due = gate === undefined ? this.wal?.due() === true : undefined;
+      if (due === false) return send();
+      const run = (gate ?? Promise.resolve()).then(() => ((due ?? this.wal?.due()) ? this.wal?.admit() : undefined)).then(send);
       const mine = run.catch(() => undefined);
       gate = mine;
       void mine.then(() => {
@@ -1337,14 +1340,14 @@ export class SqliteStore implements Store {
       const wal = new WalPressure(`${this.location}-wal`, this.walLimitBytes);
       // A continuous writer outruns PASSIVE checkpoints even with no reader (the WAL is only reset when a write
       // begins with every frame copied back): the checkpointer truncates past a quarter of the limit.
-      const truncate = { truncateAfterFrames: Math.max(1, Math.min(TRUNCATE_AFTER_FRAMES, Math.floor(wal.truncateBytes / pageSize))), truncateAfterBytes: wal.truncateBytes, parkBytes: wal.hardBytes };
+      const truncate = { truncateAfterBytes: wal.truncateBytes, parkBytes: wal.hardBytes };
       const options = { synchronous: this.synchronous, busyTimeoutMs: this.busyTimeoutMs, intervalMs: this.checkpointIntervalMs, ...truncate };
       this.checkpointer = startCheckpointer(
         this.location,
         options,
         () => {
           this.checkpointer = undefined;
-          if (this.db.open) this.db.pragma('wal_autocheckpoint = 1000');
+          if (this.db.open) this.db.pragma(`wal_autocheckpoint = ${autocheckpointPages(INLINE_AUTOCHECKPOINT_BYTES, pageSize)}`);
         },
         (report: CheckpointReport) => {
           if (report.kind === 'wal') {
@@ -1354,7 +1357,7 @@ export class SqliteStore implements Store {
           } else if (this.storeFault?.operation === 'checkpoint') this.clearFault();
         },
       );
-      this.db.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
+      this.db.pragma(`wal_autocheckpoint = ${autocheckpointPages(FALLBACK_AUTOCHECKPOINT_BYTES, pageSize)}`);
       this.wal = wal;
     } catch {
       // No worker threads here: SQLite keeps checkpointing inline, as before.
