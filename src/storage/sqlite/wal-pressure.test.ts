@@ -107,6 +107,26 @@ describe.each([4096, 16384])('WAL backpressure, %i-byte pages', (pageSize) => {
   });
 });
 
+describe('WAL backpressure from the first writes', () => {
+  it('starts the checkpointer before its write count once the -wal file passes the TRUNCATE mark', { timeout: 60_000 }, async () => {
+    // A quarter of the 4 MiB limit is 1 MiB: about six of these batches, far fewer than the 256 writes that start it otherwise.
+    const file = join(dir, 'early.db');
+    const store = createSqliteStore(file, { now: systemClock, walLimitBytes: LIMIT });
+    await store.saveBatch(batch(0));
+    const reader = new BetterSqlite3(file, { readonly: true });
+    reader.exec('BEGIN');
+    reader.prepare('SELECT count(*) FROM tasks').get();
+    let writes = 1;
+    while ((await store.getInfo()).checkpoints === 'inline' && writes < 40) await store.saveBatch(batch(writes++));
+    reader.exec('COMMIT');
+    reader.close();
+    expect((await store.getInfo()).checkpoints).toBe('background');
+    expect(walBytes(file)).toBeGreaterThanOrEqual(LIMIT / 4);
+    expect(writes).toBeLessThan(20);
+    await store.close();
+  });
+});
+
 describe('WAL backpressure: options', () => {
   it('refuses a limit below 1 MiB, naming the option', () => {
     expect(() => createSqliteStore(join(dir, 'small.db'), { now: systemClock, walLimitBytes: 1000 })).toThrow(/walLimitBytes/);

@@ -29,12 +29,17 @@ const WAL_POLL_MS = 10;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** The `-wal` file's size now (0 when there is none). */
-function fileBytes(path: string): number {
+export function fileBytes(path: string): number {
   try {
     return statSync(path).size;
   } catch {
     return 0;
   }
+}
+
+/** The file size past which the checkpointer truncates the WAL: a quarter of the limit, at most 16 MiB. */
+export function truncateMark(limitBytes: number): number {
+  return Math.min(TRUNCATE_AFTER_BYTES, Math.floor(limitBytes / 4));
 }
 
 /**
@@ -66,7 +71,7 @@ export class WalPressure {
     private readonly walPath: string,
     limitBytes: number,
   ) {
-    this.truncateBytes = Math.min(TRUNCATE_AFTER_BYTES, Math.floor(limitBytes / 4));
+    this.truncateBytes = truncateMark(limitBytes);
     this.softBytes = Math.floor((limitBytes * 3) / 8);
     this.hardBytes = Math.floor((limitBytes * 3) / 4);
     this.unseenBytes = Math.floor(limitBytes / 8);
