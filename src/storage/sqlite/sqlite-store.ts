@@ -54,6 +54,11 @@ const DEFAULT_BUSY_TIMEOUT_MS = DEFAULT_SQLITE_BUSY_TIMEOUT_MS;
 const EPISODE_KEY_CACHE_SIZE = 65_536;
 /** The WAL file is truncated back to this size after a checkpoint (bounds disk use after big writes). */
 const JOURNAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
+/**
+ * The page size of a store this creates (docs/storage.md, "Page size"). A store keeps the page size it was
+ * created with: SQLite ignores the pragma once a table exists (and a WAL file cannot change it, even by VACUUM).
+ */
+export const NEW_STORE_PAGE_SIZE = 4096;
 
 export interface SqliteStoreOptions {
   /**
@@ -208,6 +213,8 @@ export class SqliteStore implements Store {
       if (!isMemory) mkdirSync(dirname(this.location), { recursive: true });
       db = new BetterSqlite3(this.location, { timeout: this.busyTimeoutMs });
       // WAL: readers never block the writer; with NORMAL, commits skip fsync (synced at checkpoint).
+      // Before anything writes the file's first page: on an existing file, a no-op.
+      db.pragma(`page_size = ${NEW_STORE_PAGE_SIZE}`);
       db.pragma('journal_mode = WAL');
       db.pragma(`synchronous = ${synchronous}`);
       db.pragma('foreign_keys = ON');
