@@ -1,7 +1,11 @@
 /**
  * WAL checkpoints on a worker thread. SQLite's automatic checkpoint runs inside whichever commit crosses
- * 1000 WAL pages: that commit copies the pages into the database and waits for two fsyncs (milliseconds),
- * with the event loop blocked. A busy store hands this to a thread with its own connection instead.
+ * its mark (1000 WAL pages by default): that commit copies the pages into the database and waits for two
+ * fsyncs (milliseconds), with the event loop blocked. A busy store hands this to a thread with its own
+ * connection instead.
+ *
+ * Every WAL mark here is in bytes and becomes pages (or frames) by the connection's `page_size`, so that a
+ * mark means the same amount of WAL on a store of any page size (SQLite counts its own in pages).
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
@@ -16,13 +20,23 @@ export const CHECKPOINTER_AFTER_WRITES = 256;
  * servers whose commits run on the writer thread, and the WAL bounds (T4, WAL backpressure), were unchanged.
  */
 export const CHECKPOINT_INTERVAL_MS = 500;
-/** WAL pages at which the writer checkpoints itself anyway, should the worker fall behind or die. */
-export const FALLBACK_AUTOCHECKPOINT_PAGES = 16_384;
 /**
- * WAL frames (16 MiB of 4 KiB pages) past which the worker also tries a TRUNCATE checkpoint: PASSIVE ones
+ * WAL bytes at which a connection checkpoints inline, in the committing write: SQLite's default of 1000 pages
+ * at 4 KiB. Until the checkpointer starts, and again should it die; the writer thread's connection always.
+ */
+export const INLINE_AUTOCHECKPOINT_BYTES = 1000 * 4096;
+/** WAL bytes at which the writer checkpoints itself anyway once the worker runs, should it fall behind (64 MiB). */
+export const FALLBACK_AUTOCHECKPOINT_BYTES = 64 * 1024 * 1024;
+/**
+ * WAL bytes (content or file, 16 MiB) past which the worker also tries a TRUNCATE checkpoint: PASSIVE ones
  * never shrink the file, and cannot rewind it while readers overlap (T4, checkpoint starvation).
  */
-export const TRUNCATE_AFTER_FRAMES = 4096;
+export const TRUNCATE_AFTER_BYTES = 16 * 1024 * 1024;
+
+/** `PRAGMA wal_autocheckpoint`'s argument (pages) for a mark in bytes, on a connection of `pageSize` pages. */
+export function autocheckpointPages(bytes: number, pageSize: number): number {
+  return Math.max(1, Math.round(bytes / pageSize));
+}
 /** How long a TRUNCATE attempt waits for readers (writers wait meanwhile), and the pause after one that could not finish. */
 export const TRUNCATE_WAIT_MS = 50;
 export const TRUNCATE_BACKOFF_MS = 500;
@@ -33,6 +47,8 @@ const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const db = new Database(workerData.location, { timeout: workerData.busyTimeoutMs });
 db.pragma('synchronous = ' + workerData.synchronous);
+// The mark in frames: the WAL's content is frames of one page each.
+const truncateAfterFrames = Math.max(1, Math.floor(workerData.truncateAfterBytes / db.pragma('page_size', { simple: true })));
 // A failed checkpoint (EIO on fsync, ENOSPC) is reported, never swallowed; the next success clears it.
 let failing = false;
 // The back-off is counted in checkpoint ticks (one per interval), not read from a clock.
@@ -51,7 +67,7 @@ const checkpoint = () => {
     // A long WAL (content or file): wait briefly for the readers holding it, then truncate it; back off while
     // they stay, unless writers are already parked at the limit (blocking them then costs nothing).
     const bytes = walBytes();
-    const long = (row && row.log >= workerData.truncateAfterFrames) || bytes >= workerData.truncateAfterBytes;
+    const long = (row && row.log >= truncateAfterFrames) || bytes >= workerData.truncateAfterBytes;
     if (long && (tick >= nextTruncate || bytes >= workerData.parkBytes)) {
       db.pragma('busy_timeout = ' + workerData.truncateWaitMs);
       try {
@@ -103,8 +119,7 @@ export function startCheckpointer(
     synchronous: 'NORMAL' | 'FULL';
     busyTimeoutMs: number;
     intervalMs: number;
-    /** TRUNCATE once the WAL holds this many frames or its file this many bytes (defaults: 16 MiB of 4 KiB pages, Infinity). */
-    truncateAfterFrames?: number;
+    /** TRUNCATE once the WAL's content (frames x page size) or its file holds this many bytes (default 16 MiB). */
     truncateAfterBytes?: number;
     /** The file size at which writers park (then a TRUNCATE is tried every tick, without back-off). */
     parkBytes?: number;
@@ -120,8 +135,7 @@ export function startCheckpointer(
       synchronous: options.synchronous,
       busyTimeoutMs: options.busyTimeoutMs,
       intervalMs: options.intervalMs,
-      truncateAfterFrames: options.truncateAfterFrames ?? TRUNCATE_AFTER_FRAMES,
-      truncateAfterBytes: options.truncateAfterBytes ?? Infinity,
+      truncateAfterBytes: options.truncateAfterBytes ?? TRUNCATE_AFTER_BYTES,
       parkBytes: options.parkBytes ?? Infinity,
       truncateWaitMs: TRUNCATE_WAIT_MS,
       truncateBackoffMs: TRUNCATE_BACKOFF_MS,

@@ -467,13 +467,50 @@ describe('sqlite store: pages per group commit', () => {
     expect(statSync(`${file}-wal`).size).toBe(0);
     const commits = 40;
     for (let i = 0; i < commits; i++) await commit();
-    const framesPerCommit = (statSync(`${file}-wal`).size - 32) / (4096 + 24) / commits;
+    // A frame is one page and its 24-byte header: the pages a commit touched, whatever their size.
+    const pageSize = other.pragma('page_size', { simple: true }) as number;
+    const framesPerCommit = (statSync(`${file}-wal`).size - 32) / (pageSize + 24) / commits;
     other.close();
     // ~7.6 frames; keyed by episode id (schema version 1) the same commits wrote ~18.
     expect(framesPerCommit).toBeGreaterThan(2);
     expect(framesPerCommit).toBeLessThan(11);
     for (const slot of slots) expect(await store.listTransitions(idOf(slot.n))).toHaveLength(slot.steps);
     await store.close();
+  });
+});
+
+describe('sqlite store: page size', () => {
+  const pageSize = (file: string) => {
+    const db = new BetterSqlite3(file, { readonly: true });
+    try {
+      return db.pragma('page_size', { simple: true }) as number;
+    } finally {
+      db.close();
+    }
+  };
+
+  it.each([4096, 8192, 16384])('opens a store created with %i-byte pages as it is: keeps its page size, rows and writes', async (size) => {
+    // A store written by a version that created its files with other pages: made here the same way, by
+    // setting the page size before the store creates its tables.
+    const file = join(tempDir(), `old-${size}.db`);
+    const raw = new BetterSqlite3(file);
+    raw.pragma(`page_size = ${size}`);
+    raw.pragma('journal_mode = WAL');
+    raw.close();
+    const old = createSqliteStore(file, { now: systemClock });
+    await old.saveBatch(makeBatch([makeTask(1), makeTask(2)]));
+    await old.appendTransitions([makeTransition('ep-1', 0), makeTransition('ep-1', 1)]);
+    await old.close();
+    expect(pageSize(file)).toBe(size);
+
+    const store = createSqliteStore(file, { now: systemClock, checkpoints: { afterWrites: 1, intervalMs: 10 } });
+    for (let step = 2; step < 40; step++) await store.appendTransitions([makeTransition('ep-1', step)]);
+    expect((await store.getInfo()).checkpoints).toBe('background');
+    expect(await store.countTasks()).toBe(2);
+    expect((await store.listTransitions('ep-1')).map((t) => t.step)).toEqual(Array.from({ length: 40 }, (_, i) => i));
+    expect(await store.checkIntegrity()).toEqual([]);
+    await store.close();
+    expect(pageSize(file)).toBe(size);
   });
 });
 

@@ -39,10 +39,10 @@ import {
   type TaskStatus,
   type Transition,
 } from '../../core/index.js';
-import { CHECKPOINT_INTERVAL_MS, CHECKPOINTER_AFTER_WRITES, FALLBACK_AUTOCHECKPOINT_PAGES, TRUNCATE_AFTER_FRAMES, startCheckpointer, type Checkpointer, type CheckpointReport } from './checkpointer.js';
+import { autocheckpointPages, CHECKPOINT_INTERVAL_MS, CHECKPOINTER_AFTER_WRITES, FALLBACK_AUTOCHECKPOINT_BYTES, INLINE_AUTOCHECKPOINT_BYTES, startCheckpointer, type Checkpointer, type CheckpointReport } from './checkpointer.js';
 import { migrate, SCHEMA_VERSION, userVersion } from './schema.js';
 import { segmentOf, stageTexts, TRANSITION_SQL, TransitionInserter } from './transitions.js';
-import { DEFAULT_WAL_LIMIT_BYTES, WalPressure } from './wal-pressure.js';
+import { DEFAULT_WAL_LIMIT_BYTES, fileBytes, truncateMark, WalPressure } from './wal-pressure.js';
 import { CallBuffers, serialiseCall, WriterCallBuilder, WriterThread, type JournalReply, type WriterCall, type WriterReply } from './transition-writer.js';
 import { readGenerationLog, writeGenerationLog } from './generation-log.js';
 import { decodeBatch, JOURNAL_META_PREFIX, replayStepJournal, StepJournal, type JournalBatch, type JournalEntry } from './step-journal.js';
@@ -54,6 +54,11 @@ const DEFAULT_BUSY_TIMEOUT_MS = DEFAULT_SQLITE_BUSY_TIMEOUT_MS;
 const EPISODE_KEY_CACHE_SIZE = 65_536;
 /** The WAL file is truncated back to this size after a checkpoint (bounds disk use after big writes). */
 const JOURNAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
+/**
+ * The page size of a store this creates (docs/storage.md, "Page size"). A store keeps the page size it was
+ * created with: SQLite ignores the pragma once a table exists (and a WAL file cannot change it, even by VACUUM).
+ */
+export const NEW_STORE_PAGE_SIZE = 4096;
 
 export interface SqliteStoreOptions {
   /**
@@ -67,7 +72,7 @@ export interface SqliteStoreOptions {
   reverseUnorderedSelects?: boolean;
   /**
    * When WAL checkpoints move to a worker thread (docs/storage.md): after `afterWrites` write transactions
-   * (default 256; `Infinity` keeps them inline), every `intervalMs` (default 100). For tests and tuning.
+   * (default 256; `Infinity` keeps them inline), every `intervalMs` (default 500). For tests and tuning.
    */
   checkpoints?: { afterWrites?: number; intervalMs?: number };
   /**
@@ -208,11 +213,14 @@ export class SqliteStore implements Store {
       if (!isMemory) mkdirSync(dirname(this.location), { recursive: true });
       db = new BetterSqlite3(this.location, { timeout: this.busyTimeoutMs });
       // WAL: readers never block the writer; with NORMAL, commits skip fsync (synced at checkpoint).
+      // Before anything writes the file's first page: on an existing file, a no-op.
+      db.pragma(`page_size = ${NEW_STORE_PAGE_SIZE}`);
       db.pragma('journal_mode = WAL');
       db.pragma(`synchronous = ${synchronous}`);
       db.pragma('foreign_keys = ON');
       db.pragma('trusted_schema = OFF');
       db.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT_BYTES}`);
+      db.pragma(`wal_autocheckpoint = ${autocheckpointPages(INLINE_AUTOCHECKPOINT_BYTES, db.pragma('page_size', { simple: true }) as number)}`);
       if (options.reverseUnorderedSelects) db.pragma('reverse_unordered_selects = ON');
       migrate(db);
     } catch (error) {
@@ -539,8 +547,10 @@ export class SqliteStore implements Store {
           },
         );
       };
-      if (gate === undefined && this.wal?.due() !== true) return send();
-      const run = (gate ?? Promise.resolve()).then(() => (this.wal?.due() ? this.wal.admit() : undefined)).then(send);
+      // Asked once per call (asking counts the write): now when no call is waiting, else once those ahead have gone.
+      const due = gate === undefined ? this.wal?.due() === true : undefined;
+      if (due === false) return send();
+      const run = (gate ?? Promise.resolve()).then(() => ((due ?? this.wal?.due()) ? this.wal?.admit() : undefined)).then(send);
       const mine = run.catch(() => undefined);
       gate = mine;
       void mine.then(() => {
@@ -1325,9 +1335,18 @@ export class SqliteStore implements Store {
     return result;
   }
 
-  /** One more committed write transaction: the checkpointer starts after `checkpointAfterWrites` of them. */
+  /**
+   * One more committed write transaction: the checkpointer (and writer backpressure) starts after
+   * `checkpointAfterWrites` of them, or sooner once the `-wal` file passes the TRUNCATE mark: a reader that pins
+   * the WAL from the start lets the first few hundred writes grow it without bound (T4: 51 MiB of 64 at 4 KiB
+   * pages, 117 at 16 KiB). Until then each write reads the file's size (~1.5 µs).
+   */
   private countWrite(): void {
-    if (this.writes < this.checkpointAfterWrites && ++this.writes >= this.checkpointAfterWrites && !this.isMemory && this.db.open) this.moveCheckpoints();
+    if (this.writes >= this.checkpointAfterWrites || this.isMemory || !this.db.open) return;
+    this.writes += 1;
+    const long = Number.isFinite(this.checkpointAfterWrites) && fileBytes(`${this.location}-wal`) >= truncateMark(this.walLimitBytes);
+    if (long) this.writes = this.checkpointAfterWrites;
+    if (this.writes >= this.checkpointAfterWrites) this.moveCheckpoints();
   }
 
   /** Busy from now on: checkpoints run on a worker thread; this connection keeps a far-off automatic one as a fallback. */
@@ -1337,14 +1356,14 @@ export class SqliteStore implements Store {
       const wal = new WalPressure(`${this.location}-wal`, this.walLimitBytes);
       // A continuous writer outruns PASSIVE checkpoints even with no reader (the WAL is only reset when a write
       // begins with every frame copied back): the checkpointer truncates past a quarter of the limit.
-      const truncate = { truncateAfterFrames: Math.max(1, Math.min(TRUNCATE_AFTER_FRAMES, Math.floor(wal.truncateBytes / pageSize))), truncateAfterBytes: wal.truncateBytes, parkBytes: wal.hardBytes };
+      const truncate = { truncateAfterBytes: wal.truncateBytes, parkBytes: wal.hardBytes };
       const options = { synchronous: this.synchronous, busyTimeoutMs: this.busyTimeoutMs, intervalMs: this.checkpointIntervalMs, ...truncate };
       this.checkpointer = startCheckpointer(
         this.location,
         options,
         () => {
           this.checkpointer = undefined;
-          if (this.db.open) this.db.pragma('wal_autocheckpoint = 1000');
+          if (this.db.open) this.db.pragma(`wal_autocheckpoint = ${autocheckpointPages(INLINE_AUTOCHECKPOINT_BYTES, pageSize)}`);
         },
         (report: CheckpointReport) => {
           if (report.kind === 'wal') {
@@ -1354,7 +1373,7 @@ export class SqliteStore implements Store {
           } else if (this.storeFault?.operation === 'checkpoint') this.clearFault();
         },
       );
-      this.db.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
+      this.db.pragma(`wal_autocheckpoint = ${autocheckpointPages(FALLBACK_AUTOCHECKPOINT_BYTES, pageSize)}`);
       this.wal = wal;
     } catch {
       // No worker threads here: SQLite keeps checkpointing inline, as before.

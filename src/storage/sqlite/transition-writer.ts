@@ -7,6 +7,7 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { canonicalize, type EpisodeRecord, type Transition } from '../../core/index.js';
+import { INLINE_AUTOCHECKPOINT_BYTES } from './checkpointer.js';
 import { SEGMENT_STEPS, TRANSITION_CHUNK, TRANSITION_SQL } from './transitions.js';
 
 /** Calls handed over and not yet committed past which a caller waits (blocking) for the thread to catch up. */
@@ -28,6 +29,8 @@ try {
   db.pragma('synchronous = ' + workerData.synchronous);
   db.pragma('foreign_keys = ON');
   db.pragma('trusted_schema = OFF');
+  // The store's inline checkpoint mark, in pages of this file.
+  db.pragma('wal_autocheckpoint = ' + Math.max(1, Math.round(workerData.autocheckpointBytes / db.pragma('page_size', { simple: true }))));
 } catch (error) {
   openError = error;
 }
@@ -397,7 +400,7 @@ export class WriterThread {
     this.done = new Int32Array(done);
     this.worker = new Worker(SOURCE, {
       eval: true,
-      workerData: { driver: driverPath(), location, synchronous: options.synchronous, busyTimeoutMs: options.busyTimeoutMs, sql: TRANSITION_SQL, chunk: TRANSITION_CHUNK, segmentSteps: SEGMENT_STEPS, done },
+      workerData: { driver: driverPath(), location, synchronous: options.synchronous, busyTimeoutMs: options.busyTimeoutMs, sql: TRANSITION_SQL, chunk: TRANSITION_CHUNK, segmentSteps: SEGMENT_STEPS, autocheckpointBytes: INLINE_AUTOCHECKPOINT_BYTES, done },
     });
     // Only pending calls keep the process alive (ref'd while any is waiting).
     this.worker.unref();

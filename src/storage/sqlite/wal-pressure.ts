@@ -7,6 +7,7 @@
  * checkpoint.
  */
 import { statSync } from 'node:fs';
+import { TRUNCATE_AFTER_BYTES } from './checkpointer.js';
 
 /** Default bound on the `-wal` file (bytes), reached only when a reader pins the WAL for longer than writers can wait. */
 export const DEFAULT_WAL_LIMIT_BYTES = 64 * 1024 * 1024;
@@ -15,7 +16,12 @@ export const WAL_MAX_WAIT_MS = 10_000;
 /** The delay before a write at the soft mark, growing linearly to `WAL_MAX_DELAY_MS` at the hard mark. */
 const WAL_MIN_DELAY_MS = 1;
 const WAL_MAX_DELAY_MS = 10;
-/** Writes after which a writer yields one event-loop turn to hear the checkpointer (a tight loop of awaits never does). */
+/**
+ * Writes after which a writer yields one event-loop turn to hear the checkpointer and looks at the file (a
+ * tight loop of awaits never does): at most 8, and fewer when 8 writes would grow the WAL by more than
+ * `limit / 8` (half the headroom past the hard mark; measured between two looks). A write's WAL grows with the
+ * page size (every page it touches is a whole frame), so a count of writes alone bounds no bytes.
+ */
 const UNREPORTED_WRITES = 8;
 /** How often a write parked at the hard mark looks at the WAL again. */
 const WAL_POLL_MS = 10;
@@ -23,12 +29,17 @@ const WAL_POLL_MS = 10;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** The `-wal` file's size now (0 when there is none). */
-function fileBytes(path: string): number {
+export function fileBytes(path: string): number {
   try {
     return statSync(path).size;
   } catch {
     return 0;
   }
+}
+
+/** The file size past which the checkpointer truncates the WAL: a quarter of the limit, at most 16 MiB. */
+export function truncateMark(limitBytes: number): number {
+  return Math.min(TRUNCATE_AFTER_BYTES, Math.floor(limitBytes / 4));
 }
 
 /**
@@ -45,6 +56,13 @@ export class WalPressure {
   reported = false;
   /** Writes since the last report: a writer that never yields to the event loop would never hear one. */
   private unreported = 0;
+  /** Writes allowed between looks at the file (at first one: nothing is known yet of how much a write adds). */
+  private lookEvery = 1;
+  /** The file's size at the last look (a report or the writer's own; -1 before the first), and the writes since. */
+  private looked = -1;
+  private sinceLook = 0;
+  /** The WAL growth allowed between two looks (see UNREPORTED_WRITES). */
+  private readonly unseenBytes: number;
   readonly truncateBytes: number;
   readonly softBytes: number;
   readonly hardBytes: number;
@@ -53,9 +71,10 @@ export class WalPressure {
     private readonly walPath: string,
     limitBytes: number,
   ) {
-    this.truncateBytes = Math.min(16 * 1024 * 1024, Math.floor(limitBytes / 4));
+    this.truncateBytes = truncateMark(limitBytes);
     this.softBytes = Math.floor((limitBytes * 3) / 8);
     this.hardBytes = Math.floor((limitBytes * 3) / 4);
+    this.unseenBytes = Math.floor(limitBytes / 8);
   }
 
   /** What the checkpointer reported: the file's size after its checkpoint. */
@@ -63,6 +82,17 @@ export class WalPressure {
     this.bytes = bytes;
     this.reported = true;
     this.unreported = 0;
+    this.look(bytes);
+  }
+
+  /** The file is `bytes` long now: sets how many writes may go before the next look from what the last ones added. */
+  private look(bytes: number): void {
+    const grown = this.looked < 0 ? -1 : bytes - this.looked;
+    // A file that shrank (truncated) says nothing of the writes; the interval stays.
+    if (grown > 0 && this.sinceLook > 0) this.lookEvery = Math.max(1, Math.min(UNREPORTED_WRITES, Math.floor((this.unseenBytes * this.sinceLook) / grown)));
+    else if (grown >= 0 && this.sinceLook >= this.lookEvery) this.lookEvery = Math.min(UNREPORTED_WRITES, this.lookEvery * 2);
+    this.looked = bytes;
+    this.sinceLook = 0;
   }
 
   /** The WAL file is past the mark where writes are held back. */
@@ -75,7 +105,8 @@ export class WalPressure {
    * `admit` first: the WAL is long, or reports may be waiting to be heard.
    */
   due(): boolean {
-    return this.pressed || ++this.unreported >= UNREPORTED_WRITES;
+    this.sinceLook += 1;
+    return this.pressed || ++this.unreported >= this.lookEvery;
   }
 
   /** For `getInfo`: the last report, and whether writes are being held back. */
@@ -85,13 +116,14 @@ export class WalPressure {
 
   /** Waits as long as the WAL's size asks: a short delay between the marks, until it shrinks past the hard mark. */
   async admit(): Promise<void> {
-    if (this.unreported >= UNREPORTED_WRITES) {
+    if (this.unreported >= this.lookEvery) {
       // One turn of the event loop, so that the checkpointer's messages are delivered.
       this.unreported = 0;
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
     for (let waited = 0; waited < WAL_MAX_WAIT_MS; waited += WAL_POLL_MS) {
       const bytes = fileBytes(this.walPath);
+      if (waited === 0) this.look(bytes);
       if (bytes < this.softBytes) return;
       if (bytes < this.hardBytes) {
         const fill = (bytes - this.softBytes) / (this.hardBytes - this.softBytes);
