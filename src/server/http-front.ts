@@ -76,8 +76,8 @@ const UNUSUAL = new Set(['transfer-encoding', 'expect', 'upgrade']);
 const DECODER = new TextDecoder();
 
 interface Head {
-  /** The head's bytes as latin1 text, up to the blank line (the key of the server's hot heads). */
-  text: string;
+  /** The request target (path and query): what the server's hot heads are looked up by. */
+  target: string;
   /** A request on a hot route the front may answer; the others are lent to node:http. */
   hot: boolean;
   path: string;
@@ -113,6 +113,20 @@ export function installFront(server: Server, options: FrontOptions): void {
   registry.listen((ep, event) => {
     if (event.kind === 'close') hotHeads.forget(ep);
   });
+  /**
+   * The kept head a request at the start of `buf` repeats byte for byte (a step authorised before, on any
+   * connection: a pooled client's episodes on whichever connection is free), found by its request target.
+   */
+  const keptHead = (buf: Buffer): Head | undefined => {
+    const space = buf.indexOf(32);
+    if (space < 0 || space > 8) return undefined;
+    const end = buf.indexOf(32, space + 1);
+    if (end < 0 || end > MAX_FRONT_HEAD) return undefined;
+    const head = hotHeads.get(buf.toString('latin1', space + 1, end))?.head;
+    const bytes = head?.bytes;
+    if (bytes === undefined || buf.length < bytes.length || buf.compare(bytes, 0, bytes.length, 0, bytes.length) !== 0) return undefined;
+    return head;
+  };
   const keepAliveTail = `\r\nConnection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(options.keepAliveTimeoutMs / 1000)}\r\n\r\n`;
   /**
    * Replies are encoded one after another into a slab (a write not done at once keeps reading its bytes, so no
@@ -307,6 +321,8 @@ export function installFront(server: Server, options: FrontOptions): void {
           if (known !== undefined && buf.length >= known.length && buf.compare(known, 0, known.length, 0, known.length) === 0) {
             // The same head as the last request (a client stepping one episode): parsed already.
             head = lastHead!;
+          } else if ((head = keptHead(buf)) !== undefined) {
+            lastHead = head;
           } else {
             const end = buf.indexOf(HEAD_END);
             if (end < 0) {
@@ -315,9 +331,7 @@ export function installFront(server: Server, options: FrontOptions): void {
               if (line >= 0 && !REQUEST_LINE.test(buf.toString('latin1', 0, line))) return handOff();
               return;
             }
-            const text = buf.toString('latin1', 0, end);
-            // A step head authorised before, on any connection (a pooled client's episodes on whichever connection is free).
-            const parsed = hotHeads.get(text)?.head ?? parseHead(text, end + 4, options.bodyLimit);
+            const parsed = parseHead(buf.toString('latin1', 0, end), end + 4, options.bodyLimit);
             if (parsed === undefined) return handOff();
             head = parsed;
             // A head with an Idempotency-Key is one request's (the next has another key): not worth a copy.
@@ -345,8 +359,8 @@ export function installFront(server: Server, options: FrontOptions): void {
             ep = registry.authorize(current.id, token);
             current.ep = ep;
             // Kept only once authorised (and gone once not): what is kept says which episode its token opens.
-            if (ep === undefined) hotHeads.drop(current.text);
-            else if (current.bytes !== undefined) hotHeads.keep(current.text, current, ep);
+            if (ep === undefined) hotHeads.drop(current.target, current);
+            else if (current.bytes !== undefined) hotHeads.keep(current.target, current, ep);
           }
           // Unknown id or foreign token: node:http answers the one 404.
           if (ep === undefined) return lend(need);
@@ -568,5 +582,5 @@ function parseHead(text: string, bodyStart: number, bodyLimit: number): Head | u
   // Without Content-Length (and Transfer-Encoding) a request has no body; a hot request needs one to be the front's.
   const n = length === undefined ? 0 : Number(length);
   if (n > bodyLimit) return undefined;
-  return { text, hot: hotRoute && length !== undefined, path: url.split('?')[0]!, id: step === null ? undefined : decodeSegment(step[1]!), headers, bodyStart, length: n };
+  return { target: url, hot: hotRoute && length !== undefined, path: url.split('?')[0]!, id: step === null ? undefined : decodeSegment(step[1]!), headers, bodyStart, length: n };
 }
