@@ -336,7 +336,9 @@ export function installFront(server: Server, options: FrontOptions): void {
             head = parsed;
             // A head with an Idempotency-Key is one request's (the next has another key): not worth a copy.
             if (parsed.hot && !parsed.headers.has('idempotency-key')) {
-              parsed.bytes ??= Buffer.from(buf.subarray(0, end + 4));
+              // Its own memory, not a slice of Node's shared 8 KiB pool (a kept head would hold all of it).
+              parsed.bytes = Buffer.allocUnsafeSlow(end + 4);
+              buf.copy(parsed.bytes, 0, 0, end + 4);
               lastHead = parsed;
             }
           }
