@@ -13,7 +13,9 @@
  * `Expect`, an upgrade, `Connection: close`, a repeated header it reads, or an oversized body hands the
  * connection to node:http for good, with every byte the front read, so it gets exactly the answer it got
  * before this front existed. The head and body deadlines are the same per-socket timers (limits.ts), and a
- * kept-alive connection is closed after the same idle time as node:http's.
+ * kept-alive connection is closed after the same idle time as node:http's. A head repeated byte for byte (the
+ * connection's last one, or a step head authorised on any connection, kept server-wide: front-heads.ts) is not
+ * parsed or checked again while the episode its token was authorised for is open.
  */
 import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
