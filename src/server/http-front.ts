@@ -37,8 +37,6 @@ export interface FrontOptions {
   keepAliveTimeoutMs: number;
   /** Counted into when given (the server's diagnostics and tests). */
   stats?: FrontStats;
-  /** Step heads kept server-wide with the episode their token was authorised for (front-heads.ts); HOT_HEADS unless given. */
-  hotHeads?: number;
 }
 
 /** What the front did since the server started. */
@@ -110,7 +108,7 @@ export function installFront(server: Server, options: FrontOptions): void {
   server.removeListener('connection', nodeConnection);
   const stats: FrontStats = options.stats ?? { answered: 0, lent: 0, handedOver: 0, lending: 0 };
   const registry = options.episodes;
-  const hotHeads = new HotHeads<Head, ServerEpisode>(options.hotHeads ?? HOT_HEADS);
+  const hotHeads = new HotHeads<Head, ServerEpisode>(HOT_HEADS);
   // A closed episode's head goes at once (not when it is next sent): the cache never holds closed episodes' state.
   registry.listen((ep, event) => {
     if (event.kind === 'close') hotHeads.forget(ep);
