@@ -6,10 +6,11 @@
  * keeps the per-socket deadlines and the keep-alive idle close.
  */
 import { connect, type Socket } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createHarness, type Harness } from '../harness/harness.js';
 import { createInventoryDomain, makeInventoryTask } from '../runtime/testing/index.js';
 import { systemClock } from '../cli/clock.js';
+import { EpisodeRegistry } from './episodes.js';
 import { createServer, type EnvHarnessServer } from './index.js';
 
 let harness: Harness;
@@ -230,6 +231,76 @@ describe('the hot routes\' front', () => {
     } finally {
       c.end();
       other.end();
+    }
+  });
+
+  it('keeps authorised step heads server-wide: a pooled client round-robining episodes over connections has each head checked once', async () => {
+    const eps = [await newEpisode(), await newEpisode(), await newEpisode()];
+    const conns = [new Conn(), new Conn()];
+    const authorize = vi.spyOn(EpisodeRegistry.prototype, 'authorize');
+    try {
+      // Every request's head differs from its connection's last one; 12 steps, 3 distinct heads.
+      for (let round = 0; round < 4; round++) {
+        for (const [i, ep] of eps.entries()) {
+          const c = conns[(round * eps.length + i) % conns.length]!;
+          c.write(stepRequest(ep));
+          const r = await c.read();
+          expect(r.status).toBe(200);
+          expect((JSON.parse(r.body) as { info: { step: number } }).info.step).toBe(round + 1);
+        }
+      }
+      expect(authorize).toHaveBeenCalledTimes(eps.length);
+    } finally {
+      authorize.mockRestore();
+      for (const c of conns) c.end();
+    }
+  });
+
+  it('refuses a head with another token for a path whose head is kept, and keeps no refused head', async () => {
+    const [a, b] = [await newEpisode(), await newEpisode()];
+    const c = new Conn();
+    const d = new Conn();
+    const authorize = vi.spyOn(EpisodeRegistry.prototype, 'authorize');
+    try {
+      c.write(stepRequest(a));
+      expect((await c.read()).status).toBe(200);
+      // a's path with b's token, a made-up one and the server token, on a connection that never sent a's head: the one
+      // 404 each time, checked in full each time (a refused head is not kept; node:http, lent it, checks it again), and
+      // a is not stepped.
+      for (const token of [b.token, b.token, 'ehe_not-a-token-0123456789', server.token]) {
+        d.write(stepRequest({ id: a.id, token }));
+        const r = await d.read();
+        expect(r.status).toBe(404);
+        expect(JSON.parse(r.body)).toMatchObject({ code: 'EPISODE_NOT_FOUND' });
+      }
+      expect(authorize).toHaveBeenCalledTimes(1 + 4 * 2);
+      // a's own head, kept from the other connection: not checked again.
+      d.write(stepRequest(a));
+      expect((JSON.parse((await d.read()).body) as { info: { step: number } }).info.step).toBe(2);
+      expect(authorize).toHaveBeenCalledTimes(1 + 4 * 2);
+    } finally {
+      authorize.mockRestore();
+      c.end();
+      d.end();
+    }
+  });
+
+  it('answers 404 to a kept head once its episode is closed, on any connection', async () => {
+    const ep = await newEpisode();
+    const [c, d, other] = [new Conn(), new Conn(), new Conn()];
+    try {
+      c.write(stepRequest(ep));
+      expect((await c.read()).status).toBe(200);
+      other.write(`DELETE /v1/episodes/${ep.id} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${ep.token}\r\n\r\n`);
+      expect((await other.read()).status).toBe(200);
+      for (const conn of [d, c]) {
+        conn.write(stepRequest(ep));
+        const gone = await conn.read();
+        expect(gone.status).toBe(404);
+        expect(JSON.parse(gone.body)).toMatchObject({ code: 'EPISODE_NOT_FOUND' });
+      }
+    } finally {
+      for (const conn of [c, d, other]) conn.end();
     }
   });
 

@@ -13,7 +13,9 @@
  * `Expect`, an upgrade, `Connection: close`, a repeated header it reads, or an oversized body hands the
  * connection to node:http for good, with every byte the front read, so it gets exactly the answer it got
  * before this front existed. The head and body deadlines are the same per-socket timers (limits.ts), and a
- * kept-alive connection is closed after the same idle time as node:http's.
+ * kept-alive connection is closed after the same idle time as node:http's. A head repeated byte for byte (the
+ * connection's last one, or a step head authorised on any connection, kept server-wide: front-heads.ts) is not
+ * parsed or checked again while the episode its token was authorised for is open.
  */
 import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -21,6 +23,7 @@ import { admit, isJsonContentType, tokenMatches, type HostPolicy } from './auth.
 import { parseJsonBody } from './body.js';
 import { problemOf, problemReply, type Reply } from './errors.js';
 import type { EpisodeRegistry, ServerEpisode } from './episodes.js';
+import { HotHeads } from './front-heads.js';
 import { LentSocket } from './front-lent.js';
 import type { SocketDeadlines } from './limits.js';
 import { decodeSegment } from './raw-http.js';
@@ -48,6 +51,8 @@ export interface FrontStats {
   lending: number;
 }
 
+/** Authorised step heads kept server-wide: as many as the episodes the server holds open by default (`limits.maxOpenEpisodes`). */
+const HOT_HEADS = 4096;
 /** Bytes of a request head the front reads before it leaves the connection to node:http (whose limit is 16 KiB). */
 const MAX_FRONT_HEAD = 8192;
 /** Bytes buffered behind a request being answered at which the front stops reading (node:http pauses its sockets too). */
@@ -71,6 +76,8 @@ const UNUSUAL = new Set(['transfer-encoding', 'expect', 'upgrade']);
 const DECODER = new TextDecoder();
 
 interface Head {
+  /** The request target (path and query): what the server's hot heads are looked up by. */
+  target: string;
   /** A request on a hot route the front may answer; the others are lent to node:http. */
   hot: boolean;
   path: string;
@@ -79,8 +86,15 @@ interface Head {
   headers: Map<string, string>;
   bodyStart: number;
   length: number;
-  /** The guard's verdict on this head's Host/Origin/Authorization and Content-Type, computed once (the head may be reused, see `sameHead`). */
+  /** The guard's verdict on this head's Host/Origin/Authorization and Content-Type, computed once (a head is reused when its bytes repeat). */
   admission?: { token: string | undefined; json: boolean };
+  /** A copy of the head's bytes (through the blank line), made once the head is kept for reuse. */
+  bytes?: Buffer;
+  /**
+   * The episode this head's token (for its id) was authorised for: while the registry still holds it, a request
+   * with this head needs no second token hash. Set only from `registry.authorize(id, token)` of this very head.
+   */
+  ep?: ServerEpisode;
 }
 
 /**
@@ -94,6 +108,25 @@ export function installFront(server: Server, options: FrontOptions): void {
   server.removeListener('connection', nodeConnection);
   const stats: FrontStats = options.stats ?? { answered: 0, lent: 0, handedOver: 0, lending: 0 };
   const registry = options.episodes;
+  const hotHeads = new HotHeads<Head, ServerEpisode>(HOT_HEADS);
+  // A closed episode's head goes at once (not when it is next sent): the cache never holds closed episodes' state.
+  registry.listen((ep, event) => {
+    if (event.kind === 'close') hotHeads.forget(ep);
+  });
+  /**
+   * The kept head a request at the start of `buf` repeats byte for byte (a step authorised before, on any
+   * connection: a pooled client's episodes on whichever connection is free), found by its request target.
+   */
+  const keptHead = (buf: Buffer): Head | undefined => {
+    const space = buf.indexOf(32);
+    if (space < 0 || space > 8) return undefined;
+    const end = buf.indexOf(32, space + 1);
+    if (end < 0 || end > MAX_FRONT_HEAD) return undefined;
+    const head = hotHeads.get(buf.toString('latin1', space + 1, end))?.head;
+    const bytes = head?.bytes;
+    if (bytes === undefined || buf.length < bytes.length || buf.compare(bytes, 0, bytes.length, 0, bytes.length) !== 0) return undefined;
+    return head;
+  };
   const keepAliveTail = `\r\nConnection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(options.keepAliveTimeoutMs / 1000)}\r\n\r\n`;
   /**
    * Replies are encoded one after another into a slab (a write not done at once keeps reading its bytes, so no
@@ -180,15 +213,8 @@ export function installFront(server: Server, options: FrontOptions): void {
     let gone = false;
     /** The in-memory connection through which node:http answers the requests the front lends it, one at a time. */
     let lent: LentSocket | undefined;
-    /** The last hot head parsed here and a copy of its bytes: a request whose head repeats them byte for byte reuses it. */
-    let lastHeadBytes: Buffer | undefined;
+    /** The last hot head read here (with a copy of its bytes): a request whose head repeats them byte for byte reuses it. */
     let lastHead: Head | undefined;
-    /**
-     * The episode `knownFor` (a head: one id, one token) was authorised for: while the registry still holds it,
-     * the same head needs no second token hash (a different token, or a different head, is checked in full).
-     */
-    let knownEp: ServerEpisode | undefined;
-    let knownFor: Head | undefined;
     /** The bytes of the request the registry is applying (one at a time per connection). */
     let applyingUsed = 0;
     /** The registry is in `stepThen`: an answer given before it returns is taken up by `advance`'s loop, not by a nested one. */
@@ -291,10 +317,12 @@ export function installFront(server: Server, options: FrontOptions): void {
         if (head !== undefined && size < head.bodyStart + head.length) return peerEnded ? handOff() : undefined;
         const buf = joined()!;
         if (head === undefined) {
-          const known = lastHeadBytes;
+          const known = lastHead?.bytes;
           if (known !== undefined && buf.length >= known.length && buf.compare(known, 0, known.length, 0, known.length) === 0) {
             // The same head as the last request (a client stepping one episode): parsed already.
             head = lastHead!;
+          } else if ((head = keptHead(buf)) !== undefined) {
+            lastHead = head;
           } else {
             const end = buf.indexOf(HEAD_END);
             if (end < 0) {
@@ -306,8 +334,11 @@ export function installFront(server: Server, options: FrontOptions): void {
             const parsed = parseHead(buf.toString('latin1', 0, end), end + 4, options.bodyLimit);
             if (parsed === undefined) return handOff();
             head = parsed;
-            if (parsed.hot) {
-              lastHeadBytes = Buffer.from(buf.subarray(0, end + 4));
+            // A head with an Idempotency-Key is one request's (the next has another key): not worth a copy.
+            if (parsed.hot && !parsed.headers.has('idempotency-key')) {
+              // Its own memory, not a slice of Node's shared 8 KiB pool (a kept head would hold all of it).
+              parsed.bytes = Buffer.allocUnsafeSlow(end + 4);
+              buf.copy(parsed.bytes, 0, 0, end + 4);
               lastHead = parsed;
             }
           }
@@ -325,11 +356,13 @@ export function installFront(server: Server, options: FrontOptions): void {
         if (current.id !== undefined && !registry.replicated) {
           const { token, json } = admissionOf(current);
           if (token === undefined || !json) return lend(need);
-          let ep = knownEp;
-          if (knownFor !== current || ep === undefined || !registry.holds(ep)) {
+          let ep = current.ep;
+          if (ep === undefined || !registry.holds(ep)) {
             ep = registry.authorize(current.id, token);
-            knownEp = ep;
-            knownFor = current;
+            current.ep = ep;
+            // Kept only once authorised (and gone once not): what is kept says which episode its token opens.
+            if (ep === undefined) hotHeads.drop(current.target, current);
+            else if (current.bytes !== undefined) hotHeads.keep(current.target, current, ep);
           }
           // Unknown id or foreign token: node:http answers the one 404.
           if (ep === undefined) return lend(need);
@@ -551,5 +584,5 @@ function parseHead(text: string, bodyStart: number, bodyLimit: number): Head | u
   // Without Content-Length (and Transfer-Encoding) a request has no body; a hot request needs one to be the front's.
   const n = length === undefined ? 0 : Number(length);
   if (n > bodyLimit) return undefined;
-  return { hot: hotRoute && length !== undefined, path: url.split('?')[0]!, id: step === null ? undefined : decodeSegment(step[1]!), headers, bodyStart, length: n };
+  return { target: url, hot: hotRoute && length !== undefined, path: url.split('?')[0]!, id: step === null ? undefined : decodeSegment(step[1]!), headers, bodyStart, length: n };
 }
