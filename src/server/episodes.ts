@@ -1049,9 +1049,9 @@ function resetInfo(ep: ServerEpisode, episode: Episode, task: StoredTask, seed: 
 /** The stored reply for a key, a 422 for a reused key, a 409 while the first is in flight; undefined for a new key. */
 function replayOf(ep: ServerEpisode, key: string, print: RequestPrint, instance?: string): Reply | undefined {
   const prior = ep.keys.get(key);
+  if (prior === undefined && !ep.forgottenKeys.has(key)) return undefined;
   const extra = instance === undefined ? {} : { instance };
   if (prior === undefined) {
-    if (!ep.forgottenKeys.has(key)) return undefined;
     return problemReply(
       problem(
         'IDEMPOTENCY_FORGOTTEN',
