@@ -121,16 +121,15 @@ export function installFront(server: Server, options: FrontOptions): void {
     if (event.kind === 'close') hotHeads.forget(ep);
   });
   /**
-   * The kept head a request at the start of `buf` repeats byte for byte (a step authorised before, on any
-   * connection: a pooled client's episodes on whichever connection is free), found by its request target.
+   * The head kept for the request target of the request at the start of `buf` (a step authorised before, on any
+   * connection: a pooled client's episodes on whichever connection is free); the caller compares the bytes.
    */
   const keptHead = (buf: Buffer): Head | undefined => {
     const space = buf.indexOf(32);
     if (space < 0 || space > 8) return undefined;
     const end = buf.indexOf(32, space + 1);
     if (end < 0 || end > MAX_FRONT_HEAD) return undefined;
-    const head = hotHeads.get(buf.toString('latin1', space + 1, end))?.head;
-    return head !== undefined && headLength(buf, head) > 0 ? head : undefined;
+    return hotHeads.get(buf.toString('latin1', space + 1, end))?.head;
   };
   const keepAliveTail = `\r\nConnection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(options.keepAliveTimeoutMs / 1000)}\r\n\r\n`;
   /**
@@ -325,13 +324,13 @@ export function installFront(server: Server, options: FrontOptions): void {
         if (head !== undefined && size < bodyStart + head.length) return peerEnded ? handOff() : undefined;
         const buf = joined()!;
         if (head === undefined) {
+          let kept: Head | undefined;
           if (lastHead !== undefined && (bodyStart = headLength(buf, lastHead)) > 0) {
             // The same head as the last request (a client stepping one episode): parsed already.
             head = lastHead;
             key = keyOf(buf, head, bodyStart);
-          } else if ((head = keptHead(buf)) !== undefined) {
-            lastHead = head;
-            bodyStart = headLength(buf, head);
+          } else if ((kept = keptHead(buf)) !== undefined && (bodyStart = headLength(buf, kept)) > 0) {
+            head = lastHead = kept;
             key = keyOf(buf, head, bodyStart);
           } else {
             const end = buf.indexOf(HEAD_END);
