@@ -26,6 +26,8 @@ const tokens = new Map<ServerEpisode, string>();
 /** Every appendTransitions call the store got, by the number of transitions it held. */
 const calls: number[] = [];
 let slowStore = false;
+/** The store's next transition commits fail. */
+let failStore = false;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'envharness-groups-'));
@@ -37,6 +39,7 @@ beforeAll(async () => {
   store.appendTransitions = async (transitions: readonly Transition[], options) => {
     // A slow store: an answer given before the commit settled would be seen before `calls` grew.
     if (slowStore) await new Promise((resolve) => setTimeout(resolve, 2));
+    if (failStore) throw new Error('the disk is on fire');
     await append(transitions, options);
     calls.push(transitions.length);
   };
@@ -79,6 +82,48 @@ describe('group commit', () => {
     // After the first lone group, the others skip the wait.
     expect(stats.lone - before.lone).toBeGreaterThanOrEqual(19);
     slowStore = false;
+  });
+
+  it('answers a keyed step once durable, with its key busy until then; a transient failure is not remembered, a reply is replayed byte for byte', async () => {
+    const { ep, attemptId } = await newEpisode();
+    slowStore = true;
+    try {
+      const committed = calls.length;
+      const first = server.episodes.step(ep, ACTION, 'k-1').then((reply) => ({ reply, calls: calls.length }));
+      // While k-1 is committed: the same key is 409 EPISODE_BUSY, and so is another key (the episode is busy).
+      expect(JSON.parse((await server.episodes.step(ep, ACTION, 'k-1')).body)).toMatchObject({ code: 'EPISODE_BUSY' });
+      expect(JSON.parse((await server.episodes.step(ep, ACTION, 'k-2')).body)).toMatchObject({ code: 'EPISODE_BUSY' });
+      const { reply, calls: atAnswer } = await first;
+      expect(reply.status).toBe(200);
+      // Acknowledged means durable: the transition was committed before the answer.
+      expect(atAnswer).toBe(committed + 1);
+      expect(await stored(attemptId)).toBe(1);
+      const again = await server.episodes.step(ep, ACTION, 'k-1');
+      expect(again.headers?.['idempotent-replayed']).toBe('true');
+      expect(again.body).toBe(reply.body);
+      // k-2 was refused as busy (transient): not remembered, so it applies now.
+      const second = await server.episodes.step(ep, ACTION, 'k-2');
+      expect(second.headers?.['idempotent-replayed']).toBeUndefined();
+      expect((JSON.parse(second.body) as { info: { step: number } }).info.step).toBe(2);
+      // A body too long to be remembered by its text (by its fingerprint): the same request in other bytes is replayed, another is 422.
+      const padded = ACTION.replace('{', `{${' '.repeat(2000)}`);
+      const long = await server.episodes.step(ep, padded, 'k-long');
+      expect((JSON.parse(long.body) as { info: { step: number } }).info.step).toBe(3);
+      expect((await server.episodes.step(ep, ACTION, 'k-long')).body).toBe(long.body);
+      expect((await server.episodes.step(ep, padded, 'k-long')).body).toBe(long.body);
+      expect(JSON.parse((await server.episodes.step(ep, ACTION.replace('widget-1', 'widget-2'), 'k-long')).body)).toMatchObject({ code: 'IDEMPOTENCY_CONFLICT' });
+      expect(JSON.parse((await server.episodes.step(ep, ACTION.replace('widget-1', 'widget-2'), 'k-2')).body)).toMatchObject({ code: 'IDEMPOTENCY_CONFLICT' });
+      // A failed commit (5xx) is not remembered either: the same key is tried again, not replayed.
+      failStore = true;
+      const failed = await server.episodes.step(ep, ACTION, 'k-3');
+      expect(failed.status).toBeGreaterThanOrEqual(500);
+      const retried = await server.episodes.step(ep, ACTION, 'k-3');
+      expect(retried.headers?.['idempotent-replayed']).toBeUndefined();
+      expect(retried.status).toBeGreaterThanOrEqual(500);
+    } finally {
+      slowStore = false;
+      failStore = false;
+    }
   });
 
   it('gathers concurrent steps of one turn into one transaction, durable before any answer', async () => {

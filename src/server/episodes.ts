@@ -63,10 +63,23 @@ export interface ResetInfo {
 }
 
 interface IdempotencyEntry {
-  fingerprint: string;
+  print: RequestPrint;
   /** Undefined while the first request with this key is in flight. */
   reply?: Reply;
 }
+
+/**
+ * What tells keyed requests apart: the body's fingerprint (`valueFingerprint`), computed only when needed. A small
+ * body's text is kept instead: a retry sends the same text (the same request, no hash), and only a key reused
+ * with another text compares fingerprints (the same canonical JSON is still the same request).
+ */
+interface RequestPrint {
+  text?: string;
+  fingerprint?: string;
+}
+
+/** Bodies up to this many characters are remembered by their text (256 keys of an episode keep at most 256 of them). */
+const MAX_PRINT_TEXT = 1024;
 
 /** One server episode: a capability over a sequence of attempts (one runtime episode per reset). */
 export class ServerEpisode {
@@ -151,7 +164,7 @@ interface PendingItem {
   result?: StepResult;
   ep?: ServerEpisode;
   key?: string;
-  fingerprint?: string;
+  print?: RequestPrint;
   /** True when this item holds its episode's busy flag. */
   holds: boolean;
 }
@@ -429,7 +442,7 @@ export class EpisodeRegistry {
    * first reply byte for byte; the same key with another body is 422; a key still in flight is 409.
    */
   async step(ep: ServerEpisode, raw: string, key: string | undefined, instance?: string): Promise<Reply> {
-    if (key === undefined && this.shared === undefined) return new Promise<Reply>((resolve) => this.stepUnkeyed(ep, raw, instance, resolve));
+    if (this.shared === undefined) return new Promise<Reply>((resolve) => this.stepNow(ep, raw, key, instance, resolve));
     // The body is parsed once: for the envelope and, with a key, for its fingerprint.
     let body: { value: unknown } | { error: unknown };
     try {
@@ -437,33 +450,42 @@ export class EpisodeRegistry {
     } catch (error) {
       body = { error };
     }
-    const fingerprint = key === undefined ? '' : 'value' in body ? valueFingerprint(body.value, raw) : rawFingerprint(raw);
-    return (await this.applyBody(ep, body, maySurrogate(raw), key, fingerprint, instance)).reply;
+    const print = key === undefined ? NO_PRINT : { fingerprint: 'value' in body ? valueFingerprint(body.value, raw) : rawFingerprint(raw) };
+    return (await this.applyBody(ep, body, maySurrogate(raw), key, print, instance)).reply;
   }
 
   /**
-   * `step` answering through `answer` (the front's hot path): a step without an Idempotency-Key on a server
-   * without replicas allocates no promise. `answer` may be called before this returns (a refused or relaxed step).
+   * `step` answering through `answer` (the front's hot path): on a server without replicas it allocates no
+   * promise, keyed or not. `answer` may be called before this returns (a refused, replayed or relaxed step).
    */
   stepThen(ep: ServerEpisode, raw: string, key: string | undefined, instance: string, answer: (reply: Reply) => void): void {
-    if (key === undefined && this.shared === undefined) return this.stepUnkeyed(ep, raw, instance, answer);
+    if (this.shared === undefined) return this.stepNow(ep, raw, key, instance, answer);
     this.step(ep, raw, key, instance).then(answer, (error: unknown) => answer(problemReply(problemOf(error, instance))));
   }
 
   /**
-   * `applyBody` for a step without an Idempotency-Key on a server without replicas (the hot case): the same
-   * checks, application, commit and replies, without the keyed path's wrappers and async frames.
+   * `applyBody` for a step on a server without replicas (the hot case): the same checks, Idempotency-Key
+   * semantics, application, commit and replies, without its async frames: one waiter in the commit group.
    */
-  private stepUnkeyed(ep: ServerEpisode, raw: string, instance: string | undefined, answer: (reply: Reply) => void): void {
+  private stepNow(ep: ServerEpisode, raw: string, key: string | undefined, instance: string | undefined, answer: (reply: Reply) => void): void {
     ep.lastUsed = this.now();
+    let print = NO_PRINT;
+    if (key !== undefined) {
+      const keyProblem = checkKey(key);
+      if (keyProblem !== undefined) return answer(problemReply({ ...keyProblem, ...(instance ? { instance } : {}) }));
+      print = raw.length <= MAX_PRINT_TEXT ? { text: raw } : { fingerprint: textFingerprint(raw) };
+      const prior = replayOf(ep, key, print, instance);
+      if (prior !== undefined) return answer(prior);
+    }
     let envelope: StepEnvelope;
     try {
       envelope = parseStepEnvelope(parseJsonBody(raw), '', maySurrogate(raw));
       this.guard(ep);
     } catch (error) {
-      return answer(problemReply(problemOf(error, instance)));
+      return answer(remember(ep, key, print, problemReply(problemOf(error, instance))));
     }
     ep.busy = true;
+    if (key !== undefined) rememberPending(ep, key, print);
     let applied: StepResult;
     let reply: Reply;
     try {
@@ -471,23 +493,24 @@ export class EpisodeRegistry {
       reply = { status: 200, body: stepResultText(applied), headers: JSON_HEADERS as Record<string, string> };
     } catch (error) {
       this.release(ep);
-      return answer(problemReply(problemOf(error, instance)));
+      return answer(remember(ep, key, print, problemReply(problemOf(error, instance))));
     }
     const ended = applied.terminated || applied.truncated;
     if (this.durability === 'relaxed' && !ended) {
       this.commitLater(ep);
       this.release(ep);
-      return answer(reply);
+      return answer(remember(ep, key, print, reply));
     }
-    this.enlist(new StepWaiter(ep, ended, applied, reply, instance, answer, this.stepCommitted));
+    this.enlist(new StepWaiter(ep, ended, applied, reply, key, print, instance, answer, this.stepCommitted));
   }
 
-  /** A step of `stepUnkeyed` is durable (or broke its episode): it ends, and is answered. */
+  /** A step of `stepNow` is durable (or broke its episode): it ends, its key remembers its reply, and it is answered. */
   private readonly stepCommitted = (waiter: StepWaiter, error: EnvHarnessError | undefined): void => {
     const ep = waiter.ep;
     if (error === undefined && waiter.strict) this.emit(ep, { kind: 'end', result: waiter.applied });
     this.release(ep);
-    waiter.answer(error === undefined ? waiter.reply : problemReply(problemOf(error, waiter.instance)));
+    const reply = error === undefined ? waiter.reply : problemReply(problemOf(error, waiter.instance));
+    waiter.answer(remember(ep, waiter.key, waiter.print, reply));
   };
 
   /** The end of a request on an episode: it takes new work again. */
@@ -504,16 +527,16 @@ export class EpisodeRegistry {
    */
   async stepAction(ep: ServerEpisode, action: unknown, key?: string): Promise<{ reply: Reply; result?: StepResult }> {
     const value = { action };
-    const fingerprint = key === undefined ? '' : valueFingerprint(value, undefined);
-    return this.applyBody(ep, { value }, true, key, fingerprint, undefined, key !== undefined);
+    const print = key === undefined ? NO_PRINT : { fingerprint: valueFingerprint(value, undefined) };
+    return this.applyBody(ep, { value }, true, key, print, undefined, key !== undefined);
   }
 
-  private async applyBody(ep: ServerEpisode, body: { value: unknown } | { error: unknown }, scan: boolean, key: string | undefined, fingerprint: string, instance: string | undefined, withText = true): Promise<{ reply: Reply; result?: StepResult }> {
+  private async applyBody(ep: ServerEpisode, body: { value: unknown } | { error: unknown }, scan: boolean, key: string | undefined, print: RequestPrint, instance: string | undefined, withText = true): Promise<{ reply: Reply; result?: StepResult }> {
     ep.lastUsed = this.now();
     if (key !== undefined) {
       const keyProblem = checkKey(key);
       if (keyProblem !== undefined) return { reply: problemReply({ ...keyProblem, ...(instance ? { instance } : {}) }) };
-      const prior = replayOf(ep, key, fingerprint, instance) ?? (await this.sharedReplay(ep, key, fingerprint, instance));
+      const prior = replayOf(ep, key, print, instance) ?? (await this.sharedReplay(ep, key, print, instance));
       if (prior !== undefined) return { reply: prior };
     }
     let envelope: StepEnvelope;
@@ -524,16 +547,16 @@ export class EpisodeRegistry {
       ep.busy = true;
     } catch (error) {
       const reply = problemReply(problemOf(error, instance));
-      remember(ep, key, fingerprint, reply);
+      remember(ep, key, print, reply);
       return { reply };
     }
-    if (key !== undefined) rememberPending(ep, key, fingerprint);
+    if (key !== undefined) rememberPending(ep, key, print);
     let reply: Reply;
     let result: StepResult | undefined;
     try {
       const applied = applyStep(ep, envelope, '');
       const text = withText ? stepResultText(applied) : '';
-      if (key !== undefined) this.attachKey(ep, key, fingerprint, applied, text);
+      if (key !== undefined) this.attachKey(ep, key, print, applied, text);
       if (this.durability === 'relaxed' && !applied.terminated && !applied.truncated) this.commitLater(ep);
       else await this.commit([ep.episode!], [ep], applied.terminated || applied.truncated);
       reply = { status: 200, body: text, headers: JSON_HEADERS as Record<string, string> };
@@ -545,7 +568,7 @@ export class EpisodeRegistry {
       ep.busy = false;
       ep.lastUsed = this.now();
     }
-    remember(ep, key, fingerprint, reply);
+    remember(ep, key, print, reply);
     return result === undefined ? { reply } : { reply, result };
   }
 
@@ -591,8 +614,8 @@ export class EpisodeRegistry {
         out.ep = ep;
         if (rawKey !== undefined) {
           out.key = rawKey;
-          out.fingerprint = `b:${sha256(canonicalize([envelope.action as unknown as JsonValue, envelope.expectedStep ?? null]))}`;
-          const prior = replayOf(ep, rawKey, out.fingerprint) ?? (await this.sharedReplay(ep, rawKey, out.fingerprint));
+          out.print = { fingerprint: `b:${sha256(canonicalize([envelope.action as unknown as JsonValue, envelope.expectedStep ?? null]))}` };
+          const prior = replayOf(ep, rawKey, out.print) ?? (await this.sharedReplay(ep, rawKey, out.print));
           if (prior !== undefined) {
             texts[i] = prior.status === 200 ? prior.body : itemProblem(JSON.parse(prior.body) as Problem);
             continue;
@@ -601,11 +624,11 @@ export class EpisodeRegistry {
         this.guard(ep);
         ep.busy = true;
         out.holds = true;
-        if (out.key !== undefined) rememberPending(ep, out.key, out.fingerprint!);
+        if (out.key !== undefined) rememberPending(ep, out.key, out.print!);
         const result = applyStep(ep, envelope, base);
         out.text = `{"ok":true,"result":${stepResultText(result)}}`;
         out.result = result;
-        if (out.key !== undefined) this.attachKey(ep, out.key, out.fingerprint!, result, out.text);
+        if (out.key !== undefined) this.attachKey(ep, out.key, out.print!, result, out.text);
         touched.add(ep);
       } catch (error) {
         texts[i] = itemProblem(problemOf(error));
@@ -638,7 +661,7 @@ export class EpisodeRegistry {
         const text = texts[item.index]!;
         const transient = item.text === undefined || failed.has(ep) ? isTransientItem(text) : false;
         if (transient) ep.keys.delete(item.key);
-        else remember(ep, item.key, item.fingerprint!, { status: 200, body: text, headers: REPLAY_HEADERS as Record<string, string> });
+        else remember(ep, item.key, item.print!, { status: 200, body: text, headers: REPLAY_HEADERS as Record<string, string> });
       }
     }
     return { status: 200, body: `{"results":[${texts.join(',')}]}`, headers: JSON_HEADERS as Record<string, string> };
@@ -756,20 +779,20 @@ export class EpisodeRegistry {
   }
 
   /** Replicas: the reply of a step applied with this key on any replica (its transition is stored). */
-  private async sharedReplay(ep: ServerEpisode, key: string, fingerprint: string, instance?: string): Promise<Reply | undefined> {
+  private async sharedReplay(ep: ServerEpisode, key: string, print: RequestPrint, instance?: string): Promise<Reply | undefined> {
     if (this.shared === undefined) return undefined;
     const stored = await this.shared.findKey(ep.id, key);
     if (stored === undefined) return undefined;
-    if (stored.fingerprint !== fingerprint) {
+    if (stored.fingerprint !== fingerprintOf(print)) {
       return problemReply(problem('IDEMPOTENCY_CONFLICT', `Idempotency-Key ${truncate(key)} was already used with a different request body; use a new key for a new request`, instance === undefined ? {} : { instance }));
     }
     return { status: 200, body: stored.reply, headers: REPLAY_HEADERS as Record<string, string> };
   }
 
   /** Replicas: the key is stored in the same transaction as the step's transition. */
-  private attachKey(ep: ServerEpisode, key: string, fingerprint: string, result: StepResult, reply: string): void {
+  private attachKey(ep: ServerEpisode, key: string, print: RequestPrint, result: StepResult, reply: string): void {
     if (this.shared === undefined || ep.episode?.id === undefined) return;
-    this.shared.attachKey(ep.id, key, { fingerprint, reply, attemptId: ep.episode.id, step: result.info.step });
+    this.shared.attachKey(ep.id, key, { fingerprint: fingerprintOf(print), reply, attemptId: ep.episode.id, step: result.info.step });
   }
 
   /** Busy, broken and closed episodes refuse new work. */
@@ -946,7 +969,7 @@ interface CommitWaiter {
 }
 
 /**
- * A step of `stepUnkeyed` waiting for its commit group: an object of a class rather than a closure per step (run
+ * A step of `stepNow` waiting for its commit group: an object of a class rather than a closure per step (run
  * through tsx, as `serve --domain-module x.ts` is, each closure was also named at run time, `Object.defineProperty`
  * on every step's function).
  */
@@ -960,6 +983,9 @@ class StepWaiter implements CommitWaiter {
     readonly strict: boolean,
     readonly applied: StepResult,
     readonly reply: Reply,
+    /** The step's Idempotency-Key (and what its body is told apart by), whose reply is remembered once committed. */
+    readonly key: string | undefined,
+    readonly print: RequestPrint,
     readonly instance: string | undefined,
     readonly answer: (reply: Reply) => void,
     private readonly committed: (waiter: StepWaiter, error: EnvHarnessError | undefined) => void,
@@ -1021,11 +1047,11 @@ function resetInfo(ep: ServerEpisode, episode: Episode, task: StoredTask, seed: 
 }
 
 /** The stored reply for a key, a 422 for a reused key, a 409 while the first is in flight; undefined for a new key. */
-function replayOf(ep: ServerEpisode, key: string, fingerprint: string, instance?: string): Reply | undefined {
+function replayOf(ep: ServerEpisode, key: string, print: RequestPrint, instance?: string): Reply | undefined {
   const prior = ep.keys.get(key);
+  if (prior === undefined && !ep.forgottenKeys.has(key)) return undefined;
   const extra = instance === undefined ? {} : { instance };
   if (prior === undefined) {
-    if (!ep.forgottenKeys.has(key)) return undefined;
     return problemReply(
       problem(
         'IDEMPOTENCY_FORGOTTEN',
@@ -1034,7 +1060,7 @@ function replayOf(ep: ServerEpisode, key: string, fingerprint: string, instance?
       ),
     );
   }
-  if (prior.fingerprint !== fingerprint) {
+  if (!samePrint(prior.print, print)) {
     return problemReply(problem('IDEMPOTENCY_CONFLICT', `Idempotency-Key ${truncate(key)} was already used with a different request body; use a new key for a new request`, extra));
   }
   if (prior.reply === undefined) {
@@ -1044,25 +1070,26 @@ function replayOf(ep: ServerEpisode, key: string, fingerprint: string, instance?
   return { status: prior.reply.status, body: prior.reply.body, headers };
 }
 
-function rememberPending(ep: ServerEpisode, key: string, fingerprint: string): void {
-  ep.keys.set(key, { fingerprint });
+function rememberPending(ep: ServerEpisode, key: string, print: RequestPrint): void {
+  ep.keys.set(key, { print });
 }
 
-/** Stores a final reply for replay; transient failures (busy, 5xx) are forgotten so that a retry runs again. */
-function remember(ep: ServerEpisode, key: string | undefined, fingerprint: string, reply: Reply): void {
-  if (key === undefined) return;
+/** Stores a final reply for replay (and returns it); transient failures (busy, 5xx) are forgotten so that a retry runs again. */
+function remember(ep: ServerEpisode, key: string | undefined, print: RequestPrint, reply: Reply): Reply {
+  if (key === undefined) return reply;
   if (reply.status >= 500 || isBusy(reply)) {
     const entry = ep.keys.get(key);
     if (entry !== undefined && entry.reply === undefined) ep.keys.delete(key);
-    return;
+    return reply;
   }
   ep.keys.delete(key);
-  ep.keys.set(key, { fingerprint, reply });
+  ep.keys.set(key, { print, reply });
   while (ep.keys.size > MAX_IDEMPOTENCY_KEYS) {
     const oldest = ep.keys.keys().next().value!;
     ep.keys.delete(oldest);
     ep.forgottenKeys.add(oldest);
   }
+  return reply;
 }
 
 function isBusy(reply: Reply): boolean {
@@ -1099,6 +1126,28 @@ function valueFingerprint(value: unknown, raw: string | undefined): string {
     }
   }
   return rawFingerprint(raw ?? JSON.stringify(value));
+}
+
+/** A body text's fingerprint: `valueFingerprint` of what it parses to, else of its bytes. */
+function textFingerprint(raw: string): string {
+  let value: unknown;
+  try {
+    value = parseJsonBody(raw);
+  } catch {
+    return rawFingerprint(raw);
+  }
+  return valueFingerprint(value, raw);
+}
+
+const NO_PRINT: RequestPrint = Object.freeze({});
+
+function fingerprintOf(print: RequestPrint): string {
+  return (print.fingerprint ??= textFingerprint(print.text!));
+}
+
+/** The same request: the same body text, else the same fingerprint. */
+function samePrint(a: RequestPrint, b: RequestPrint): boolean {
+  return (a.text !== undefined && a.text === b.text) || fingerprintOf(a) === fingerprintOf(b);
 }
 
 function rawFingerprint(raw: string): string {

@@ -256,6 +256,59 @@ describe('the hot routes\' front', () => {
     }
   });
 
+  it('reuses a kept head that differs only in its Idempotency-Key value, with the request\'s own key; a head that differs anywhere else is read in full', async () => {
+    const [a, b] = [await newEpisode(), await newEpisode()];
+    const conns = [new Conn(), new Conn()];
+    const authorize = vi.spyOn(EpisodeRegistry.prototype, 'authorize');
+    const keyed = (ep: { id: string; token: string }, key: string, body = ACTION, after = '') => stepRequest(ep, body, `Idempotency-Key: ${key}\r\n${after}`);
+    const stepOf = (r: Response) => (JSON.parse(r.body) as { info: { step: number } }).info.step;
+    try {
+      // New keys of other lengths, on either connection: each is applied (a reused key would be replayed instead).
+      const first: Response[] = [];
+      for (const [i, key] of ['k1', 'k22', 'k333', 'x', 'k22-but-longer-0123456789'].entries()) {
+        const c = conns[i % 2]!;
+        c.write(keyed(a, key));
+        const r = await c.read();
+        expect(r.status).toBe(200);
+        expect(r.headers['idempotent-replayed']).toBeUndefined();
+        expect(stepOf(r)).toBe(i + 1);
+        first.push(r);
+      }
+      expect(authorize).toHaveBeenCalledTimes(1);
+      // An earlier key, through the reused head: its reply, byte for byte (the key read is this request's).
+      conns[1]!.write(keyed(a, 'k22'));
+      const replay = await conns[1]!.read();
+      expect(replay.headers['idempotent-replayed']).toBe('true');
+      expect(replay.body).toBe(first[1]!.body);
+      // Another body length after the key (Content-Length differs): framed and applied as its own request.
+      const spaced = JSON.stringify(JSON.parse(ACTION), null, 1);
+      conns[0]!.write(keyed(a, 'k6', spaced) + keyed(a, 'k7'));
+      expect(stepOf(await conns[0]!.read())).toBe(6);
+      expect(stepOf(await conns[0]!.read())).toBe(7);
+      // A key that is not visible ASCII, or with trailing spaces: read as node:http would (refused; trimmed).
+      conns[0]!.write(keyed(a, 'k 8'));
+      expect(JSON.parse((await conns[0]!.read()).body)).toMatchObject({ code: 'PARAMS_INVALID' });
+      conns[0]!.write(keyed(a, 'k9  '));
+      const trimmed = await conns[0]!.read();
+      expect(stepOf(trimmed)).toBe(8);
+      conns[1]!.write(keyed(a, 'k9'));
+      expect((await conns[1]!.read()).body).toBe(trimmed.body);
+      // The token differs (b's on a's path, a key the same length): read and checked in full, the one 404.
+      const calls = authorize.mock.calls.length;
+      conns[1]!.write(keyed({ id: a.id, token: b.token }, 'k10'));
+      expect((await conns[1]!.read()).status).toBe(404);
+      expect(authorize.mock.calls.length).toBeGreaterThan(calls);
+      // A header added after the key: not the kept head, so not applied with the first key (node:http joins the two: refused).
+      conns[0]!.write(keyed(a, 'k11', ACTION, 'Idempotency-Key: k12\r\n'));
+      expect(JSON.parse((await conns[0]!.read()).body)).toMatchObject({ code: 'PARAMS_INVALID' });
+      conns[0]!.write(keyed(a, 'k13'));
+      expect(stepOf(await conns[0]!.read())).toBe(9);
+    } finally {
+      authorize.mockRestore();
+      for (const c of conns) c.end();
+    }
+  });
+
   it('refuses a head with another token for a path whose head is kept, and keeps no refused head', async () => {
     const [a, b] = [await newEpisode(), await newEpisode()];
     const c = new Conn();

@@ -74,6 +74,8 @@ const READ = new Set(['host', 'origin', 'authorization', 'content-type', 'conten
 /** Headers whose presence gives node:http the connection (they change how it is framed or what follows). */
 const UNUSUAL = new Set(['transfer-encoding', 'expect', 'upgrade']);
 const DECODER = new TextDecoder();
+/** An Idempotency-Key value a reused head may carry in another request: visible ASCII (what node:http reads the same). */
+const KEY_VALUE = /^[\x21-\x7e]+$/;
 
 interface Head {
   /** The request target (path and query): what the server's hot heads are looked up by. */
@@ -90,6 +92,11 @@ interface Head {
   admission?: { token: string | undefined; json: boolean };
   /** A copy of the head's bytes (through the blank line), made once the head is kept for reuse. */
   bytes?: Buffer;
+  /**
+   * Where the Idempotency-Key's value is in `bytes` (a step's head from a client that sends a new key with every
+   * request): a request whose head differs from `bytes` only there reuses this head, with its own key.
+   */
+  keyAt?: { start: number; end: number };
   /**
    * The episode this head's token (for its id) was authorised for: while the registry still holds it, a request
    * with this head needs no second token hash. Set only from `registry.authorize(id, token)` of this very head.
@@ -114,18 +121,15 @@ export function installFront(server: Server, options: FrontOptions): void {
     if (event.kind === 'close') hotHeads.forget(ep);
   });
   /**
-   * The kept head a request at the start of `buf` repeats byte for byte (a step authorised before, on any
-   * connection: a pooled client's episodes on whichever connection is free), found by its request target.
+   * The head kept for the request target of the request at the start of `buf` (a step authorised before, on any
+   * connection: a pooled client's episodes on whichever connection is free); the caller compares the bytes.
    */
   const keptHead = (buf: Buffer): Head | undefined => {
     const space = buf.indexOf(32);
     if (space < 0 || space > 8) return undefined;
     const end = buf.indexOf(32, space + 1);
     if (end < 0 || end > MAX_FRONT_HEAD) return undefined;
-    const head = hotHeads.get(buf.toString('latin1', space + 1, end))?.head;
-    const bytes = head?.bytes;
-    if (bytes === undefined || buf.length < bytes.length || buf.compare(bytes, 0, bytes.length, 0, bytes.length) !== 0) return undefined;
-    return head;
+    return hotHeads.get(buf.toString('latin1', space + 1, end))?.head;
   };
   const keepAliveTail = `\r\nConnection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(options.keepAliveTimeoutMs / 1000)}\r\n\r\n`;
   /**
@@ -215,6 +219,9 @@ export function installFront(server: Server, options: FrontOptions): void {
     let lent: LentSocket | undefined;
     /** The last hot head read here (with a copy of its bytes): a request whose head repeats them byte for byte reuses it. */
     let lastHead: Head | undefined;
+    /** The current request's head length and Idempotency-Key (a reused head's are its own: the key may differ). */
+    let bodyStart = 0;
+    let key: string | undefined;
     /** The bytes of the request the registry is applying (one at a time per connection). */
     let applyingUsed = 0;
     /** The registry is in `stepThen`: an answer given before it returns is taken up by `advance`'s loop, not by a nested one. */
@@ -314,15 +321,17 @@ export function installFront(server: Server, options: FrontOptions): void {
           return;
         }
         // A body still arriving: wait for all of it before joining the pieces.
-        if (head !== undefined && size < head.bodyStart + head.length) return peerEnded ? handOff() : undefined;
+        if (head !== undefined && size < bodyStart + head.length) return peerEnded ? handOff() : undefined;
         const buf = joined()!;
         if (head === undefined) {
-          const known = lastHead?.bytes;
-          if (known !== undefined && buf.length >= known.length && buf.compare(known, 0, known.length, 0, known.length) === 0) {
+          let kept: Head | undefined;
+          if (lastHead !== undefined && (bodyStart = headLength(buf, lastHead)) > 0) {
             // The same head as the last request (a client stepping one episode): parsed already.
-            head = lastHead!;
-          } else if ((head = keptHead(buf)) !== undefined) {
-            lastHead = head;
+            head = lastHead;
+            key = keyOf(buf, head, bodyStart);
+          } else if ((kept = keptHead(buf)) !== undefined && (bodyStart = headLength(buf, kept)) > 0) {
+            head = lastHead = kept;
+            key = keyOf(buf, head, bodyStart);
           } else {
             const end = buf.indexOf(HEAD_END);
             if (end < 0) {
@@ -334,25 +343,28 @@ export function installFront(server: Server, options: FrontOptions): void {
             const parsed = parseHead(buf.toString('latin1', 0, end), end + 4, options.bodyLimit);
             if (parsed === undefined) return handOff();
             head = parsed;
-            // A head with an Idempotency-Key is one request's (the next has another key): not worth a copy.
-            if (parsed.hot && !parsed.headers.has('idempotency-key')) {
+            bodyStart = parsed.bodyStart;
+            key = parsed.headers.get('idempotency-key');
+            // A head with an Idempotency-Key is reused with another key only on the route that reads it from here.
+            if (key !== undefined && (parsed.id === undefined || registry.replicated)) parsed.keyAt = undefined;
+            if (parsed.hot && (key === undefined || parsed.keyAt !== undefined)) {
               // Its own memory, not a slice of Node's shared 8 KiB pool (a kept head would hold all of it).
               parsed.bytes = Buffer.allocUnsafeSlow(end + 4);
               buf.copy(parsed.bytes, 0, 0, end + 4);
               lastHead = parsed;
             }
           }
-          waitingBody = buf.length < head.bodyStart + head.length;
+          waitingBody = buf.length < bodyStart + head.length;
           options.deadlines.headArrived(socket, !waitingBody);
         }
-        const need = head.bodyStart + head.length;
+        const need = bodyStart + head.length;
         if (buf.length < need) return peerEnded ? handOff() : undefined;
         if (waitingBody) options.deadlines.bodyArrived(socket);
         waitingBody = false;
         busy = true;
         const current = head;
         if (!current.hot) return lend(need);
-        const body = buf.subarray(current.bodyStart, need);
+        const body = buf.subarray(bodyStart, need);
         if (current.id !== undefined && !registry.replicated) {
           const { token, json } = admissionOf(current);
           if (token === undefined || !json) return lend(need);
@@ -370,7 +382,7 @@ export function installFront(server: Server, options: FrontOptions): void {
           applyingUsed = need;
           inStep = true;
           try {
-            registry.stepThen(ep, DECODER.decode(body), current.headers.get('idempotency-key'), current.path, onReply);
+            registry.stepThen(ep, DECODER.decode(body), key, current.path, onReply);
           } finally {
             inStep = false;
           }
@@ -566,8 +578,11 @@ function parseHead(text: string, bodyStart: number, bodyLimit: number): Head | u
   const step = method === 'POST' ? STEP.exec(url) : null;
   const hotRoute = step !== null || (method === 'POST' && BATCH.test(url));
   const headers = new Map<string, string>();
+  let keyAt: { start: number; end: number } | undefined;
+  let lineEnd = lines[0]!.length;
   for (let i = 1; i < lines.length; i++) {
     const line = lines[i]!;
+    lineEnd += 2 + line.length;
     if (line.includes('\n') || line.includes('\r')) return undefined;
     const h = HEADER_LINE.exec(line);
     if (h === null) return undefined;
@@ -575,7 +590,10 @@ function parseHead(text: string, bodyStart: number, bodyLimit: number): Head | u
     if (UNUSUAL.has(name)) return undefined;
     if (!READ.has(name)) continue;
     if (headers.has(name)) return undefined;
-    headers.set(name, h[2]!);
+    const value = h[2]!;
+    headers.set(name, value);
+    // A key of visible ASCII that ends its line: another request may differ from this head only there.
+    if (name === 'idempotency-key' && KEY_VALUE.test(value) && line.endsWith(value)) keyAt = { start: lineEnd - value.length, end: lineEnd };
   }
   const connection = headers.get('connection');
   if (connection !== undefined && connection.toLowerCase() !== 'keep-alive') return undefined;
@@ -584,5 +602,31 @@ function parseHead(text: string, bodyStart: number, bodyLimit: number): Head | u
   // Without Content-Length (and Transfer-Encoding) a request has no body; a hot request needs one to be the front's.
   const n = length === undefined ? 0 : Number(length);
   if (n > bodyLimit) return undefined;
-  return { target: url, hot: hotRoute && length !== undefined, path: url.split('?')[0]!, id: step === null ? undefined : decodeSegment(step[1]!), headers, bodyStart, length: n };
+  const head: Head = { target: url, hot: hotRoute && length !== undefined, path: url.split('?')[0]!, id: step === null ? undefined : decodeSegment(step[1]!), headers, bodyStart, length: n };
+  if (keyAt !== undefined) head.keyAt = keyAt;
+  return head;
+}
+
+/**
+ * The length of the head at the start of `buf` when it repeats `head`'s bytes (`head.bytes`): byte for byte, or
+ * but for its Idempotency-Key's value (`head.keyAt`), which may be any other run of visible ASCII; else 0.
+ */
+function headLength(buf: Buffer, head: Head): number {
+  const bytes = head.bytes;
+  if (bytes === undefined) return 0;
+  const at = head.keyAt;
+  if (at === undefined) return buf.length >= bytes.length && buf.compare(bytes, 0, bytes.length, 0, bytes.length) === 0 ? bytes.length : 0;
+  if (buf.length <= at.start || buf.compare(bytes, 0, at.start, 0, at.start) !== 0) return 0;
+  let end = at.start;
+  while (end < buf.length && end < MAX_FRONT_HEAD && buf[end]! >= 0x21 && buf[end]! <= 0x7e) end++;
+  const rest = bytes.length - at.end;
+  if (end === at.start || buf.length < end + rest || buf.compare(bytes, at.end, bytes.length, end, end + rest) !== 0) return 0;
+  return end + rest;
+}
+
+/** The Idempotency-Key of a request whose head (`length` bytes at the start of `buf`) repeats `head`'s. */
+function keyOf(buf: Buffer, head: Head, length: number): string | undefined {
+  const at = head.keyAt;
+  if (at === undefined) return head.headers.get('idempotency-key');
+  return buf.toString('latin1', at.start, length - (head.bytes!.length - at.end));
 }
