@@ -5,13 +5,14 @@ tokenizer are scripted stand-ins, everything else is real)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import json
 import os
 import re
 import typing
 import unittest
-from typing import Any, Dict, List
+from typing import Any, Dict, Iterator, List, Optional
 
 from envharness_client import Client
 from envharness_client.adapters import parse_actions
@@ -261,6 +262,26 @@ class VerlBaseTool(unittest.TestCase):
         self.assertEqual(asyncio.run(main()), 1.0)
 
 
+@contextlib.contextmanager
+def server_env(url: Optional[str], token: Optional[str]) -> Iterator[None]:
+    """ENVHARNESS_URL/ENVHARNESS_TOKEN set to these values (unset for None) inside the block, restored after."""
+    names = ("ENVHARNESS_URL", "ENVHARNESS_TOKEN")
+    saved = {k: os.environ.get(k) for k in names}
+    try:
+        for k, v in zip(names, (url, token)):
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 class SkyrlTextEnv(unittest.TestCase):
     """skyrl_gym/envs/base_text_env.py: EnvClass(env_config, extras); init(prompt) -> (prompt, metadata);
     step(action: str) -> {observations: [messages], reward, done, metadata}; close()."""
@@ -291,6 +312,32 @@ class SkyrlTextEnv(unittest.TestCase):
             rewards.append(total)
             env.close()
         self.assertEqual(rewards, [0.0 if i % 3 == 0 else 1.0 for i in range(EPISODES)])
+
+    def test_made_as_skyrl_makes_it(self) -> None:
+        """SkyRL a9564572's generator: ``skyrl_gym.make(env_class, env_config=getattr(cfg.environment.skyrl_gym,
+        env_class, dict()), extras={**row without prompt/env_class, "max_turns": generator.max_turns})``. Its typed
+        config has no ``envharness`` field, so ``env_config`` is ``{}`` and the server comes from the environment
+        variables the entrypoint sets (docs/trainers.md, SkyRL)."""
+        row = {"prompt": [{"role": "user", "content": "Solve the task."}], "env_class": "envharness",
+               "domain": "inventory", "task_type": "restock", "seed": 977}
+        extras = {k: v for k, v in row.items() if k not in ("prompt", "env_class")}
+        with server_env(None, None):
+            with self.assertRaisesRegex(ValueError, "ENVHARNESS_URL"):
+                EnvHarnessTextEnv(env_config={}, extras=extras)
+        with server_env(SHARED.url, SHARED.token):
+            env = EnvHarnessTextEnv(env_config={}, extras={**extras, "max_turns": 6})
+        self.assertEqual(env.max_turns, 6)
+        prompt, _ = env.init(row["prompt"])
+        model = RestockModel(prompt[-1]["content"], wrong=False)
+        last, total = None, 0.0
+        while True:
+            out = env.step(model.next(last))
+            total += out["reward"]
+            if out["done"]:
+                break
+            last = out["observations"][0]["content"]
+        self.assertEqual(total, 1.0)
+        env.close()
 
     def test_group_extras(self) -> None:
         envs = [EnvHarnessTextEnv({"url": SHARED.url, "token": SHARED.token}, {"extra_info": {"domain": "inventory", "group_id": "sky-g", "group_size": 2}}) for _ in range(2)]
