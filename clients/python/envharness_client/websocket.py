@@ -173,6 +173,9 @@ class WebSocket:
         self.close_code: Optional[int] = None
         #: Whole messages no call has taken yet; then, once the connection ended, the error to raise.
         self._inbox: Deque[bytes] = collections.deque()
+        #: Bytes in the inbox; above ``max_size`` the socket is not read until the caller takes half of them.
+        self._inbox_size = 0
+        self._reading_paused = False
         self._error: Optional[BaseException] = None
         #: Calls waiting for a message, oldest first (while any waits, the inbox is empty).
         self._waiters: Deque[_Waiter] = collections.deque()
@@ -304,7 +307,12 @@ class WebSocket:
     def _take(self) -> bytes:
         """The oldest message in, else the error that ended the connection."""
         if self._inbox:
-            return self._inbox.popleft()
+            message = self._inbox.popleft()
+            self._inbox_size -= len(message)
+            if self._reading_paused and self._inbox_size <= self._max_size // 2:
+                self._reading_paused = False
+                self._transport.resume_reading()
+            return message
         assert self._error is not None
         raise self._error
 
@@ -319,6 +327,10 @@ class WebSocket:
                 return  # its caller stopped waiting: the answer is dropped, not given to the next request
             # a recv cancelled while waiting takes no message
         self._inbox.append(message)
+        self._inbox_size += len(message)
+        if self._inbox_size > self._max_size and not self._reading_paused and not self._transport.is_closing():
+            self._reading_paused = True
+            self._transport.pause_reading()
 
     def _expire(self) -> None:
         """The timer: requests past their deadline raise TimeoutError (and still take their answer when it comes)."""

@@ -164,6 +164,28 @@ class Frames(unittest.TestCase):
 
             run(with_server(script, client))
 
+    def test_messages_nobody_takes_stop_the_reading_above_max_size(self) -> None:
+        async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, head: bytes) -> None:
+            writer.write(accept_answer(head) + frame(TEXT, b"m" * 600) * 10)
+            await until_close(reader, writer)
+
+        async def client(url: str) -> None:
+            ws = await WebSocket.connect(url, max_size=1000)
+            transport = ws._transport
+            for _ in range(100):
+                if not transport.is_reading():
+                    break
+                await asyncio.sleep(0.01)
+            self.assertFalse(transport.is_reading())  # 6000 bytes waiting: more than max_size
+            for _ in range(9):
+                self.assertEqual(await ws.recv(), "m" * 600)
+            self.assertFalse(transport.is_reading())  # 600: still more than half of it
+            await ws.recv()
+            self.assertTrue(transport.is_reading())
+            await ws.close()
+
+        run(with_server(script, client))
+
 
 class Closing(unittest.TestCase):
     def test_a_close_frame_is_echoed_and_ends_reading_after_the_messages_before_it(self) -> None:
