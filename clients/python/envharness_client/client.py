@@ -9,6 +9,8 @@ import os
 import random
 import socket
 import ssl
+import struct
+import sys
 import threading
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 from urllib.parse import quote, urlencode, urlsplit
@@ -45,6 +47,8 @@ class _Connection:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             if tls:
                 sock = ssl.create_default_context().wrap_socket(sock, server_hostname=host)
+            else:
+                _kernel_timeout(sock, timeout)
         except BaseException:
             sock.close()
             raise
@@ -56,11 +60,17 @@ class _Connection:
 
     def exchange(self, request: bytes) -> Tuple[int, bytes, Dict[str, str], bool]:
         """Sends a whole request; returns ``(status, body, headers, will_close)``."""
-        self.sock.sendall(request)
+        try:
+            self.sock.sendall(request)
+        except BlockingIOError:
+            raise socket.timeout("timed out") from None  # the kernel's send timeout
         return self._read()
 
     def _fill(self, got_any: bool) -> None:
-        chunk = self.sock.recv(65536)
+        try:
+            chunk = self.sock.recv(65536)
+        except BlockingIOError:
+            raise socket.timeout("timed out") from None  # the kernel's receive timeout
         if not chunk:
             if got_any:
                 raise ConnectionResetError("the server closed the connection in the middle of an answer")
@@ -117,6 +127,22 @@ class _Connection:
             self._fill(True)
         line, _, self._buffer = self._buffer.partition(b"\r\n")
         return line
+
+
+def _kernel_timeout(sock: socket.socket, timeout: float) -> None:
+    """Times out blocking sends and receives in the kernel (SO_SNDTIMEO, SO_RCVTIMEO) where it can: a socket with a
+    Python timeout polls before every ``send`` and ``recv``, two more system calls a request. Elsewhere (or if the
+    option is refused) the Python timeout stays."""
+    if sys.platform not in ("linux", "darwin") or not timeout or timeout <= 0:
+        return
+    seconds = int(timeout)
+    value = struct.pack("ll", seconds, int((timeout - seconds) * 1_000_000))
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, value)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, value)
+    except (OSError, struct.error):
+        return
+    sock.settimeout(None)
 
 
 def tool(name: str, **args: Any) -> JSON:

@@ -1,4 +1,4 @@
-"""OpenEnv's WebSocket session protocol (meta-pytorch/OpenEnv 0.2.3, ``EnvClient``) on asyncio streams, no dependencies.
+"""OpenEnv's WebSocket session protocol (meta-pytorch/OpenEnv 0.2.3, ``EnvClient``) on asyncio, no dependencies.
 
 The messages are OpenEnv's: ``{"type": "reset", "data": {...}}``, ``{"type": "step", "data": action}``,
 ``{"type": "state"}``, ``{"type": "close"}``; answers ``observation``/``state``/``error``. Against ``envharness serve``
@@ -8,10 +8,9 @@ own ``GenericEnvClient(base_url=...)`` works with the second form unchanged.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Dict, Optional
+from typing import Any, Dict, Optional
 
 from ._http import encode_json
 from .errors import CapacityReachedError, OpenEnvError
@@ -58,7 +57,6 @@ class OpenEnvSession:
         self.timeout = timeout
         self._max = max_message_size
         self._ws: Optional[WebSocket] = None
-        self._lock = asyncio.Lock()
 
     async def connect(self) -> "OpenEnvSession":
         if self._ws is None:
@@ -72,11 +70,12 @@ class OpenEnvSession:
         await self.close()
 
     async def _call(self, message: JSON) -> JSON:
-        await self.connect()
-        assert self._ws is not None
-        async with self._lock:
-            await self._ws.send_text(encode_json(message))
-            answer = json.loads(await _within(self.timeout, self._ws.recv()))
+        ws = self._ws
+        if ws is None:
+            ws = (await self.connect())._ws
+            assert ws is not None
+        # Calls may overlap: the server answers a session's messages in order, and so does ``request``.
+        answer = json.loads(await ws.request(encode_json(message), self.timeout))
         if answer.get("type") == "error":
             data = answer.get("data", {})
             code = str(data.get("code", ""))
@@ -105,18 +104,6 @@ class OpenEnvSession:
         except Exception:
             pass
         await ws.close()
-
-
-async def _within(seconds: float, awaitable: Awaitable[str]) -> str:
-    """``awaitable``, or TimeoutError after ``seconds``. ``asyncio.timeout`` (3.11+) arms a timer on the current task;
-    ``wait_for`` before 3.12 wraps the awaitable in a new task, about a third of a loopback step's client time."""
-    if _timeout is None:
-        return await asyncio.wait_for(awaitable, seconds)
-    async with _timeout(seconds):
-        return await awaitable
-
-
-_timeout = getattr(asyncio, "timeout", None)
 
 
 def _result(data: JSON) -> StepResult:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 import sys
 import threading
+import time
 import unittest
 from pathlib import Path
 from typing import List
@@ -106,6 +107,19 @@ class KeepAlive(unittest.TestCase):
         with Client(f"http://127.0.0.1:{port}", "token-0123456789abcdef") as client:
             with self.assertRaises(TransportError):
                 client.request("GET", "/v1/health")
+
+    def test_a_server_that_never_answers_times_out(self) -> None:
+        # No answer at all, or half an answer: the client's timeout ends the wait (then a new connection is used).
+        for answer in ([], [b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n12"]):
+            server = CannedServer([answer, [b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"]])
+            with Client(f"http://127.0.0.1:{server.port}", "token-0123456789abcdef", timeout=0.3) as client:
+                started = time.monotonic()
+                with self.assertRaisesRegex(TransportError, "timed out"):
+                    client.request("GET", "/v1/health")
+                self.assertLess(time.monotonic() - started, 3)
+                self.assertEqual(client.request("GET", "/v1/health"), {})  # on a new connection
+            server.join()
+            self.assertEqual(server.connections, 2)
 
 
 class Safety(unittest.TestCase):
