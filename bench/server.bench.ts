@@ -418,7 +418,7 @@ export async function run(): Promise<BenchSection[]> {
           (HAS_WRK
             ? `wrk 4 (\`-t1 -c${CONNECTIONS}\`, a Lua script round-robining over ${EPISODES} episodes per target, ${SECONDS} s × ${RUNS} runs, median) against \`envharness serve\` `
             : `A Node load generator (raw sockets, one request in flight per connection, each connection round-robining over ${EPISODES / CONNECTIONS} of the target's ${EPISODES} episodes, ${SECONDS} s × ${RUNS} runs, median; wrk was not on PATH: \`apt-get install wrk\`) against \`envharness serve\` `) +
-          '(another process: the compiled CLI and test domains, node started with the flags the `envharness` command gives it; SQLite WAL store; by default every step is in the step journal before its answer and in SQLite about 10 ms later, committed by the store\'s writer thread, docs/http.md "Durability"; `--durability relaxed` answers once applied) and, interleaved, a plain node:http null route (plain `node`, V8\'s defaults). ' +
+          '(another process: the compiled CLI and test domains, node started with the flags the `envharness` command gives it; SQLite WAL store; by default every step is in the step journal before its answer and in SQLite about 20 ms later, committed by the store\'s writer thread, docs/http.md "Durability"; `--durability relaxed` answers once applied) and, interleaved, a plain node:http null route (plain `node`, V8\'s defaults). ' +
           'Server, generator and any other load share the machine. "server CPU µs/step" is the server process\'s user+system time per step. ' +
           `Machine load (1 min): ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end, on ${availableParallelism()} cores.`,
         rows: capacityRows,
@@ -426,7 +426,7 @@ export async function run(): Promise<BenchSection[]> {
           'Targets (perf-anchors §4): ≥ 29k retail tool steps/s (10× tau-bench behind FastAPI, 2.9k req/s there), ≈ 90% of a null route on the same machine.',
           `Issue 17: null-domain steps/s ≥ 70% of the floor's, retail ≥ 50%; with ${MANY_EPISODES} episodes open at once, p99 step latency ≤ 50 ms (the last row; its floor ratio compares ${MANY_CONNECTIONS} connections with the floor's ${CONNECTIONS}).`,
           `One server process uses one core: at ${median(cpus).toFixed(0)} µs of CPU per null step it could serve about ${fmt(1e6 / median(cpus))} steps/s with a core to itself.`,
-          'Both the default (step journal) and `--durability relaxed` (docs/http.md) answer before the SQLite commit and commit in groups about 10 ms later; the default also writes each commit group to the journal before answering (and loses nothing acknowledged to a process crash), and its SQLite commits run on the store\'s writer thread, while relaxed mode commits on the serving thread.',
+          'Both the default (step journal) and `--durability relaxed` (docs/http.md) answer before the SQLite commit and commit in groups, about 20 ms later by default and within 10 ms when relaxed; the default also writes each commit group to the journal before answering (and loses nothing acknowledged to a process crash), and its SQLite commits run on the store\'s writer thread, while relaxed mode commits on the serving thread.',
         ],
       },
       {
@@ -448,7 +448,7 @@ export async function run(): Promise<BenchSection[]> {
         rows: wsRows,
         notes: [
           'Target (issue 17): WebSocket p50 ≤ 150 µs on loopback.',
-          'A step in the default mode is answered after one `write()` of its commit group to the step journal (docs/storage.md, "Step journal"); SQLite gets the journal\'s entries in groups about 10 ms later on the store\'s writer thread (`--durability relaxed` commits its steps on the serving thread), so the difference between the two server rows is the journal write per step on one sequential session, less the commits the writer thread takes over.',
+          'A step in the default mode is answered after one `write()` of its commit group to the step journal (docs/storage.md, "Step journal"); SQLite gets the journal\'s entries in groups about 20 ms later on the store\'s writer thread (`--durability relaxed` commits its steps on the serving thread), so the difference between the two server rows is the journal write per step on one sequential session, less the commits the writer thread takes over.',
         ],
       },
     ];

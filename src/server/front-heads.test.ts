@@ -7,7 +7,7 @@ const text = (i: number, query = '') => `/v1/episodes/ep${i}/step${query}`;
 
 describe('HotHeads', () => {
   it('keeps at most `capacity` heads, the oldest kept going first', () => {
-    const heads = new HotHeads<string, { id: string }>(3);
+    const heads = new HotHeads<string, string, { id: string }>(3);
     for (let i = 0; i < 6; i++) {
       heads.keep(text(i), `head ${i}`, episodes[i]!);
       expect(heads.size).toBe(Math.min(i + 1, 3));
@@ -21,7 +21,7 @@ describe('HotHeads', () => {
   });
 
   it('keeps one head per episode and per key: a newer head replaces the older', () => {
-    const heads = new HotHeads<string, { id: string }>(8);
+    const heads = new HotHeads<string, string, { id: string }>(8);
     const ep = episodes[0]!;
     heads.keep(text(0), 'a', ep);
     heads.keep(text(0, '?x=1'), 'b', ep);
@@ -36,7 +36,7 @@ describe('HotHeads', () => {
   });
 
   it('forgets a dropped head (only the one kept under its key) and a closed episode\'s head', () => {
-    const heads = new HotHeads<string, { id: string }>(8);
+    const heads = new HotHeads<string, string, { id: string }>(8);
     heads.keep(text(0), 'zero', episodes[0]!);
     heads.keep(text(1), 'one', episodes[1]!);
     // Another head under the same key (a refused token): the kept one stays.

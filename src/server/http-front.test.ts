@@ -695,4 +695,32 @@ describe('the hot routes\' front', () => {
       c.end();
     }
   });
+
+  it('keeps each connection\'s bytes apart when their pieces arrive interleaved (every read goes to one shared buffer)', async () => {
+    const eps = [await newEpisode(), await newEpisode(), await newEpisode()];
+    const conns = eps.map(() => new Conn());
+    try {
+      const health = `GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${server.token}\r\n\r\n`;
+      // Differently sized pieces per connection, one piece of each in turn: a head, a body or a request behind a
+      // step in flight is cut off by another connection's read.
+      const texts = eps.map((ep) => Buffer.from(stepRequest(ep) + stepRequest(ep) + health + stepRequest(ep, JSON.stringify({ action: { type: 'tool', tool: 'get_stock', args: { item: `widget-${ep.id}` } } }))));
+      const at = texts.map(() => 0);
+      for (let round = 0; at.some((a, i) => a < texts[i]!.length); round++) {
+        for (let i = 0; i < conns.length; i++) {
+          const n = 5 + ((round * 7 + i * 13) % 37);
+          if (at[i]! < texts[i]!.length) conns[i]!.socket.write(texts[i]!.subarray(at[i]!, at[i]! + n));
+          at[i]! += n;
+          await new Promise((r) => setImmediate(r));
+        }
+      }
+      for (const c of conns) {
+        const got: Response[] = [];
+        for (let i = 0; i < 4; i++) got.push(await c.read());
+        expect(got.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+        expect([got[0]!, got[1]!, got[3]!].map((r) => (JSON.parse(r.body) as { info: { step: number } }).info.step)).toEqual([1, 2, 3]);
+      }
+    } finally {
+      for (const c of conns) c.end();
+    }
+  });
 });

@@ -188,6 +188,25 @@ describe('stepResultText', () => {
     for (const result of results) expect(stepResultText(result)).toBe(JSON.stringify(result));
   });
 
+  it('is JSON.stringify itself for the plain info written by hand, and for infos that only look plain', () => {
+    const infos: unknown[] = [
+      { step: 3, outcome: 0, shaping: -0.25, stateHash: 'ab12' },
+      { step: 3, outcome: -0, shaping: Number.NaN, stateHash: 'quote " and \\ and \u2028' },
+      { step: 1e21, outcome: Number.POSITIVE_INFINITY, shaping: 1.5e-7, stateHash: '' },
+      // Other member orders, more members, fewer, a member that JSON.stringify leaves out, one of another type.
+      { outcome: 0, step: 3, shaping: 0, stateHash: 'h' },
+      { step: 3, outcome: 1, shaping: 0, stateHash: 'h', endReason: 'finished' },
+      { step: 3, outcome: 0, shaping: 0 },
+      { step: 3, outcome: 0, shaping: 0, stateHash: undefined },
+      { step: '3', outcome: 0, shaping: 0, stateHash: 'h' },
+      { step: 3, outcome: 0, shaping: 0, stateHash: 7 },
+    ];
+    for (const info of infos) {
+      const result = { ...results[0]!, observation: { kind: 'tool' as const, output: null }, info } as StepResult;
+      expect(stepResultText(result)).toBe(JSON.stringify(result));
+    }
+  });
+
   it('is JSON.stringify itself for feedback repeated step after step, and for feedback that only looks the same', () => {
     const message = 'the same call (tool and arguments) was already made and nothing has changed since';
     const feedbacks: unknown[] = [

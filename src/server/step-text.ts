@@ -14,9 +14,26 @@ export function stepResultText(result: StepResult): string {
   // StepResult's members in the order the runtime creates them (JSON.stringify's order), written by hand: one
   // JSON.stringify per member would cost more than the one it replaces on a small step.
   const { reward, feedback, truncation } = result;
-  let text = `{"observation":${canonical ?? JSON.stringify(result.observation)},"reward":${Number.isFinite(reward) ? '' + reward : 'null'},"terminated":${result.terminated},"truncated":${result.truncated},"feedback":${feedbackText(feedback)},"info":${JSON.stringify(result.info)}`;
+  let text = `{"observation":${canonical ?? JSON.stringify(result.observation)},"reward":${numberText(reward)},"terminated":${result.terminated},"truncated":${result.truncated},"feedback":${feedbackText(feedback)},"info":${infoText(result.info)}`;
   if (truncation !== undefined) text += `,"truncation":${JSON.stringify(truncation)}`;
   return text + '}';
+}
+
+/** A step's info as the runtime makes it for a step that does not end its attempt: these members, in this order. */
+const PLAIN_INFO = ['step', 'outcome', 'shaping', 'stateHash'];
+
+/** `JSON.stringify(info)`, written by hand for the plain info of a step that does not end its attempt (about half its cost). */
+function infoText(info: StepResult['info']): string {
+  let at = 0;
+  for (const key in info) if (key !== PLAIN_INFO[at++]) return JSON.stringify(info);
+  const { step, outcome, shaping, stateHash } = info;
+  if (at !== 4 || typeof step !== 'number' || typeof outcome !== 'number' || typeof shaping !== 'number' || typeof stateHash !== 'string') return JSON.stringify(info);
+  return `{"step":${numberText(step)},"outcome":${numberText(outcome)},"shaping":${numberText(shaping)},"stateHash":${JSON.stringify(stateHash)}}`;
+}
+
+/** A number as JSON.stringify writes it. */
+function numberText(n: number): string {
+  return Number.isFinite(n) ? '' + n : 'null';
 }
 
 /** The members of the feedback whose text is remembered (`{ code, message, ref }`, in this order, all strings). */

@@ -104,7 +104,7 @@ export async function chatOf(ctx: Pick<ServerContext, 'harness' | 'episodes'>, e
   const dynamics = ep.options.dynamics as DynamicsOptions | undefined;
   const { episode } = await ctx.harness.openEpisode({ taskId: ep.task.id, record: false, ...(dynamics !== undefined ? { dynamics } : {}) });
   const reset: Observation = episode.reset({ seed: ep.seed });
-  // Steps acknowledged from the step journal reach SQLite within 10 ms: read after they have.
+  // Steps acknowledged from the step journal reach SQLite within about 20 ms (FEED_MS): read after they have.
   await ctx.episodes.settled();
   const transitions = await ctx.harness.store.listTransitions(attemptId);
   const { messages, tools } = toChatTrajectory(ep.task, reset, transitions);
