@@ -81,7 +81,7 @@ async function crashRound(): Promise<Round> {
   const acked = episodes.map(() => [] as number[]);
   let total = 0;
   let killed = false;
-  // Lean socket clients: the kill follows the 200th answer by far less than the journal's 10 ms feed window.
+  // Lean socket clients: the kill follows the 200th answer by far less than the journal's 20 ms feed window (`FEED_MS`).
   const clients = episodes.map(() => createSocketClient(server.port));
   await Promise.all(
     episodes.map(async (ep, k) => {

@@ -45,7 +45,7 @@ describe('server over the step journal', () => {
       expect(journal.stats.writes).toBe(writes + 1);
       await new Promise((resolve) => setImmediate(resolve));
     }
-    // In SQLite once the feed ran (at most 10 ms later); the journal is then cut back to its header.
+    // In SQLite once the feed ran (at most `FEED_MS`, 20 ms, later); the journal is then cut back to its header.
     await t.server.episodes.settled();
     expect(await stored(attemptId)).toBe(10);
     expect(journal.unfed).toBe(0);

@@ -86,7 +86,7 @@ async function probeEpisode(): Promise<{ ep: ServerEpisode; token: string }> {
 }
 
 async function stored(ep: ServerEpisode): Promise<Transition[]> {
-  // Acknowledged steps reach SQLite from the step journal within 10 ms: read once they have.
+  // Acknowledged steps reach SQLite from the step journal within `FEED_MS` (20 ms): read once they have.
   await server.episodes.settled();
   return harness.store.listTransitions(ep.episode!.id!);
 }

@@ -600,7 +600,7 @@ export class SqliteStore implements Store {
   openStepJournal(): StepJournal | undefined {
     if (this.isMemory || this.synchronous !== 'NORMAL' || this.appendTransitions !== SqliteStore.prototype.appendTransitions || !this.db.open) return undefined;
     const journal = StepJournal.open(this.location, (id, entries) => this.applyJournalNow(id, entries), (id, batch) => this.feedJournal(id, batch));
-    // The thread that feeds it starts now (its connection open before the first feed, 10 ms after the first step).
+    // The thread that feeds it starts now (its connection open before the first feed, `FEED_MS` after the first step).
     if (journal !== undefined) {
       this.feedThread();
       this.stepJournal = journal;
