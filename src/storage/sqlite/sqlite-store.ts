@@ -526,7 +526,7 @@ export class SqliteStore implements Store {
         let thread = this.writerThread;
         if (thread === undefined || thread.failure !== undefined) {
           if (!this.db.open) return Promise.reject(sticky(new EnvHarnessError('STORE_FAILED', `sqlite store ${this.location}: appendTransitions called after close()`, { details: { operation: 'appendTransitions' } })));
-          thread = this.writerThread = new WriterThread(this.location, { synchronous: this.synchronous, busyTimeoutMs: this.busyTimeoutMs });
+          thread = this.writerThread = new WriterThread(this.location, { synchronous: this.synchronous, busyTimeoutMs: this.busyTimeoutMs, autocheckpointBytes: this.autocheckpointBytes() });
         }
         let reply: Promise<WriterReply>;
         try {
@@ -623,7 +623,7 @@ export class SqliteStore implements Store {
     let thread = this.writerThread;
     if (thread === undefined || thread.failure !== undefined) {
       try {
-        thread = this.writerThread = new WriterThread(this.location, { synchronous: this.synchronous, busyTimeoutMs: this.busyTimeoutMs });
+        thread = this.writerThread = new WriterThread(this.location, { synchronous: this.synchronous, busyTimeoutMs: this.busyTimeoutMs, autocheckpointBytes: this.autocheckpointBytes() });
       } catch {
         return undefined;
       }
@@ -1349,7 +1349,15 @@ export class SqliteStore implements Store {
     if (this.writes >= this.checkpointAfterWrites) this.moveCheckpoints();
   }
 
-  /** Busy from now on: checkpoints run on a worker thread; this connection keeps a far-off automatic one as a fallback. */
+  /** Where the store's connections checkpoint automatically: inline until the checkpointer thread runs, then the far-off fallback. */
+  private autocheckpointBytes(): number {
+    return this.checkpointer === undefined ? INLINE_AUTOCHECKPOINT_BYTES : FALLBACK_AUTOCHECKPOINT_BYTES;
+  }
+
+  /**
+   * Busy from now on: checkpoints run on a worker thread; this connection and the writer thread's keep a far-off
+   * automatic one as a fallback.
+   */
   private moveCheckpoints(): void {
     try {
       const pageSize = this.db.pragma('page_size', { simple: true }) as number;
@@ -1364,6 +1372,7 @@ export class SqliteStore implements Store {
         () => {
           this.checkpointer = undefined;
           if (this.db.open) this.db.pragma(`wal_autocheckpoint = ${autocheckpointPages(INLINE_AUTOCHECKPOINT_BYTES, pageSize)}`);
+          this.writerThread?.autocheckpoint(INLINE_AUTOCHECKPOINT_BYTES);
         },
         (report: CheckpointReport) => {
           if (report.kind === 'wal') {
@@ -1374,6 +1383,7 @@ export class SqliteStore implements Store {
         },
       );
       this.db.pragma(`wal_autocheckpoint = ${autocheckpointPages(FALLBACK_AUTOCHECKPOINT_BYTES, pageSize)}`);
+      this.writerThread?.autocheckpoint(FALLBACK_AUTOCHECKPOINT_BYTES);
       this.wal = wal;
     } catch {
       // No worker threads here: SQLite keeps checkpointing inline, as before.

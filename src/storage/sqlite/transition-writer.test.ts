@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
@@ -188,6 +188,23 @@ describe('sqlite store: transition writer thread', () => {
     } finally {
       await store.close();
     }
+  });
+
+  it("leaves checkpoints to the store's checkpointer thread once it runs: the writer thread's commits copy no WAL back", async () => {
+    // Started after the first write, the checkpointer then never ticks here: only an inline (automatic) checkpoint
+    // could copy pages into the database file. ~6 MB of transitions cross the inline mark (4,096,000 bytes) once.
+    const file = tempFile();
+    const store = createSqliteStore(file, { now: systemClock, checkpoints: { afterWrites: 1, intervalMs: 1e9 } });
+    const writer = store.openTransitionWriter();
+    await writer.appendTransitions(steps('first', 0, 1));
+    expect((await store.getInfo()).checkpoints).toBe('background');
+    const before = statSync(file).size;
+    const wide = (id: string, from: number) => steps(id, from, 100).map((t) => ({ ...t, observation: { kind: 'tool' as const, output: 'x'.repeat(2000) } }));
+    for (let i = 0; i < 30; i++) await writer.appendTransitions(wide(`e${i}`, 0));
+    expect(statSync(`${file}-wal`).size).toBeGreaterThan(5_000_000);
+    expect(statSync(file).size).toBe(before);
+    await store.close();
+    expect(await createSqliteStore(file, { now: systemClock }).listTransitions('e29').then((t) => t.length)).toBe(100);
   });
 
   it('on a :memory: store commits during the call, with the same conflict rules', async () => {

@@ -29,10 +29,13 @@ try {
   db.pragma('synchronous = ' + workerData.synchronous);
   db.pragma('foreign_keys = ON');
   db.pragma('trusted_schema = OFF');
-  // The store's inline checkpoint mark, in pages of this file.
-  db.pragma('wal_autocheckpoint = ' + Math.max(1, Math.round(workerData.autocheckpointBytes / db.pragma('page_size', { simple: true }))));
+  autocheckpoint(workerData.autocheckpointBytes);
 } catch (error) {
   openError = error;
+}
+// The store's automatic checkpoint mark (inline, or the far-off fallback once its checkpointer thread runs), in pages of this file.
+function autocheckpoint(bytes) {
+  db.pragma('wal_autocheckpoint = ' + Math.max(1, Math.round(bytes / db.pragma('page_size', { simple: true }))));
 }
 const statements = new Map();
 const sql = (text) => { let s = statements.get(text); if (s === undefined) { s = db.prepare(text); statements.set(text, s); } return s; };
@@ -185,6 +188,7 @@ parentPort.on('message', (m) => {
     return;
   }
   if (m.kind === 'forget') { failed.delete(m.stream); return; }
+  if (m.kind === 'autocheckpoint') { if (db !== undefined) { try { autocheckpoint(m.bytes); } catch {} } return; }
   const reply = m.kind === 'journal' ? applyJournal(m) : commit(m);
   Atomics.add(done, 0, 1);
   Atomics.notify(done, 0);
@@ -395,12 +399,16 @@ export class WriterThread {
   private closing: Promise<void> | undefined;
   private readonly exited: Promise<void>;
 
-  constructor(location: string, options: { synchronous: 'NORMAL' | 'FULL'; busyTimeoutMs: number }) {
+  /**
+   * `autocheckpointBytes`: the connection's automatic checkpoint mark to start with (default: the store's inline one,
+   * INLINE_AUTOCHECKPOINT_BYTES); `autocheckpoint()` moves it.
+   */
+  constructor(location: string, options: { synchronous: 'NORMAL' | 'FULL'; busyTimeoutMs: number; autocheckpointBytes?: number }) {
     const done = new SharedArrayBuffer(4);
     this.done = new Int32Array(done);
     this.worker = new Worker(SOURCE, {
       eval: true,
-      workerData: { driver: driverPath(), location, synchronous: options.synchronous, busyTimeoutMs: options.busyTimeoutMs, sql: TRANSITION_SQL, chunk: TRANSITION_CHUNK, segmentSteps: SEGMENT_STEPS, autocheckpointBytes: INLINE_AUTOCHECKPOINT_BYTES, done },
+      workerData: { driver: driverPath(), location, synchronous: options.synchronous, busyTimeoutMs: options.busyTimeoutMs, sql: TRANSITION_SQL, chunk: TRANSITION_CHUNK, segmentSteps: SEGMENT_STEPS, autocheckpointBytes: options.autocheckpointBytes ?? INLINE_AUTOCHECKPOINT_BYTES, done },
     });
     // Only pending calls keep the process alive (ref'd while any is waiting).
     this.worker.unref();
@@ -473,6 +481,15 @@ export class WriterThread {
     this.worker.postMessage({ kind: 'journal', seq, key: metaKey, bytes });
     this.posted++;
     return reply as unknown as Promise<JournalReply>;
+  }
+
+  /**
+   * Moves the thread connection's automatic checkpoint mark (bytes of WAL, in pages of the file), ordered with the
+   * calls: the store keeps it where its own connection's is, so that once its checkpointer thread runs, the commits
+   * here do not also copy the WAL back inline (measured: ~43% of this thread's time per retail step before).
+   */
+  autocheckpoint(bytes: number): void {
+    if (this.failure === undefined) this.worker.postMessage({ kind: 'autocheckpoint', bytes });
   }
 
   /** Lets the thread commit calls of `stream` again after one failed (a new recorder over the same handle). */
