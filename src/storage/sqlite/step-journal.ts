@@ -235,7 +235,15 @@ export class StepJournal {
     try {
       const file = Buffer.alloc(PREALLOCATED_BYTES);
       header.copy(file, 0);
-      writeAll(fd, file, file.length, 0);
+      try {
+        writeAll(fd, file, file.length, 0);
+      } catch (error) {
+        // No room for the preallocation (a nearly full disk): the journal starts with its header and an end
+        // frame, and grows as it is written; a write that then finds no room fails as any journal write does.
+        if (!isNoSpace(error)) throw error;
+        ftruncateSync(fd, 0);
+        writeAll(fd, file, HEADER_BYTES + FRAME_BYTES, 0);
+      }
     } catch (error) {
       closeSync(fd);
       throw error;
@@ -484,6 +492,11 @@ function putString(b: Buffer, text: string, at: number): number {
 }
 
 /** `write()` until the `length` bytes of `buffer` from `offset` are out, at `position` (a short write continues; an error throws). */
+function isNoSpace(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return code === 'ENOSPC' || code === 'EDQUOT';
+}
+
 function writeAll(fd: number, buffer: Buffer, length: number, position: number, offset = 0): void {
   let done = 0;
   while (done < length) done += writeSync(fd, buffer, offset + done, length - done, position + done);
