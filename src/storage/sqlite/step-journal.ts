@@ -47,9 +47,10 @@ export const HEADER_BYTES = 24;
  * header on once SQLite holds it all: appends then never change the file's size. Measured (a 900-byte
  * `pwrite` every 150 with another thread writing and fsyncing 64 KiB in a loop, as SQLite's checkpoints do):
  * appends that grow a file cut back every 150 writes had stalls up to 33-76 ms, writes in place at most 4-5 ms.
- * 4 MiB holds a feed interval of retail steps (about 1.2 MB at 27k steps/s and `FEED_MS`).
+ * A feed interval of retail steps (about 1.2 MB at 27k steps/s and `FEED_MS`) grows it once past 1 MiB; it keeps
+ * that size. (4 MiB was tried: CI's T2 runs the server on a 4 MiB tmpfs.)
  */
-const PREALLOCATED_BYTES = 4 << 20;
+const PREALLOCATED_BYTES = 1 << 20;
 const FRAME_BYTES = 8;
 /** The `meta` key that holds the last entry of journal `id` applied. */
 export const JOURNAL_META_PREFIX = 'stepJournal.';
