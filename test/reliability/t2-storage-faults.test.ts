@@ -142,6 +142,38 @@ describe('T2: storage faults', () => {
     await store.close();
   });
 
+  it.skipIf(!mounted)('a disk without room for the step journal\'s preallocation: serve starts, and acknowledged steps are stored', { timeout: 60_000 }, async () => {
+    const file = join(mountPoint, 'cramped.db');
+    const harness = await createHarness({ clock: systemClock, store: file, domains: [createInventoryDomain()] });
+    await harness.initialize({ seed: 1 });
+    const task = { ...makeInventoryTask({ budget: { steps: 100 } }), split: 'heldout' as const, status: 'active' as const, batchId: 't2', seq: 1 };
+    await harness.store.putTasks([task]);
+    // Less room than the journal's 1 MiB of zeros, enough for its header and a few steps.
+    const free = Number(execFileSync('df', ['--output=avail', '-B1', mountPoint]).toString().trim().split('\n')[1]);
+    writeFileSync(join(mountPoint, 'filler'), Buffer.alloc(Math.max(0, free - 512 * 1024)));
+    try {
+      const server = createServer({ harness, port: 0 });
+      const { url } = await server.listen();
+      const admin = { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' };
+      const created = await fetch(`${url}/v1/episodes`, { method: 'POST', headers: admin, body: JSON.stringify({ taskId: task.id, seed: 0 }) });
+      expect(created.status).toBe(201);
+      const { episode, token } = (await created.json()) as { episode: { id: string }; token: string };
+      for (let i = 0; i < 3; i++) {
+        const res = await fetch(`${url}/v1/episodes/${episode.id}/step`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ action: { type: 'tool', tool: 'get_stock', args: { item: 'widget-1' } } }),
+        });
+        expect(res.status).toBe(200);
+      }
+      await server.close();
+      expect(await harness.store.listTransitions(`${episode.id}:1`)).toHaveLength(3);
+    } finally {
+      rmSync(join(mountPoint, 'filler'), { force: true });
+      await harness.close();
+    }
+  });
+
   it.skipIf(!mounted)('the fault\'s since, the probe interval and the probe row follow the clock the store is given, not the system clock', { timeout: 60_000 }, async () => {
     const file = join(mountPoint, 'clocked.db');
     let ms = Date.parse('2031-05-06T07:08:09.000Z');

@@ -492,12 +492,13 @@ function putString(b: Buffer, text: string, at: number): number {
   return at + 4 + n;
 }
 
-/** `write()` until the `length` bytes of `buffer` from `offset` are out, at `position` (a short write continues; an error throws). */
+/** The error of a write that found no room (the disk, or the user's quota, is full). */
 function isNoSpace(error: unknown): boolean {
   const code = (error as { code?: unknown } | undefined)?.code;
   return code === 'ENOSPC' || code === 'EDQUOT';
 }
 
+/** `write()` until the `length` bytes of `buffer` from `offset` are out, at `position` (a short write continues; an error throws). */
 function writeAll(fd: number, buffer: Buffer, length: number, position: number, offset = 0): void {
   let done = 0;
   while (done < length) done += writeSync(fd, buffer, offset + done, length - done, position + done);
