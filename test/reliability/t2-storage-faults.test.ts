@@ -33,13 +33,25 @@ if (!hasStrace) console.warn('T2 fsync-EIO part skipped: strace is not installed
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** A harness on `file` (in the tmpfs) holding one held-out inventory task. */
+async function inventoryHarness(file: string, steps: number) {
+  const harness = await createHarness({ clock: systemClock, store: file, domains: [createInventoryDomain()] });
+  await harness.initialize({ seed: 1 });
+  const task = { ...makeInventoryTask({ budget: { steps } }), split: 'heldout' as const, status: 'active' as const, batchId: 't2', seq: 1 };
+  await harness.store.putTasks([task]);
+  return { harness, task };
+}
+
+/** Fills the tmpfs with a filler file until `bytes` are left free. */
+function fillLeaving(bytes: number): void {
+  const free = Number(execFileSync('df', ['--output=avail', '-B1', mountPoint]).toString().trim().split('\n')[1]);
+  writeFileSync(join(mountPoint, 'filler'), Buffer.alloc(Math.max(0, free - bytes)));
+}
+
 describe('T2: storage faults', () => {
   it.skipIf(!mounted)('a full disk: 503 for the failing write, health says why, writes resume when space is freed', { timeout: 60_000 }, async () => {
     const file = join(mountPoint, 'envharness.db');
-    const harness = await createHarness({ clock: systemClock, store: file, domains: [createInventoryDomain()] });
-    await harness.initialize({ seed: 1 });
-    const task = { ...makeInventoryTask({ budget: { steps: 100_000 } }), split: 'heldout' as const, status: 'active' as const, batchId: 't2', seq: 1 };
-    await harness.store.putTasks([task]);
+    const { harness, task } = await inventoryHarness(file, 100_000);
     const server = createServer({ harness, port: 0 });
     const { url } = await server.listen();
     const admin = { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' };
@@ -49,8 +61,7 @@ describe('T2: storage faults', () => {
       expect(created.status).toBe(201);
       const { episode, token } = (await created.json()) as { episode: { id: string }; token: string };
       // Leave little room: a filler takes most of what is left.
-      const free = Number(execFileSync('df', ['--output=avail', '-B1', mountPoint]).toString().trim().split('\n')[1]);
-      writeFileSync(join(mountPoint, 'filler'), Buffer.alloc(Math.max(0, free - 256 * 1024)));
+      fillLeaving(256 * 1024);
       const statuses: number[] = [];
       let faultedIn = -1;
       let problem: { code?: string } = {};
@@ -143,14 +154,9 @@ describe('T2: storage faults', () => {
   });
 
   it.skipIf(!mounted)('a disk without room for the step journal\'s preallocation: serve starts, and acknowledged steps are stored', { timeout: 60_000 }, async () => {
-    const file = join(mountPoint, 'cramped.db');
-    const harness = await createHarness({ clock: systemClock, store: file, domains: [createInventoryDomain()] });
-    await harness.initialize({ seed: 1 });
-    const task = { ...makeInventoryTask({ budget: { steps: 100 } }), split: 'heldout' as const, status: 'active' as const, batchId: 't2', seq: 1 };
-    await harness.store.putTasks([task]);
+    const { harness, task } = await inventoryHarness(join(mountPoint, 'cramped.db'), 100);
     // Less room than the journal's 1 MiB of zeros, enough for its header and a few steps.
-    const free = Number(execFileSync('df', ['--output=avail', '-B1', mountPoint]).toString().trim().split('\n')[1]);
-    writeFileSync(join(mountPoint, 'filler'), Buffer.alloc(Math.max(0, free - 512 * 1024)));
+    fillLeaving(512 * 1024);
     try {
       const server = createServer({ harness, port: 0 });
       const { url } = await server.listen();
@@ -180,8 +186,7 @@ describe('T2: storage faults', () => {
     const now = () => new Date(ms).toISOString();
     const store = createSqliteStore(file, { now });
     await store.setMeta('start', 1);
-    const free = Number(execFileSync('df', ['--output=avail', '-B1', mountPoint]).toString().trim().split('\n')[1]);
-    writeFileSync(join(mountPoint, 'filler'), Buffer.alloc(Math.max(0, free - 256 * 1024)));
+    fillLeaving(256 * 1024);
     const faultedAt = now();
     let refused: unknown;
     for (let i = 0; i < 200 && refused === undefined; i++) await store.setMeta(`blob-${i}`, 'x'.repeat(64 * 1024)).catch((e: unknown) => (refused = e));

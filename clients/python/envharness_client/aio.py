@@ -38,14 +38,7 @@ class _AsyncConnection:
     async def open(cls, host: str, port: int, tls: bool, timeout: float) -> "_AsyncConnection":
         reader, writer = await asyncio.wait_for(
             asyncio.open_connection(host, port, ssl=ssl.create_default_context() if tls else None, limit=_MAX_HEAD * 16), timeout)
-        sock = writer.get_extra_info("socket")
-        if sock is not None:
-            import socket
-            try:
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            except OSError:
-                pass
-        return cls(reader, writer)
+        return cls(reader, writer)  # asyncio's TCP transports set TCP_NODELAY themselves (Python >= 3.7)
 
     def close(self) -> None:
         self.writer.close()

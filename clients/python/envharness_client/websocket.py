@@ -13,7 +13,6 @@ import collections
 import hashlib
 import json
 import os
-import socket
 import ssl
 import struct
 from typing import Deque, Dict, List, Optional, Tuple
@@ -211,13 +210,7 @@ class WebSocket:
                 lambda: _Protocol(loop), parts.hostname, port, ssl=ssl.create_default_context() if tls else None), timeout)
         except (OSError, asyncio.TimeoutError) as error:
             raise TransportError(f"cannot reach {url}: {error!r}") from error
-        sock = transport.get_extra_info("socket")
-        if sock is not None:
-            try:
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            except OSError:
-                pass
-        ws = cls(protocol, max_size)
+        ws = cls(protocol, max_size)  # asyncio's TCP transports set TCP_NODELAY themselves (Python >= 3.7)
         protocol.ws = ws  # frames that come with the handshake answer go to it
         transport.write((head + "\r\n").encode("latin-1"))
         try:
