@@ -174,8 +174,8 @@ async function recordingSection(): Promise<BenchSection> {
   let counter = 0;
   const episodeId = () => `bench-${counter++}`;
   const cache = createRuntimeCache(domain);
-  const episodes = (recorder: Recorder | undefined, awaitEach: boolean) => {
-    const episode = createEpisode(domain, task, { recorder, cache, episodeId });
+  const episodes = (recorder: Recorder | undefined, awaitEach: boolean, recordAs: 'transitions' | 'inputs' = 'transitions') => {
+    const episode = createEpisode(domain, task, { recorder, cache, episodeId, recordAs });
     return async (n: number) => {
       for (let i = 0; i < n; i++) {
         episode.reset({ seed: i });
@@ -291,18 +291,20 @@ async function recordingSection(): Promise<BenchSection> {
     const encoded = await timed(episodes(serialiseOnly(true), false), n);
     const grouped = await timed(episodes(createStoreRecorder(store, { maxBatch: 512, maxDelayMs: 50 }), false), n);
     const threaded = await timed(episodes(createStoreRecorder(writer, { maxBatch: 512, maxDelayMs: 50 }), false), n);
+    const inputs = await timed(episodes(createStoreRecorder(store, { maxBatch: 512, maxDelayMs: 50 }), false, 'inputs'), n);
+    const inputsThreaded = await timed(episodes(createStoreRecorder(writer, { maxBatch: 512, maxDelayMs: 50 }), false, 'inputs'), n);
     const perEpisode = await timed(episodes(createStoreRecorder(store), true), n / 4);
     const perEpisodeThreaded = await timed(episodes(createStoreRecorder(store.openTransitionWriter()), true), n / 4);
     // The realistic workload beside the worst case: retail oracle episodes (one task per template and level).
     const retailTasks = retailTemplates.flatMap((template) => template.levels.map((_, i) => instantiateTask(template, { level: i + 1, seed: 1, index: 0 })));
     const retailSteps = retailTasks.reduce((sum, t) => sum + t.spec.solution.length, 0) / retailTasks.length;
     const retailCache = createRuntimeCache(retailDomain);
-    const retailEpisodes = (recorder: Recorder | undefined) => {
+    const retailEpisodes = (recorder: Recorder | undefined, recordAs: 'transitions' | 'inputs' = 'transitions') => {
       let seed = 0;
       return async (k: number) => {
         for (let i = 0; i < k; i++) {
           const task = retailTasks[seed % retailTasks.length]!;
-          const episode = createEpisode(retailDomain, task, { recorder, cache: retailCache, episodeId });
+          const episode = createEpisode(retailDomain, task, { recorder, cache: retailCache, episodeId, recordAs });
           episode.reset({ seed: seed++ });
           for (const action of task.spec.solution) episode.step(action);
         }
@@ -336,7 +338,7 @@ async function recordingSection(): Promise<BenchSection> {
       }
       return fns.map((_, i) => ({ opsPerSec: median(rates[i]!), cpuUs: cpu[i]! / (rounds * k), threadUs: thread[i] === undefined ? undefined : thread[i]! / (rounds * k) }));
     };
-    const [retailOff, retailSerialised, retailEncoded, retailFloor, retailGrouped, retailThreaded] = (await interleaved(
+    const [retailOff, retailSerialised, retailEncoded, retailFloor, retailGrouped, retailThreaded, retailInputs, retailInputsThreaded] = (await interleaved(
       [
         retailEpisodes(undefined),
         retailEpisodes(serialiseOnly()),
@@ -344,9 +346,11 @@ async function recordingSection(): Promise<BenchSection> {
         retailEpisodes(rawSqlite()),
         retailEpisodes(createStoreRecorder(store, { maxBatch: 512, maxDelayMs: 50 })),
         retailEpisodes(createStoreRecorder(writer, { maxBatch: 512, maxDelayMs: 50 })),
+        retailEpisodes(createStoreRecorder(store, { maxBatch: 512, maxDelayMs: 50 }), 'inputs'),
+        retailEpisodes(createStoreRecorder(writer, { maxBatch: 512, maxDelayMs: 50 }), 'inputs'),
       ],
       retailN,
-    )) as [RowFigures, RowFigures, RowFigures, RowFigures, RowFigures, RowFigures];
+    )) as RowFigures[] as [RowFigures, RowFigures, RowFigures, RowFigures, RowFigures, RowFigures, RowFigures, RowFigures];
     const add = (name: string, m: RowFigures, off: RowFigures = inventoryOff, steps = inventorySteps) =>
       rows.push({
         recording: name,
@@ -366,6 +370,8 @@ async function recordingSection(): Promise<BenchSection> {
     add('SQLite reference: raw better-sqlite3, the same rows (JSON.stringify, prepared INSERT, 512 transitions a transaction), no recorder', rawFloor);
     add('SQLite, group commit (maxBatch 512, flush at the end of the batch)', grouped);
     add('SQLite, group commit through the writer thread (`openTransitionWriter`)', threaded);
+    add('SQLite, recorded as inputs (`recordAs: \'inputs\'`: each ended episode\'s record carries its actions and final state hash, no transition rows), group commit', inputs);
+    add('SQLite, recorded as inputs, group commit through the writer thread', inputsThreaded);
     add('SQLite, every episode awaited until durable', perEpisode);
     add('SQLite, every episode awaited until durable, through the writer thread', perEpisodeThreaded);
     const retail = (name: string) => `retail oracle episodes (${retailSteps.toFixed(1)} steps): ${name}`;
@@ -375,6 +381,8 @@ async function recordingSection(): Promise<BenchSection> {
     add(retail('SQLite reference: raw better-sqlite3, the same rows, no recorder'), retailFloor, retailOff, retailSteps);
     add(retail('SQLite, group commit'), retailGrouped, retailOff, retailSteps);
     add(retail('SQLite, group commit through the writer thread'), retailThreaded, retailOff, retailSteps);
+    add(retail('SQLite, recorded as inputs, group commit'), retailInputs, retailOff, retailSteps);
+    add(retail('SQLite, recorded as inputs, group commit through the writer thread'), retailInputsThreaded, retailOff, retailSteps);
     const rowsPerSec = (1e6 / grouped.cpuUs) * steps;
     const cost = (m: RowFigures, off: RowFigures) => `${Math.round((1 - m.opsPerSec / off.opsPerSec) * 100)}%`;
     return {

@@ -11,6 +11,7 @@ export * from './curriculum/index.js';
 export * from './agents/index.js';
 export { createHarness, openStore, Harness, type HarnessOptions, type GenerateOptions, type PoolStats } from './harness/harness.js';
 export type { Clock } from './harness/clock.js';
+export { replayingStore } from './harness/replaying-store.js';
 export type { Lockfile, LockCheck } from './harness/lockfile.js';
 export type { SnapshotDiff } from './harness/snapshots.js';
 export type { TrainOptions, TrainProgress, TrainSummary, SliceSummary } from './harness/train.js';

@@ -73,7 +73,7 @@ export const COMMAND_MODULES: ReadonlyArray<{ commands: Readonly<Record<string, 
 ];
 
 /** Global options that take a value (skipped when looking for the command name in argv). */
-const VALUE_OPTIONS = new Set(['--store', '--templates']);
+const VALUE_OPTIONS = new Set(['--store', '--templates', '--record-as']);
 
 /** The command argv names (`help train` names train), or undefined for none. */
 export function commandName(argv: readonly string[]): string | undefined {
@@ -101,6 +101,11 @@ async function buildProgramFor(name: string | undefined, io: Io, env: NodeJS.Pro
     .description('Programmable, versioned, adaptive environments for training and evaluating AI agents.')
     .option('--store <location>', 'store: sqlite:<path>, a file path, :memory:, or postgres://user@host:port/db[?schema=name] (env ENVHARNESS_STORE)', env.ENVHARNESS_STORE ?? 'sqlite:.envharness/envharness.db')
     .option('--templates <file>', 'declarative template file (YAML/JSON); repeatable (env ENVHARNESS_TEMPLATES, comma-separated)', collect, [])
+    .option(
+      '--record-as <how>',
+      'how train and eval record episodes: inputs (actions and final state hash; transitions rebuilt by replay when read) or transitions (every step written) (env ENVHARNESS_RECORD_AS)',
+      env.ENVHARNESS_RECORD_AS ?? 'inputs',
+    )
     .option('--json', 'print machine-readable JSON', false)
     .showHelpAfterError()
     .configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s) })
@@ -110,9 +115,9 @@ async function buildProgramFor(name: string | undefined, io: Io, env: NodeJS.Pro
     io,
     setExitCode,
     globals() {
-      const opts = program.opts<{ store: string; templates: string[]; json: boolean }>();
+      const opts = program.opts<{ store: string; templates: string[]; recordAs: string; json: boolean }>();
       const fromEnv = (env.ENVHARNESS_TEMPLATES ?? '').split(',').map((s) => s.trim()).filter(Boolean);
-      return { store: opts.store, templates: [...fromEnv, ...opts.templates], json: opts.json };
+      return { store: opts.store, templates: [...fromEnv, ...opts.templates], recordAs: opts.recordAs, json: opts.json };
     },
   };
   for (const module of COMMAND_MODULES) {

@@ -33,7 +33,13 @@ export async function openHarness(globals: GlobalOptions, options: { domains?: r
   // The compiled CLI knows its templates' digests from the build (probing them is most of a start-up).
   applyTemplateDigests(builtin.flatMap((d) => d.templates as RegisteredTemplate<any>[]));
   const domains = [...builtin, ...(options.domains ?? [])];
-  const harness = await createHarness({ clock: systemClock, store: globals.store, domains: [...domains, ...declarativeDomains(templates, domains)], templates });
+  const harness = await createHarness({
+    clock: systemClock,
+    store: globals.store,
+    domains: [...domains, ...declarativeDomains(templates, domains)],
+    templates,
+    ...(globals.recordAs !== undefined ? { recordAs: globals.recordAs as 'inputs' } : {}),
+  });
   // initialize() also lets each domain restore what its imported tasks need (Domain.restore).
   await harness.initialize();
   return harness;

@@ -6,6 +6,8 @@ import type { Io } from './output.js';
 export interface GlobalOptions {
   store: string;
   templates: string[];
+  /** `--record-as`: checked by `createHarness` (CONFIG_INVALID names the accepted values). */
+  recordAs?: string;
   json: boolean;
 }
 

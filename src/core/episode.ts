@@ -183,4 +183,29 @@ export interface EpisodeRecord {
   agent?: string;
   createdAt: string;
   updatedAt: string;
+  /**
+   * Present when the episode was recorded as its inputs (`EpisodeOptions.recordAs: 'inputs'`) instead of its
+   * transitions: on an ended or closed episode's record only. Its transitions are rebuilt by replaying these on
+   * the stored task (a harness's `store.listTransitions` does it).
+   */
+  inputs?: EpisodeInputs;
+}
+
+/**
+ * What an episode recorded as its inputs needs to be replayed: every other input is in its task and seed. An
+ * episode qualifies when nothing outside them changes what it does: no feedback producers (code) and no clock
+ * with a time budget.
+ */
+export interface EpisodeInputs {
+  /** Each step's recorded action (a transition's `action`: a rejected input as `{ type: 'invalid', input }`), in step order. */
+  actions: Array<Action | RejectedAction>;
+  /** The state hash after the last step (the reset state's when there was none): a replay that ends elsewhere is refused. */
+  stateHash: string;
+  /** The dynamics options the episode ran with (`DynamicsOptions` without feedback producers), when any were given. */
+  dynamics?: JsonObject;
+  /**
+   * The transitions of steps whose input cannot be sent again as it was (an in-process input that is not JSON, such
+   * as a function, is recorded as its description): kept whole, and put in place of their replayed step.
+   */
+  kept?: Transition[];
 }

@@ -27,6 +27,14 @@ export interface RunEpisodeOptions {
   dynamics?: DynamicsOptions;
 }
 
+/**
+ * Whether `task` is a task as a store returns it: an episode of it may be recorded as its inputs, which a replay on
+ * the stored task turns back into transitions. Any other task's episodes are recorded as transitions.
+ */
+function isStored(task: StoredTask | Task): task is StoredTask {
+  return 'batchId' in task && 'seq' in task;
+}
+
 /** Opens and runs episodes of stored tasks with their domains, recording to the store. */
 export class EpisodeRunner {
   private recorder: StoreRecorder | undefined;
@@ -35,6 +43,8 @@ export class EpisodeRunner {
     private readonly store: Store,
     private readonly domains: ReadonlyMap<string, Domain<any>>,
     private readonly clock: Clock,
+    /** How `run` records an episode of a stored task (`HarnessOptions.recordAs`). */
+    private readonly recordAs: 'inputs' | 'transitions' = 'transitions',
   ) {}
 
   /** An episode of `task`, recorded to the store unless `record: false` or the caller's own `recorder`. */
@@ -58,7 +68,7 @@ export class EpisodeRunner {
     return runEpisode(this.domainOf(task), task, agent, {
       ...options.dynamics,
       seed: options.seed,
-      ...(options.record === false ? {} : { recorder: this.storeRecorder() }),
+      ...(options.record === false ? {} : { recorder: this.storeRecorder(), recordAs: isStored(task) ? this.recordAs : 'transitions' }),
       ...(options.episodeId ? { episodeId: options.episodeId } : {}),
       ...(options.runId ? { runId: options.runId } : {}),
     });

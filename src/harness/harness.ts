@@ -23,6 +23,7 @@ import type { Curriculum, CurriculumConfigInput, CurriculumUpdate, EpisodeResult
 import type { Episode } from '../runtime/index.js';
 import type { EpisodeOutcome } from '../runtime/rollout.js';
 import type { Clock } from './clock.js';
+import { replayingStore } from './replaying-store.js';
 import { EpisodeRunner, type OpenEpisodeOptions, type RunEpisodeOptions } from './episode-runner.js';
 import { evaluateAgent, type EvaluateOptions, type EvaluationResult } from './evaluation.js';
 import { ExternalTransitions } from './external-transitions.js';
@@ -58,6 +59,14 @@ export interface HarnessOptions {
    * `dist/prebuilt` when running compiled, none from the sources. src/harness/prebuilt.ts.
    */
   prebuilt?: string | false;
+  /**
+   * How episodes run by the harness (training, evaluation, `runEpisode`) on tasks of its store are recorded:
+   * `inputs` (the default) keeps each episode's actions and final state hash in its record and rebuilds its
+   * transitions by replay when they are read (`store.listTransitions`), at a fraction of the cost of writing them;
+   * `transitions` writes every step's transition. Interactive episodes (HTTP, MCP) are always recorded as transitions.
+   * docs/storage.md, "Recording episodes as their inputs".
+   */
+  recordAs?: 'inputs' | 'transitions';
 }
 
 export type { GenerateOptions } from './task-generator.js';
@@ -97,8 +106,14 @@ export class Harness {
   private readonly external: ExternalTransitions;
   private readonly regressionSets: RegressionInstaller;
 
-  constructor(store: Store, domains: readonly Domain<any>[], templates: readonly RegisteredTemplate<any>[], clock: Clock, prebuilt: string | false | undefined = undefined) {
-    this.store = store;
+  constructor(
+    store: Store,
+    domains: readonly Domain<any>[],
+    templates: readonly RegisteredTemplate<any>[],
+    clock: Clock,
+    prebuilt: string | false | undefined = undefined,
+    private readonly recordAs: 'inputs' | 'transitions' = 'inputs',
+  ) {
     this.clock = clock;
     const byName = new Map<string, Domain<any>>();
     for (const domain of domains) {
@@ -106,6 +121,9 @@ export class Harness {
       byName.set(domain.name, domain);
     }
     this.domains = byName;
+    // Every reader of transitions (server, reports, exports) gets those of episodes recorded as their inputs too.
+    store = replayingStore(store, byName);
+    this.store = store;
     this.registry = createTemplateRegistry();
     for (const domain of domains) for (const t of domain.templates) this.registry.register(t as RegisteredTemplate<any>);
     for (const t of templates) this.registry.register(t);
@@ -113,7 +131,7 @@ export class Harness {
     this.generator = new TaskGenerator(store, this.registry, this.domains);
     this.sampling = new Sampling(this.registry, this.tasks);
     this.snapshots = new SnapshotBook(store, this.registry, this.sampling, clock, () => this.tasks.reload());
-    this.episodes = new EpisodeRunner(store, this.domains, clock);
+    this.episodes = new EpisodeRunner(store, this.domains, clock, recordAs);
     this.split = new RegressionSplit(store, this.domains);
     this.runIds = new RunIds(store);
     this.external = new ExternalTransitions(store);
@@ -315,6 +333,7 @@ export class Harness {
     return {
       store: this.store,
       domains: this.domains,
+      recordAs: this.recordAs,
       slices: this.dynamicSlices(),
       clock: this.clock,
       drawTask: (rng, slice, level) => this.tasks.pool.draw(rng, slice, level, 'dynamic').id,
@@ -452,9 +471,14 @@ export class Harness {
 
 /** Creates a harness with the given store and domains (defaults: the SQLite file, no domains). */
 export async function createHarness(options: HarnessOptions): Promise<Harness> {
+  if (options.recordAs !== undefined && options.recordAs !== 'inputs' && options.recordAs !== 'transitions') {
+    throw new EnvHarnessError('CONFIG_INVALID', `recordAs (--record-as, ENVHARNESS_RECORD_AS) must be inputs or transitions, got ${JSON.stringify(options.recordAs)}`, {
+      details: { pointer: '/recordAs' },
+    });
+  }
   const clock = options.clock;
   const store = typeof options.store === 'object' ? options.store : await openStore(options.store, { clock });
-  const harness = new Harness(store, options.domains ?? [], options.templates ?? [], clock, options.prebuilt);
+  const harness = new Harness(store, options.domains ?? [], options.templates ?? [], clock, options.prebuilt, options.recordAs);
   await harness.recoverStore();
   return harness;
 }

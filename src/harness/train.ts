@@ -112,6 +112,8 @@ export interface TrainSummary {
 export interface TrainDeps {
   store: Store;
   domains: ReadonlyMap<string, Domain<any>>;
+  /** How the run's episodes (all of stored tasks) are recorded (`HarnessOptions.recordAs`). Default: transitions. */
+  recordAs?: 'inputs' | 'transitions';
   slices: Slice[];
   clock: () => string;
   /** Draws a task id of `slice` at (or nearest to) `level` from the dynamic pool. */
@@ -275,7 +277,7 @@ export async function trainLoop(deps: TrainDeps, options: TrainOptions): Promise
         plan.map(({ task, seed: s }, i) => {
           const domain = deps.domains.get(task.domain);
           if (!domain) throw new EnvHarnessError('DOMAIN_NOT_FOUND', `task ${task.id} needs domain ${task.domain}, which is not registered`);
-          return runEpisode(domain, task, options.agent, { ...options.dynamics, seed: s, recorder, runId, episodeId: `${runId}:${all.length + i}` }).then((o) => ({ o, i }));
+          return runEpisode(domain, task, options.agent, { ...options.dynamics, seed: s, recorder, recordAs: deps.recordAs, runId, episodeId: `${runId}:${all.length + i}` }).then((o) => ({ o, i }));
         }),
       );
       outcomes.sort((a, b) => a.i - b.i);
@@ -418,7 +420,7 @@ async function evaluateRegression(
       const domain = deps.domains.get(task.domain);
       if (!domain) continue;
       // A fixed seed per task: the regression score moves only when the agent does.
-      const o = await runEpisode(domain, task, options.agent, { ...options.dynamics, seed: 0, recorder, runId, episodeId: `${runId}:eval${at}:${i}` });
+      const o = await runEpisode(domain, task, options.agent, { ...options.dynamics, seed: 0, recorder, recordAs: deps.recordAs, runId, episodeId: `${runId}:eval${at}:${i}` });
       if (!o.excluded) outcomes.push(o.outcome);
     }
     return mean(outcomes);

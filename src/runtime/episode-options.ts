@@ -25,6 +25,15 @@ export interface DynamicsOptions {
 export interface EpisodeOptions extends DynamicsOptions {
   /** Where transitions go. Default: not recorded. */
   recorder?: Recorder;
+  /**
+   * What the recorder is given. `transitions` (the default): every step's transition, as it happens. `inputs`: no
+   * transitions; the record of the ended (or closed) episode carries its actions and final state hash
+   * (`EpisodeRecord.inputs`), from which a replay rebuilds every transition byte for byte (`rebuildTransitions`), at a
+   * fraction of the recording cost. Only for an episode nothing else steers: with feedback producers, or a clock and a
+   * time budget, the episode is recorded as `transitions` anyway. The episode keeps each action it is given until the
+   * record is written: do not change an action object after stepping it.
+   */
+  recordAs?: 'transitions' | 'inputs';
   /** Wall clock in milliseconds for the time budget and record timestamps. Without it, time stands still. */
   clock?: () => number;
   /** Id of each new episode. Default: `<first 16 hex of the task id>:<seed>:<reset count of this object>`. */

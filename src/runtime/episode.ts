@@ -1,9 +1,10 @@
 /** The episode: Gymnasium-style reset/step over a domain, with feedback, constraints, faults and recording. */
-import { EnvHarnessError, toEnvHarnessError } from '../core/index.js';
+import { canonicalize, EnvHarnessError, toEnvHarnessError } from '../core/index.js';
 import type {
   Action,
   Budget,
   Domain,
+  EpisodeInputs,
   EpisodeRecord,
   EpisodeStatus,
   Feedback,
@@ -27,7 +28,7 @@ import { closestPointer, fastRng, parsePointer, Rng } from '../core/index.js';
 import { callKeyIndexOf, callKeyOf, callText, type CallKeyIndex } from './patterns.js';
 import { BudgetMeter, budgetName } from './budget-meter.js';
 import { CallPolicy } from './call-policy.js';
-import type { Episode, EpisodeOptions } from './episode-options.js';
+import type { DynamicsOptions, Episode, EpisodeOptions } from './episode-options.js';
 import { episodeRecord, isoTime, recordable } from './episode-record.js';
 import { FaultInjector, faultFeedback } from './fault-injector.js';
 import { Grader, type GradeInput } from './grader.js';
@@ -199,6 +200,15 @@ class EpisodeRun<S> implements Episode {
   /** Gate episodes: the reference solution's calls served so far (`PreparedTask.replay`), -1 once the episode left it. */
   private replayed = 0;
   private lastFlush: Promise<void> = SETTLED;
+  /**
+   * What an episode recorded as its inputs keeps of its options (`EpisodeInputs.dynamics`): undefined when it has
+   * none, `null` when the episode is recorded as transitions (`recordAs` is not `inputs`, or it cannot replay alone).
+   */
+  private readonly inputDynamics: JsonObject | null | undefined;
+  /** This attempt's recorded actions, when it is recorded as its inputs. */
+  private inputs: Transition['action'][] | undefined;
+  /** The transitions of this attempt's steps that cannot replay (`EpisodeInputs.kept`). */
+  private kept: Transition[] | undefined;
 
   constructor(
     private readonly domain: Domain<S>,
@@ -219,6 +229,7 @@ class EpisodeRun<S> implements Episode {
     const acceptance = prepared.task.spec.acceptance;
     this.progress = new ProgressTracker(acceptance.subgoals, noProgressSteps);
     this.ordering = new OrderingTracker(acceptance.ordering);
+    this.inputDynamics = options.recordAs === 'inputs' && options.recorder !== undefined ? replayableDynamics(options, this.budget) : null;
   }
 
   reset(options: { seed: number }): Observation {
@@ -243,6 +254,8 @@ class EpisodeRun<S> implements Episode {
     this.confirmed = false;
     this.totalReward = 0;
     this.replayed = 0;
+    this.inputs = this.inputDynamics === null ? undefined : [];
+    this.kept = undefined;
     this.faults.reset();
     this.grader.reset();
     this.progress.reset();
@@ -415,21 +428,20 @@ class EpisodeRun<S> implements Episode {
     if (ended) this.status = terminated ? 'terminated' : 'truncated';
 
     const recorder = this.options.recorder;
-    if (recorder !== undefined) {
-      const transition: Transition = {
-        episodeId: this.id!,
-        step,
-        action: action ?? recordable(input),
-        observation: out.observation,
-        reward,
-        terminated,
-        truncated,
-        feedback: result.feedback,
-        info,
-      };
-      if (truncated) transition.truncation = truncation;
-      if (out.faults !== undefined) transition.faults = out.faults;
-      recorder.record(transition);
+    if (this.inputs !== undefined) {
+      if (action !== undefined) this.inputs.push(action);
+      else {
+        const rejected = recordable(input);
+        this.inputs.push(rejected);
+        // Recorded as its description: a replay would send that instead, so the step's transition is kept as it is.
+        if (rejected.input !== input) (this.kept ??= []).push(this.transition(step, rejected, out, result, truncation));
+      }
+      if (ended) {
+        recorder!.end(this.record(this.status as EpisodeStatus, info));
+        this.setLastFlush(recorder!.flush());
+      }
+    } else if (recorder !== undefined) {
+      recorder.record(this.transition(step, action ?? recordable(input), out, result, truncation));
       if (ended) {
         recorder.end(this.record(this.status as EpisodeStatus, info));
         this.setLastFlush(recorder.flush());
@@ -644,9 +656,34 @@ class EpisodeRun<S> implements Episode {
 
   // ---- records ----
 
+  private transition(step: number, action: Transition['action'], out: Outcome, result: StepResult, truncation: StepResult['truncation']): Transition {
+    const transition: Transition = {
+      episodeId: this.id!,
+      step,
+      action,
+      observation: out.observation,
+      reward: result.reward,
+      terminated: result.terminated,
+      truncated: result.truncated,
+      feedback: result.feedback,
+      info: result.info,
+    };
+    if (result.truncated) transition.truncation = truncation;
+    if (out.faults !== undefined) transition.faults = out.faults;
+    return transition;
+  }
+
   private record(status: EpisodeStatus, info?: StepInfo): EpisodeRecord {
     const updatedAt = status === 'running' ? this.createdAt : isoTime(this.options.clock?.() ?? 0);
-    return episodeRecord(this.id!, this.task.id, this.seed!, status, this.steps, this.totalReward, this.createdAt, updatedAt, info, this.options);
+    const record = episodeRecord(this.id!, this.task.id, this.seed!, status, this.steps, this.totalReward, this.createdAt, updatedAt, info, this.options);
+    if (status !== 'running' && this.inputs !== undefined) {
+      if (this.hashDirty) this.rehash();
+      const inputs: EpisodeInputs = { actions: this.inputs, stateHash: this.hash };
+      if (this.inputDynamics != null) inputs.dynamics = this.inputDynamics;
+      if (this.kept !== undefined) inputs.kept = this.kept;
+      record.inputs = inputs;
+    }
+    return record;
   }
 
   private finishRecord(status: EpisodeStatus): void {
@@ -701,6 +738,32 @@ class EpisodeRun<S> implements Episode {
     await this.flush();
   }
 }
+
+/**
+ * The options an episode recorded as its inputs replays with (a copy: the caller's objects may change later), undefined
+ * when none were given; `null` when something outside the task, seed and actions steers it (feedback producers, or a
+ * clock with a time budget) or the options are not plain JSON, so that the episode is recorded as transitions.
+ */
+function replayableDynamics(options: EpisodeOptions, budget: Readonly<Budget>): JsonObject | null | undefined {
+  if ((options.feedback !== undefined && options.feedback.length > 0) || (options.clock !== undefined && budget.timeMs !== undefined)) return null;
+  const picked: JsonObject = {};
+  let any = false;
+  for (const name of DYNAMICS_DATA) {
+    const value = options[name];
+    if (value === undefined) continue;
+    picked[name] = value as JsonValue;
+    any = true;
+  }
+  if (!any) return undefined;
+  try {
+    return JSON.parse(canonicalize(picked)) as JsonObject;
+  } catch {
+    return null;
+  }
+}
+
+/** The members of `DynamicsOptions` that are data (every one but the feedback producers). */
+const DYNAMICS_DATA = ['shaping', 'noProgressSteps', 'budgetWarningRatio', 'faults', 'faultRetries', 'budget'] as const satisfies ReadonlyArray<Exclude<keyof DynamicsOptions, 'feedback'>>;
 
 /**
  * What the grader reads at an episode's end. A class rather than an object literal of arrow functions: under

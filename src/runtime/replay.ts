@@ -1,8 +1,9 @@
 /** Replay: an episode is a pure function of (task, seed, actions); replaying recorded actions reproduces every step. */
-import { canonicalize } from '../core/index.js';
-import type { Action, Domain, StepResult, Task, Transition } from '../core/index.js';
+import { canonicalize, EnvHarnessError } from '../core/index.js';
+import type { Action, Domain, EpisodeRecord, StepResult, Task, Transition } from '../core/index.js';
 import { createEpisode, sentInput } from './episode.js';
 import type { DynamicsOptions, EpisodeOptions } from './episode.js';
+import { createMemoryRecorder } from './recorder.js';
 
 /** The dynamics options of the recording, plus the clock and cache to replay with. */
 export interface ReplayOptions extends DynamicsOptions {
@@ -81,4 +82,60 @@ export function verifyReplay(
     }
   });
   return mismatches;
+}
+
+/**
+ * The transitions of an episode recorded as its inputs (`recordAs: 'inputs'`), rebuilt by replaying its actions on
+ * `task` with its seed and dynamics: the transitions a `transitions` recording would have stored, byte for byte.
+ * Throws REPLAY_DIVERGED when the replay does not end where the recording did (another step count, status, reward or
+ * final state hash: the domain or the task's code changed since), TASK_INVALID when `task` is not the episode's.
+ * @example
+ * const record = await store.getEpisode(id);
+ * const transitions = rebuildTransitions(domain, await store.getTask(record.taskId), record);
+ */
+export function rebuildTransitions(domain: Domain<any>, task: Task, record: EpisodeRecord, options: { cache?: EpisodeOptions['cache'] } = {}): Transition[] {
+  const inputs = record.inputs;
+  if (inputs === undefined) {
+    throw new EnvHarnessError('EPISODE_NOT_FOUND', `episode ${record.id} was recorded as transitions, not as its inputs: read them from the store`, { details: { episodeId: record.id } });
+  }
+  if (task.id !== record.taskId) {
+    throw new EnvHarnessError('TASK_INVALID', `episode ${record.id} is of task ${record.taskId}, not ${task.id}`, { details: { episodeId: record.id, taskId: task.id } });
+  }
+  const recorder = createMemoryRecorder();
+  const episode = createEpisode(domain, task, {
+    ...(inputs.dynamics as DynamicsOptions | undefined),
+    recorder,
+    episodeId: () => record.id,
+    ...(record.runId !== undefined ? { runId: record.runId } : {}),
+    ...(record.agent !== undefined ? { agent: record.agent } : {}),
+    ...(options.cache !== undefined ? { cache: options.cache } : {}),
+  });
+  episode.reset({ seed: record.seed });
+  for (const action of inputs.actions) {
+    if (episode.status !== 'running') break;
+    episode.step(sentInput(action));
+  }
+  const transitions = recorder.transitions(record.id);
+  for (const kept of inputs.kept ?? []) if (kept.step >= 1 && kept.step <= transitions.length) transitions[kept.step - 1] = kept;
+  const status = episode.status === 'running' ? 'closed' : episode.status;
+  const reward = transitions.reduce((sum, t) => sum + t.reward, 0);
+  const hash = episode.stateHash();
+  const differs =
+    transitions.length !== inputs.actions.length || transitions.length !== record.steps
+      ? `${transitions.length} of its ${record.steps} recorded steps replayed`
+      : status !== record.status
+        ? `the replay ended ${status}, the recording ${record.status}`
+        : reward !== record.reward
+          ? `the replay's reward is ${reward}, the recording's ${record.reward}`
+          : hash !== inputs.stateHash
+            ? `the replay's final state hash is ${hash.slice(0, 12)}, the recording's ${inputs.stateHash.slice(0, 12)}`
+            : undefined;
+  if (differs !== undefined) {
+    throw new EnvHarnessError(
+      'REPLAY_DIVERGED',
+      `episode ${record.id} (task ${record.taskId}, seed ${record.seed}) does not replay as recorded: ${differs}. It was recorded as its inputs, so its transitions exist only as a replay; replay it with the domain version it ran with (${domain.name} is at version ${domain.version} here).`,
+      { details: { episodeId: record.id, taskId: record.taskId } },
+    );
+  }
+  return transitions;
 }

@@ -11,6 +11,8 @@ export interface EpisodeRunOptions extends DynamicsOptions {
   clock?: () => number;
   /** The episode's id (default: derived from task id and seed). Must be unique per recorded episode. */
   episodeId?: string;
+  /** What the recorder gets (`EpisodeOptions.recordAs`). Default: transitions. */
+  recordAs?: 'transitions' | 'inputs';
 }
 
 /** What one episode produced, as the curriculum, runs and reports need it. */
@@ -58,10 +60,11 @@ export const episodeRunner: EpisodeRunner = {
 
 /** Runs `agent` on `task` until the episode terminates or is truncated. */
 export async function runEpisode(domain: Domain<any>, task: Task | StoredTask, agent: Agent, options: EpisodeRunOptions): Promise<EpisodeOutcome> {
-  const { seed, recorder, runId, clock, episodeId, ...dynamics } = options;
+  const { seed, recorder, runId, clock, episodeId, recordAs, ...dynamics } = options;
   const episode = createEpisode(domain, task, {
     ...dynamics,
     recorder,
+    ...(recordAs !== undefined ? { recordAs } : {}),
     runId,
     agent: agent.name,
     ...(clock ? { clock } : {}),

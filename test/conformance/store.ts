@@ -5,7 +5,7 @@
  * describeStore('sqlite :memory:', async () => createSqliteStore(':memory:'));
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { canonicalize, isEnvHarnessError, type EnvHarnessError, type JsonValue, type StoredTask, type Task, type TaskFilter, type Store, type Split } from '../../src/core/index.js';
+import { canonicalize, isEnvHarnessError, type EnvHarnessError, type JsonValue, type StoredTask, type Task, type TaskFilter, type Store, type Split, type StagedTransitions } from '../../src/core/index.js';
 import {
   AWKWARD,
   makeBatch,
@@ -401,6 +401,28 @@ export function describeStore(name: string, factory: () => Promise<Store>): void
         expect(await store.getEpisode('ep-1')).toEqual(done);
         expect(await store.listEpisodes()).toEqual([done]);
         expect(await store.getEpisode('nope')).toBeUndefined();
+      });
+
+      it('keeps the inputs of an episode recorded as its inputs, through appendTransitions and a staged call alike', async () => {
+        const running = makeEpisode('ep-in', 'task-1', { runId: 'run-1' });
+        const inputs = {
+          actions: [{ type: 'tool' as const, tool: 'get_order', args: { id: '#W1', note: 'é\u2028😀' } }, { type: 'invalid' as const, input: { type: 'dance' } }, { type: 'finish' as const }],
+          stateHash: 'a'.repeat(64),
+          dynamics: { shaping: { REDUNDANT_CALL: -0.25 }, budget: { steps: 3 } },
+        };
+        const ended = { ...running, status: 'terminated' as const, steps: 3, reward: 0.5, outcome: 1, inputs };
+        await store.appendTransitions([], { episodes: [running] });
+        expect((await store.getEpisode('ep-in'))?.inputs).toBeUndefined();
+        await store.appendTransitions([], { episodes: [ended] });
+        expect(await store.getEpisode('ep-in')).toEqual(ended);
+        expect(await store.listEpisodes({ runId: 'run-1' })).toEqual([ended]);
+        expect(await store.listTransitions('ep-in')).toEqual([]);
+        const staged = (store as { stage?(): StagedTransitions | undefined }).stage?.();
+        if (staged !== undefined) {
+          const other = { ...ended, id: 'ep-in-2' };
+          await staged.commit([other]);
+          expect(await store.getEpisode('ep-in-2')).toEqual(other);
+        }
       });
 
       it('lists episodes in first-save order, filtered by run and task', async () => {

@@ -21,6 +21,7 @@ from .errors import (
     RunNotFoundError,
     ServerError,
     SnapshotMismatchError,
+    ReplayDivergedError,
     SnapshotNotFoundError,
     StoreConflictError,
     StoreFailedError,
@@ -41,7 +42,7 @@ __all__ = [
     "EnvHarnessError", "TransportError", "BadRequestError", "InvalidParamsError", "IdempotencyConflictError",
     "UnauthorizedError", "ForbiddenError", "NotFoundError", "EpisodeNotFoundError", "TaskNotFoundError",
     "TemplateNotFoundError", "DomainNotFoundError", "RunNotFoundError", "SnapshotNotFoundError", "ConflictError",
-    "EpisodeFinishedError", "EpisodeBusyError", "StoreConflictError", "PoolEmptyError", "SnapshotMismatchError",
+    "EpisodeFinishedError", "EpisodeBusyError", "StoreConflictError", "PoolEmptyError", "SnapshotMismatchError", "ReplayDivergedError",
     "PayloadTooLargeError", "ServerError", "StoreFailedError",
     "AsyncClient", "AsyncEnv", "OpenEnvSession", "StepResult", "OpenEnvError", "CapacityReachedError", "WebSocketClosedError",
 ]

@@ -99,6 +99,10 @@ class SnapshotMismatchError(ConflictError):
     """SNAPSHOT_MISMATCH: the snapshot does not fit this store or template set."""
 
 
+class ReplayDivergedError(ConflictError):
+    """REPLAY_DIVERGED: an episode recorded as its inputs no longer replays as recorded (the domain changed)."""
+
+
 class PayloadTooLargeError(EnvHarnessError):
     """413: the body is larger than the server's limit."""
 
@@ -131,6 +135,7 @@ _BY_CODE = {
     "STORE_CONFLICT": StoreConflictError,
     "POOL_EMPTY": PoolEmptyError,
     "SNAPSHOT_MISMATCH": SnapshotMismatchError,
+    "REPLAY_DIVERGED": ReplayDivergedError,
     "PAYLOAD_TOO_LARGE": PayloadTooLargeError,
     "STORE_FAILED": StoreFailedError,
 }

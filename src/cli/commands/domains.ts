@@ -5,6 +5,7 @@ import {
   createEpisode,
   EnvHarnessError,
   openStore,
+  replayingStore,
   sentInput,
   type CommandContext,
   type Domain,
@@ -45,7 +46,7 @@ function commandContext(ctx: CliContext): CommandContext {
     store: globals.store,
     json: globals.json,
     env: process.env,
-    openStore: () => openStore(globals.store, { clock: systemClock }),
+    openStore: async () => replayingStore(await openStore(globals.store, { clock: systemClock }), domainsByName(), { restore: true }),
     agent: (flags) => resolveAgent({ agent: flags.agent, baseUrl: flags.baseUrl, model: flags.model }, process.env),
     out: (text) => ctx.io.out(text),
     err: (text) => ctx.io.err(text),
@@ -70,7 +71,7 @@ function registerEpisodeState(program: Command, ctx: CliContext): void {
       if (opts.format !== undefined && !formats.includes(opts.format)) {
         throw new EnvHarnessError('PARAMS_INVALID', `--format must be ${formats.join(' or ')}, got "${opts.format}"`, { details: { pointer: '/format' } });
       }
-      const store = await openStore(globals.store, { clock: systemClock });
+      const store = replayingStore(await openStore(globals.store, { clock: systemClock }), domainsByName(), { restore: true });
       try {
         const record = await store.getEpisode(opts.episode);
         if (record === undefined) throw new EnvHarnessError('EPISODE_NOT_FOUND', `no episode ${opts.episode} in ${store.location}`, { details: { episodeId: opts.episode } });
@@ -100,6 +101,11 @@ function registerEpisodeState(program: Command, ctx: CliContext): void {
         await store.close();
       }
     });
+}
+
+/** The built-in domains by name: what the store views above replay episodes recorded as their inputs with. */
+function domainsByName(): Map<string, Domain<any>> {
+  return new Map(builtinDomains().map((d) => [d.name, d]));
 }
 
 function findOrAdd(program: Command, name: string, description: string): Command {
