@@ -1211,9 +1211,10 @@ export class SqliteStore implements Store {
       },
       isUniqueViolation,
     );
-    // An episode whose first segment's key is created by this call is most likely new to the episodes table
-    // too: its row goes straight to the upsert rather than first missing with the progress UPDATE.
-    for (const episode of episodes) this.writeEpisode(episode, created.get(episode.id)?.has(0) === true);
+    // An episode whose first segment's key is created by this call is most likely new to the episodes table too, and
+    // so is an ended one recorded as its inputs (no transitions; its begin record is usually in the same commit):
+    // its row goes straight to the upsert rather than first missing with the progress UPDATE.
+    for (const episode of episodes) this.writeEpisode(episode, episode.inputs !== undefined || created.get(episode.id)?.has(0) === true);
   }
 
   /**
