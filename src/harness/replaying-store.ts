@@ -1,5 +1,5 @@
 /** A harness's view of its store: the transitions of episodes recorded as their inputs are rebuilt by replay when read. */
-import { EnvHarnessError, type Domain, type Store, type Transition } from '../core/index.js';
+import { canonicalize, EnvHarnessError, type Domain, type Store, type Transition } from '../core/index.js';
 import { rebuildTransitions } from '../runtime/index.js';
 
 /**
@@ -33,7 +33,9 @@ export function replayingStore(store: Store, domains: ReadonlyMap<string, Domain
       await domain.restore(store);
       restored.add(domain.name);
     }
-    return rebuildTransitions(domain, task, record);
+    // As a store returns them: read back from their canonical JSON (members in key order), so that whatever writes
+    // them out again (an export's JSON.stringify) writes the bytes it writes for a transitions recording.
+    return rebuildTransitions(domain, task, record).map((t) => JSON.parse(canonicalize(t)) as Transition);
   };
   // The store's own methods, bound once (a store class may keep private state that needs `this` to be the store).
   const bound = new Map<PropertyKey, unknown>();
