@@ -428,20 +428,15 @@ class EpisodeRun<S> implements Episode {
     if (ended) this.status = terminated ? 'terminated' : 'truncated';
 
     const recorder = this.options.recorder;
-    if (this.inputs !== undefined) {
-      if (action !== undefined) this.inputs.push(action);
+    if (recorder !== undefined) {
+      if (this.inputs === undefined) recorder.record(this.transition(step, action ?? recordable(input), out, result, truncation));
+      else if (action !== undefined) this.inputs.push(action);
       else {
         const rejected = recordable(input);
         this.inputs.push(rejected);
         // Recorded as its description: a replay would send that instead, so the step's transition is kept as it is.
         if (rejected.input !== input) (this.kept ??= []).push(this.transition(step, rejected, out, result, truncation));
       }
-      if (ended) {
-        recorder!.end(this.record(this.status as EpisodeStatus, info));
-        this.setLastFlush(recorder!.flush());
-      }
-    } else if (recorder !== undefined) {
-      recorder.record(this.transition(step, action ?? recordable(input), out, result, truncation));
       if (ended) {
         recorder.end(this.record(this.status as EpisodeStatus, info));
         this.setLastFlush(recorder.flush());
