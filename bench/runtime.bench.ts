@@ -302,6 +302,8 @@ async function recordingSection(): Promise<BenchSection> {
     const inputsFloor = await timed(episodes(rawSqlite(), false, 'inputs'), n);
     const perEpisode = await timed(episodes(createStoreRecorder(store), true), n / 4);
     const perEpisodeThreaded = await timed(episodes(createStoreRecorder(store.openTransitionWriter()), true), n / 4);
+    // What a harness's training loop does: each episode recorded as its inputs, and awaited until durable.
+    const perEpisodeInputs = await timed(episodes(createStoreRecorder(store), true, 'inputs'), n / 4);
     // The realistic workload beside the worst case: retail oracle episodes (one task per template and level).
     const retailTasks = retailTemplates.flatMap((template) => template.levels.map((_, i) => instantiateTask(template, { level: i + 1, seed: 1, index: 0 })));
     const retailSteps = retailTasks.reduce((sum, t) => sum + t.spec.solution.length, 0) / retailTasks.length;
@@ -383,6 +385,7 @@ async function recordingSection(): Promise<BenchSection> {
     add('SQLite reference: raw better-sqlite3, recorded as inputs (one row per episode: its final record, JSON.stringify, prepared upsert)', inputsFloor);
     add('SQLite, every episode awaited until durable', perEpisode);
     add('SQLite, every episode awaited until durable, through the writer thread', perEpisodeThreaded);
+    add('SQLite, recorded as inputs, every episode awaited until durable (a harness\'s training loop)', perEpisodeInputs);
     const retail = (name: string) => `retail oracle episodes (${retailSteps.toFixed(1)} steps): ${name}`;
     add(retail('off'), retailOff, retailOff, retailSteps);
     add(retail('serialising only'), retailSerialised, retailOff, retailSteps);
