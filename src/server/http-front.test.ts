@@ -11,6 +11,7 @@ import { createHarness, type Harness } from '../harness/harness.js';
 import { createInventoryDomain, makeInventoryTask } from '../runtime/testing/index.js';
 import { systemClock } from '../cli/clock.js';
 import { EpisodeRegistry } from './episodes.js';
+import { frontReads } from './http-front.js';
 import { createServer, type EnvHarnessServer } from './index.js';
 
 let harness: Harness;
@@ -721,6 +722,16 @@ describe('the hot routes\' front', () => {
       }
     } finally {
       for (const c of conns) c.end();
+    }
+  });
+
+  it('read every connection the way this run asks: into the shared buffer, or through data events (http-front-events.test.ts runs this file again so)', () => {
+    if (frontReads.forced) {
+      expect(frontReads.shared).toBe(0);
+      expect(frontReads.events).toBeGreaterThan(20);
+    } else {
+      expect(frontReads.shared).toBeGreaterThan(20);
+      expect(frontReads.events).toBe(0);
     }
   });
 });

@@ -313,7 +313,10 @@ export function installFront(server: Server, options: FrontOptions): void {
     };
     /** Set when the socket reads into the shared buffer: goes back to 'data' events (the connection is node:http's). */
     const toEvents = readInto(socket, readBuffer, onRead);
-    if (toEvents === undefined) socket.on('data', onData);
+    if (toEvents === undefined) {
+      frontReads.events++;
+      socket.on('data', onData);
+    } else frontReads.shared++;
     socket.on('end', onEnd);
     socket.on('error', onError);
     socket.on('timeout', onTimeout);
@@ -569,6 +572,18 @@ function targetKey(target: string): number {
 
 /** net.Socket's own keys of its `onread` mode (node's `kBuffer`, `kBufferCb`), read off the first socket; null on a Node without them. */
 let onreadKeys: { buffer: symbol; callback: symbol } | null | undefined;
+
+/** @internal How the front's connections have read: into the shared buffer, or through 'data' events (`forced`: by `readThroughDataEvents`). */
+export const frontReads = { shared: 0, events: 0, forced: false };
+
+/**
+ * @internal Tests: every connection reads through 'data' events from now on, as on a Node without net's `onread`
+ * internals (the fallback `readInto` takes there).
+ */
+export function readThroughDataEvents(): void {
+  onreadKeys = null;
+  frontReads.forced = true;
+}
 
 /**
  * Makes `socket` read into `buffer` and call `onRead(bytes)` for each read: net.Socket's `onread` option (which
