@@ -37,18 +37,16 @@ export function replayingStore(store: Store, domains: ReadonlyMap<string, Domain
     // them out again (an export's JSON.stringify) writes the bytes it writes for a transitions recording.
     return rebuildTransitions(domain, task, record).map((t) => JSON.parse(canonicalize(t)) as Transition);
   };
-  // The store's own methods, bound once (a store class may keep private state that needs `this` to be the store).
-  const bound = new Map<PropertyKey, unknown>();
+  // The store's own methods, each bound to the store once (a store class may keep private state that needs `this`
+  // to be the store); by function, so that a method replaced on the store is seen.
+  const bound = new WeakMap<object, unknown>();
   return new Proxy(store, {
     get(target, key) {
       if (key === 'listTransitions') return listTransitions;
       const value: unknown = Reflect.get(target, key, target);
       if (typeof value !== 'function') return value;
-      let fn = bound.get(key);
-      if (fn === undefined || (fn as { original?: unknown }).original !== value) {
-        fn = Object.assign((value as (...args: unknown[]) => unknown).bind(target), { original: value });
-        bound.set(key, fn);
-      }
+      let fn = bound.get(value);
+      if (fn === undefined) bound.set(value, (fn = (value as (...args: unknown[]) => unknown).bind(target)));
       return fn;
     },
   });
