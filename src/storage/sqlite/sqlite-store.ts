@@ -55,6 +55,12 @@ const EPISODE_KEY_CACHE_SIZE = 65_536;
 /** The WAL file is truncated back to this size after a checkpoint (bounds disk use after big writes). */
 const JOURNAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 /**
+ * Changed pages a write transaction keeps in memory before it spills them to the WAL mid-transaction
+ * (`cache_spill`; docs/storage.md, "Settings"). Above the 2 MB page cache a big batch otherwise writes
+ * its index pages to the WAL, reads them back and writes them again at commit.
+ */
+const SPILL_AFTER_BYTES = 64 * 1024 * 1024;
+/**
  * The page size of a store this creates (docs/storage.md, "Page size"). A store keeps the page size it was
  * created with: SQLite ignores the pragma once a table exists (and a WAL file cannot change it, even by VACUUM).
  */
@@ -220,7 +226,9 @@ export class SqliteStore implements Store {
       db.pragma('foreign_keys = ON');
       db.pragma('trusted_schema = OFF');
       db.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT_BYTES}`);
-      db.pragma(`wal_autocheckpoint = ${autocheckpointPages(INLINE_AUTOCHECKPOINT_BYTES, db.pragma('page_size', { simple: true }) as number)}`);
+      const pageSize = db.pragma('page_size', { simple: true }) as number;
+      db.pragma(`wal_autocheckpoint = ${autocheckpointPages(INLINE_AUTOCHECKPOINT_BYTES, pageSize)}`);
+      db.pragma(`cache_spill = ${Math.ceil(SPILL_AFTER_BYTES / pageSize)}`);
       if (options.reverseUnorderedSelects) db.pragma('reverse_unordered_selects = ON');
       migrate(db);
     } catch (error) {
