@@ -305,7 +305,7 @@ export class SqliteStore implements Store {
 
   async getTask(id: string): Promise<StoredTask | undefined> {
     return this.guard('getTask', () => {
-      const row = this.sql('SELECT seq, split, status, batch_id, body FROM tasks WHERE id = ?').get(id) as TaskRow | undefined;
+      const row = this.sql(`SELECT ${TASK_ROW_COLUMNS} FROM tasks WHERE id = ?`).get(id) as TaskRow | undefined;
       return row === undefined ? undefined : storedTaskFromRow(row);
     });
   }
@@ -322,21 +322,21 @@ export class SqliteStore implements Store {
 
   async listTasks(filter: TaskFilter = {}): Promise<StoredTask[]> {
     return this.guard('listTasks', () => {
-      const { sql, params } = taskQuery('seq, split, status, batch_id, body', filter);
+      const { sql, params } = taskQuery(TASK_ROW_COLUMNS, filter, this.batchKeyFilter(filter));
       return (this.sql(sql).all(...params) as TaskRow[]).map(storedTaskFromRow);
     });
   }
 
   async countTasks(filter: TaskFilter = {}): Promise<number> {
     return this.guard('countTasks', () => {
-      const { sql, params } = taskQuery('1', filter);
+      const { sql, params } = taskQuery('1', filter, this.batchKeyFilter(filter));
       return this.pluck(`SELECT count(*) FROM (${sql})`).get(...params) as number;
     });
   }
 
   async listTaskIndex(filter: TaskFilter = {}): Promise<TaskIndexEntry[]> {
     return this.guard('listTaskIndex', () => {
-      const { sql, params } = taskQuery('id, seq, template, domain, task_type, level, split, status', filter);
+      const { sql, params } = taskQuery('id, seq, template, domain, task_type, level, split, status', filter, this.batchKeyFilter(filter));
       // Rows as arrays, then one object literal each: ~20% faster than driver-built objects on 100k rows.
       const rows = this.raw(sql).all(...params) as IndexRow[];
       return rows.map(([id, seq, template, domain, taskType, level, split, status]) => ({
@@ -813,7 +813,7 @@ export class SqliteStore implements Store {
       this.db.transaction(() => {
         const batches = (this.pluck('SELECT manifest FROM batches ORDER BY seq').all() as string[]).map((t) => JSON.parse(t) as BatchManifest);
         const log = readGenerationLog((source) => this.sql(source), {});
-        const tasks = (this.sql('SELECT seq, split, status, batch_id, body FROM tasks ORDER BY seq').all() as TaskRow[]).map(storedTaskFromRow);
+        const tasks = (this.sql(`SELECT ${TASK_ROW_COLUMNS} FROM tasks ORDER BY seq`).all() as TaskRow[]).map(storedTaskFromRow);
         const reviews = (
           this.sql(
             'SELECT r.task_id, r.batch_id, r.status, r.reviewer, r.note, r.decided_at FROM reviews r JOIN tasks t ON t.id = r.task_id ORDER BY t.seq',
@@ -997,17 +997,18 @@ export class SqliteStore implements Store {
       this.sql('INSERT INTO batches (id, split, manifest) VALUES (?, ?, ?)').run(manifest.id, manifest.split, manifestText).lastInsertRowid,
     );
     const insertReview = this.sql("INSERT INTO reviews (task_id, batch_id, status) VALUES (?, ?, 'pending')");
+    const batchKey = this.batchKeyOf(manifest.id);
     const rows = batchTaskRows(batch);
     const taskSeqs: number[] = new Array(rows.length);
     // Task rows go in TASK_ROWS_PER_INSERT at a time (one statement step per group instead of per row: a
     // fifth less CPU per row). The group insert is OR ROLLBACK: a statement that can only fail whole needs no
     // statement journal (written per group, to a temp file: a fifth of the row cost); a failed group has
     // rolled the whole transaction back, so nothing of the batch stays, and the error names the task.
-    // The batch's id and split, and its template columns when every row has the same, are literals of the
+    // The batch's key and split, and its template columns when every row has the same, are literals of the
     // batch's own statement (prepared per batch, not kept): bound once, not once per row.
-    // (A batch whose id or split no literal can hold has its rows inserted one by one, below.)
+    // (A batch whose split no literal can hold has its rows inserted one by one, below.)
     const shared = rows.length >= TASK_ROWS_PER_INSERT ? sharedTemplateColumns(rows) : undefined;
-    const source = rows.length >= TASK_ROWS_PER_INSERT ? taskGroupInsert(manifest, shared) : undefined;
+    const source = rows.length >= TASK_ROWS_PER_INSERT ? taskGroupInsert(manifest.split, batchKey, shared) : undefined;
     const group = source !== undefined ? this.db.prepare(source) : undefined;
     const columns = shared !== undefined ? 4 : 7;
     const args: unknown[] = new Array(TASK_ROWS_PER_INSERT * columns);
@@ -1038,7 +1039,7 @@ export class SqliteStore implements Store {
         if (args[j * columns + columns - 2] === 'pending_review') insertReview.run(rows[k + j]!.id, manifest.id);
       }
     }
-    this.insertTaskRows(manifest, rows, k, rows.length, review, taskSeqs);
+    this.insertTaskRows(manifest, batchKey, rows, k, rows.length, review, taskSeqs);
     // A batch whose log and tasks were never read hands over its log's parts: its accepted entries are these task rows.
     const logParts = Object.hasOwn(batch, 'taskRows') ? (Object.getOwnPropertyDescriptor(batch, 'logParts')?.value as Batch['logParts']) : undefined;
     if (logParts !== undefined) writeGenerationLogParts((source) => this.sql(source), { seq: batchSeq, id: manifest.id }, logParts, taskSeqs);
@@ -1069,14 +1070,14 @@ export class SqliteStore implements Store {
   }
 
   /** Task rows [from, to) of a batch, one statement each: a unique id is reported as the batch's conflict. */
-  private insertTaskRows(manifest: BatchManifest, rows: readonly BatchTaskRow[], from: number, to: number, review: ReadonlySet<string>, taskSeqs: number[]): void {
+  private insertTaskRows(manifest: BatchManifest, batchKey: number, rows: readonly BatchTaskRow[], from: number, to: number, review: ReadonlySet<string>, taskSeqs: number[]): void {
     const insertTask = this.sql(TASK_ROW_INSERT);
     const insertReview = this.sql("INSERT INTO reviews (task_id, batch_id, status) VALUES (?, ?, 'pending')");
     for (let k = from; k < to; k++) {
       const row = rows[k]!;
       const status: TaskStatus = review.has(row.id) ? 'pending_review' : 'active';
       try {
-        taskSeqs[k] = Number(insertTask.run(row.id, row.template, row.domain, row.taskType, row.level, manifest.split, status, manifest.id, row.body).lastInsertRowid);
+        taskSeqs[k] = Number(insertTask.run(row.id, row.template, row.domain, row.taskType, row.level, manifest.split, status, batchKey, row.body).lastInsertRowid);
       } catch (error) {
         if (isUniqueViolation(error)) {
           throw conflict('saveBatch', `batch ${manifest.id}: task ${row.id} is already stored; nothing of the batch was saved`, {
@@ -1091,18 +1092,31 @@ export class SqliteStore implements Store {
     }
   }
 
+  /** The `batch_keys` key of a batch id, given on its first use (in the caller's write transaction; schema.ts, version 7). */
+  private batchKeyOf(batchId: string): number {
+    const key = this.pluck('SELECT seq FROM batch_keys WHERE id = ?').get(batchId) as number | undefined;
+    return key ?? Number(this.sql('INSERT INTO batch_keys (id) VALUES (?)').run(batchId).lastInsertRowid);
+  }
+
+  /** The key a task filter's batch id stands for: undefined without one, 0 (no key) for a batch no task names. */
+  private batchKeyFilter(filter: TaskFilter): number | undefined {
+    if (filter.batchId === undefined) return undefined;
+    return (this.pluck('SELECT seq FROM batch_keys WHERE id = ?').get(filter.batchId) as number | undefined) ?? 0;
+  }
+
   /** Counts inserted task rows in the task watermark (in the inserting transaction; see schema.ts, version 5). */
   private addTaskRows(n: number): void {
     if (n > 0) this.sql('UPDATE task_watermark SET rows = rows + ? WHERE id = 0').run(n);
   }
 
   private writeTasks(tasks: readonly StoredTask[]): void {
-    const byId = this.sql('SELECT seq, split, status, batch_id, body FROM tasks WHERE id = ?');
+    const byId = this.sql(`SELECT ${TASK_ROW_COLUMNS} FROM tasks WHERE id = ?`);
     const bySeq = this.pluck('SELECT id FROM tasks WHERE seq = ?');
     const insert = this.sql(
-      'INSERT INTO tasks (seq, id, template, domain, task_type, level, split, status, batch_id, body) ' +
+      'INSERT INTO tasks (seq, id, template, domain, task_type, level, split, status, batch_key, body) ' +
         'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
+    const keys = new Map<string, number>();
     const insertReview = this.sql("INSERT OR IGNORE INTO reviews (task_id, batch_id, status) VALUES (?, ?, 'pending')");
     let inserted = 0;
     tasks.forEach((task, i) => {
@@ -1138,7 +1152,12 @@ export class SqliteStore implements Store {
           details: { pointer: `/${i}/seq`, taskId: task.id, seq: task.seq, holder },
         });
       }
-      insert.run(task.seq, task.id, task.template, task.domain, task.taskType, task.level, task.split, task.status, task.batchId, body);
+      let key = keys.get(task.batchId);
+      if (key === undefined) {
+        key = this.batchKeyOf(task.batchId);
+        keys.set(task.batchId, key);
+      }
+      insert.run(task.seq, task.id, task.template, task.domain, task.taskType, task.level, task.split, task.status, key, body);
       inserted++;
       // Keeps the invariant "every pending_review task has a review item", so the task can be decided.
       if (task.status === 'pending_review') insertReview.run(task.id, task.batchId);
@@ -1482,9 +1501,15 @@ interface RunEventRow {
 const SYNCHRONOUS_NAMES: Record<number, SqliteStoreInfo['synchronous']> = { 0: 'OFF', 1: 'NORMAL', 2: 'FULL', 3: 'EXTRA' };
 
 /** SELECT over tasks honouring every TaskFilter field, in seq order (`?` parameters). */
-function taskQuery(columns: string, filter: TaskFilter): { sql: string; params: unknown[] } {
-  const { text, values } = sharedTaskQuery(columns, filter, questionMark);
-  return { sql: text, params: values };
+function taskQuery(columns: string, filter: TaskFilter, batchKey: number | undefined): { sql: string; params: unknown[] } {
+  // rows.ts's query (both stores' filter semantics and checks), with the batch condition on this schema's
+  // batch_key (version 7) instead of a batch id column: added as the first condition.
+  const { text, values } = sharedTaskQuery(columns, { ...filter, batchId: undefined }, questionMark);
+  if (batchKey === undefined) return { sql: text, params: values };
+  const from = `SELECT ${columns} FROM tasks`;
+  if (!text.startsWith(from)) throw new EnvHarnessError('INTERNAL', `task query of unexpected form: ${text}`);
+  const rest = text.slice(from.length);
+  return { sql: `${from} WHERE batch_key = ?${rest.startsWith(' WHERE ') ? ` AND ${rest.slice(' WHERE '.length)}` : rest}`, params: [batchKey, ...values] };
 }
 
 /** A WHERE clause of the defined conditions (`?` parameters); see `../rows.js`. */
@@ -1524,7 +1549,9 @@ function withWriteIndex(error: unknown, index: number, op: string): unknown {
 /** A write refused by a uniqueness rule (duplicate step, event or task). */
 /** Task rows per INSERT statement in saveBatch. */
 const TASK_ROWS_PER_INSERT = 32;
-const TASK_ROW_INSERT = 'INSERT INTO tasks (id, template, domain, task_type, level, split, status, batch_id, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)';
+const TASK_ROW_INSERT = 'INSERT INTO tasks (id, template, domain, task_type, level, split, status, batch_key, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)';
+/** A task row's columns as `TaskRow` reads them: the batch id through its key. */
+const TASK_ROW_COLUMNS = 'seq, split, status, (SELECT k.id FROM batch_keys k WHERE k.seq = batch_key) AS batch_id, body';
 
 /** A SQL string literal ('' for a quote); undefined for text a literal cannot hold (NUL). */
 function sqlText(text: string): string | undefined {
@@ -1541,15 +1568,14 @@ function sharedTemplateColumns(rows: readonly BatchTaskRow[]): string | undefine
 
 /**
  * The group insert of one batch: per row id, level, status and body (and template, domain, task type unless
- * `shared` holds them); the split and batch id are literals (undefined when one cannot be). OR ROLLBACK: see writeBatch.
+ * `shared` holds them); the split and batch key are literals (undefined when the split cannot be). OR ROLLBACK: see writeBatch.
  */
-function taskGroupInsert(manifest: BatchManifest, shared: string | undefined): string | undefined {
-  const split = sqlText(manifest.split);
-  const id = sqlText(manifest.id);
-  if (split === undefined || id === undefined) return undefined;
-  const batch = `${split}, ?, ${id}`;
+function taskGroupInsert(splitName: string, batchKey: number, shared: string | undefined): string | undefined {
+  const split = sqlText(splitName);
+  if (split === undefined || !Number.isSafeInteger(batchKey)) return undefined;
+  const batch = `${split}, ?, ${batchKey}`;
   const row = shared !== undefined ? `(?, ${shared}, ?, ${batch}, ?)` : `(?, ?, ?, ?, ?, ${batch}, ?)`;
-  return `INSERT OR ROLLBACK INTO tasks (id, template, domain, task_type, level, split, status, batch_id, body) VALUES ${Array.from({ length: TASK_ROWS_PER_INSERT }, () => row).join(', ')}`;
+  return `INSERT OR ROLLBACK INTO tasks (id, template, domain, task_type, level, split, status, batch_key, body) VALUES ${Array.from({ length: TASK_ROWS_PER_INSERT }, () => row).join(', ')}`;
 }
 
 function conflict(operation: string, message: string, details: Record<string, unknown>): EnvHarnessError {
