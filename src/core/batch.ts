@@ -113,13 +113,6 @@ export interface Batch {
    * tasks were changed is stored from the tasks).
    */
   taskRows?: readonly BatchTaskRow[];
-  /**
-   * The log as `generateBatch` keeps it until `log` is first read, for a store to write without building
-   * an entry per accepted candidate: `acceptedAt[k]`, the candidate index of the k-th task (its entry is
-   * that task's id, template and level, accepted), and the other entries. Candidate i is the log's i-th
-   * entry. Non-enumerable, and dropped the moment `log` is read (a store then writes `log`).
-   */
-  logParts?: { acceptedAt: readonly number[]; rejected: readonly GenerationLogEntry[] };
 }
 
 /** What a store writes for one task of a batch: its columns and its stored body. */

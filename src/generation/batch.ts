@@ -133,7 +133,7 @@ export async function generateBatch(request: BatchRequest, deps: GenerateBatchDe
   for (let start = 0; start < count; start += chunkSize) ranges.push([start, Math.min(count, start + chunkSize)]);
 
   const accepted = new AcceptedTasks(templates);
-  const rejected: GenerationLogEntry[] = [];
+  const log: GenerationLogEntry[] = [];
   let workers: CandidateWorkers | undefined;
   try {
     const pending: Array<Promise<PackedChunk>> = [];
@@ -167,7 +167,7 @@ export async function generateBatch(request: BatchRequest, deps: GenerateBatchDe
       } else chunk = instantiateCandidates(plan, start, end);
       const ids = chunkIds(chunk);
       const stored = await lookupStored(deps.existingIds, ids);
-      gateChunk(chunk, ids, stored, runner, accepted, rejected);
+      gateChunk(chunk, ids, stored, runner, accepted, log);
       deps.onProgress?.(end, count);
     }
   } finally {
@@ -175,22 +175,19 @@ export async function generateBatch(request: BatchRequest, deps: GenerateBatchDe
   }
 
   const manifest = buildManifest(request, templates, weights, threshold, reviewShare, accepted, runner.results());
-  for (const entry of rejected) entry.batchId = manifest.id;
+  for (const entry of log) entry.batchId = manifest.id;
   const review = reviewShare > 0 ? accepted.ids.filter((id) => isSelectedForReview(id, reviewShare)) : [];
-  return accepted.batch(manifest, rejected, review);
+  return accepted.batch(manifest, log, review);
 }
 
 /**
  * The accepted tasks of a batch, in order, kept as their canonical bodies and parsed only when the batch's
  * `tasks` are first read: `Harness.generate` (the CLI) stores the batch from its rows and never reads them,
- * and a parsed task would only be copied around by the collector. Their log entries are likewise only their
- * candidate indexes until `log` is read.
+ * and a parsed task would only be copied around by the collector.
  */
 class AcceptedTasks {
   readonly ids: string[] = [];
   readonly rows: BatchTaskRow[] = [];
-  /** The candidate index of each accepted task. */
-  readonly at: number[] = [];
   readonly byType: Record<string, number> = {};
   readonly byLevel: Record<string, number> = {};
   private readonly templates: Map<string, RegisteredTemplate<any>>;
@@ -199,9 +196,8 @@ class AcceptedTasks {
     this.templates = new Map(templates.map((t) => [t.id, t]));
   }
 
-  add(index: number, id: string, task: Task | undefined, body: string | undefined, template: string, level: number): void {
+  add(id: string, task: Task | undefined, body: string | undefined, template: string, level: number): void {
     const { domain, taskType } = task ?? this.templates.get(template)!;
-    this.at.push(index);
     this.ids.push(id);
     // A body always comes with the task here (instantiateCandidates writes both).
     this.rows.push({ id, template, domain, taskType, level, body: body! });
@@ -209,8 +205,8 @@ class AcceptedTasks {
     this.byLevel[String(level)] = (this.byLevel[String(level)] ?? 0) + 1;
   }
 
-  batch(manifest: BatchManifest, rejected: GenerationLogEntry[], review: string[]): GeneratedBatch {
-    const { rows, at } = this;
+  batch(manifest: BatchManifest, log: GenerationLogEntry[], review: string[]): GeneratedBatch {
+    const { rows } = this;
     const hidden = (value: unknown) => ({ value, enumerable: false, writable: true, configurable: true });
     const batch = { manifest } as GeneratedBatch;
     let parsed: Task[] | undefined;
@@ -234,45 +230,12 @@ class AcceptedTasks {
       enumerable: true,
       configurable: true,
     });
-    let log: GenerationLogEntry[] | undefined;
-    // The log in candidate order, as gating logged it: an accepted entry is its task's row, unchanged by
-    // anything done to `tasks` since.
-    const materialiseLog = (): GenerationLogEntry[] => {
-      if (log === undefined) {
-        log = mergeLog(manifest.id, rows, at, rejected);
-        delete batch.logParts;
-      }
-      return log;
-    };
-    Object.defineProperty(batch, 'log', {
-      get: materialiseLog,
-      set: (value: GenerationLogEntry[]) => {
-        materialiseLog();
-        log = value;
-      },
-      enumerable: true,
-      configurable: true,
-    });
+    batch.log = log;
     batch.review = review;
     Object.defineProperty(batch, 'taskBodies', hidden(rows.map((r) => r.body)));
     Object.defineProperty(batch, 'taskRows', hidden(rows));
-    Object.defineProperty(batch, 'logParts', hidden({ acceptedAt: at, rejected }));
     return batch;
   }
-}
-
-/** The log entries of candidates 0, 1, ...: the accepted ones (candidate `at[k]` is task row k) merged with the rejected ones. */
-function mergeLog(batchId: string, rows: readonly BatchTaskRow[], at: readonly number[], rejected: readonly GenerationLogEntry[]): GenerationLogEntry[] {
-  const log: GenerationLogEntry[] = new Array(at.length + rejected.length);
-  let k = 0;
-  let r = 0;
-  for (let i = 0; i < log.length; i++) {
-    if (k < at.length && (r === rejected.length || at[k]! < rejected[r]!.index)) {
-      const row = rows[k]!;
-      log[i] = { batchId, index: at[k++]!, taskId: row.id, template: row.template, level: row.level, accepted: true };
-    } else log[i] = rejected[r++]!;
-  }
-  return log;
 }
 
 /** Whether a task id falls in the review share: its first 32 bits, read as a fraction, are below the share. */
@@ -410,7 +373,7 @@ function gateChunk(
   stored: ReadonlySet<string> | undefined,
   runner: ReturnType<typeof createGateRunner>,
   accepted: AcceptedTasks,
-  rejected: GenerationLogEntry[],
+  log: GenerationLogEntry[],
 ): void {
   const { results, signatures, verdicts, passed } = chunk;
   for (let i = 0; i < results.length; i++) {
@@ -431,23 +394,22 @@ function gateChunk(
     const precomputed = verdicts?.[i] ?? (id !== undefined ? passed : undefined);
     if (precomputed !== undefined) candidate.verdicts = precomputed;
     const outcome = runner.check(candidate);
-    // An accepted candidate's entry is built from its task row when the log is read (AcceptedTasks).
-    if (outcome.accepted) accepted.add(result.index, id!, result.task, result.body, result.template, result.level);
+    const entry: GenerationLogEntry = {
+      batchId: '',
+      index: result.index,
+      taskId: id ?? '',
+      template: result.template,
+      level: result.level,
+      accepted: outcome.accepted,
+    };
+    if (outcome.accepted) accepted.add(id!, result.task, result.body, result.template, result.level);
     else {
-      const entry: GenerationLogEntry = {
-        batchId: '',
-        index: result.index,
-        taskId: id ?? '',
-        template: result.template,
-        level: result.level,
-        accepted: false,
-        gate: outcome.gate,
-        reason: outcome.reason,
-      };
+      entry.gate = outcome.gate;
+      entry.reason = outcome.reason;
       if (outcome.details !== undefined) entry.details = outcome.details;
       entry.problem = outcome.problem;
-      rejected.push(entry);
     }
+    log.push(entry);
   }
 }
 

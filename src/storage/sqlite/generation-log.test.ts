@@ -112,31 +112,6 @@ describe('sqlite store: compact generation log', () => {
     db.close();
   });
 
-  it('writes a generated batch from its log parts (log never read) exactly as from its log', async () => {
-    // Rejections of every kind between runs of accepted candidates, with worker-sized gaps.
-    const registry = createTemplateRegistry(testTemplates);
-    const request = { templates: testTemplates.map((t) => ({ id: t.id })), levels: [1], count: 400, seed: 7, split: 'dynamic' as const };
-    const fromParts = await generateBatch(request, { registry, hooks: plantedHooks() });
-    const fromLog = await generateBatch(request, { registry, hooks: plantedHooks() });
-    expect(Object.hasOwn(fromParts, 'logParts')).toBe(true);
-    const log = fromLog.log; // read: the store now writes `log`
-    expect(Object.hasOwn(fromLog, 'logParts')).toBe(false);
-    expect(log.some((e) => e.accepted) && log.some((e) => !e.accepted)).toBe(true);
-    const tables = async (batch: Batch, name: string): Promise<unknown[]> => {
-      const file = tempFile(name);
-      const store = createSqliteStore(file, { now: systemClock });
-      await store.saveBatch(batch);
-      expect(await store.listGenerationLog()).toEqual(log);
-      await store.close();
-      const db = new BetterSqlite3(file, { readonly: true });
-      const rows = [db.prepare('SELECT * FROM generation_summary').all(), db.prepare('SELECT * FROM generation_entries ORDER BY seq').all()];
-      db.close();
-      return rows;
-    };
-    expect(await tables(fromParts, 'parts.db')).toEqual(await tables(fromLog, 'log.db'));
-    expect(fromParts.log).toEqual(log);
-  });
-
   it('upgrades a version-2 store: the old per-candidate rows list exactly as before', async () => {
     const file = tempFile('v2.db');
     const batches = [makeBatch([makeTask(1), makeTask(2)]), awkwardBatch()];

@@ -4,7 +4,7 @@
  */
 import type { Statement } from 'better-sqlite3';
 import { canonicalize, EnvHarnessError } from '../../core/index.js';
-import type { Batch, GateName, GateProblemCode, GenerationLogEntry, JsonValue, LogFilter } from '../../core/index.js';
+import type { GateName, GateProblemCode, GenerationLogEntry, JsonValue, LogFilter } from '../../core/index.js';
 
 /** Prepares (once per connection) a statement, as the store's `sql` helper does. */
 export type Prepare = (source: string) => Statement;
@@ -28,11 +28,30 @@ export function writeGenerationLog(
   tasks: ReadonlyArray<{ id: string; template: string; level: number }>,
   taskSeqs: readonly number[],
 ): void {
-  const writer = new LogWriter(prepare, batch);
+  const insert = prepare(
+    'INSERT INTO generation_entries (batch_seq, ordinal, idx, task_id, template, level, accepted, gate, reason, details, code, pointer) ' +
+      'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+  );
+  const runs: AcceptedRun[] = [];
+  const rejected: Record<string, number> = {};
+  let accepted = 0;
   let next = 0; // the next batch task an accepted entry may stand for
+  const seqOf = prepare('SELECT seq FROM batches WHERE id = ?').pluck();
+  const batchSeqs = new Map<string, number>([[batch.id, batch.seq]]);
+  const batchSeqOf = (id: string): number => {
+    let seq = batchSeqs.get(id);
+    if (seq === undefined) {
+      seq = seqOf.get(id) as number | undefined;
+      // As the old REFERENCES batches (id) did: an entry must name a stored batch.
+      if (seq === undefined) throw new EnvHarnessError('STORE_FAILED', `generation log entry names batch ${id}, which is not stored`, { details: { batchId: id } });
+      batchSeqs.set(id, seq);
+    }
+    return seq;
+  };
   for (let ordinal = 0; ordinal < log.length; ordinal++) {
     const entry = log[ordinal]!;
     if (entry.accepted) {
+      accepted++;
       const task = tasks[next];
       // The k-th accepted entry normally stands for the batch's k-th task.
       const seq = task !== undefined && entry.taskId === task.id ? taskSeqs[next++]! : undefined;
@@ -46,71 +65,17 @@ export function writeGenerationLog(
         entry.details === undefined &&
         entry.problem === undefined;
       if (compact) {
-        writer.summarised(entry.index, ordinal, seq);
+        const last = runs[runs.length - 1];
+        if (last !== undefined && last[0] + last[3] === entry.index && last[1] + last[3] === ordinal && last[2] + last[3] === seq) last[3]++;
+        else runs.push([entry.index, ordinal, seq, 1]);
         continue;
       }
-    }
-    writer.row(entry, ordinal);
-  }
-  writer.finish(log.length);
-}
-
-/**
- * `writeGenerationLog` of the log `parts` stand for (`Batch.logParts`: the log of candidates 0, 1, ..., whose
- * accepted entries are the batch's task rows in order), without building its accepted entries: it writes
- * the same rows and summary.
- */
-export function writeGenerationLogParts(
-  prepare: Prepare,
-  batch: { seq: number; id: string },
-  parts: NonNullable<Batch['logParts']>,
-  taskSeqs: readonly number[],
-): void {
-  const writer = new LogWriter(prepare, batch);
-  const { acceptedAt, rejected } = parts;
-  for (let k = 0; k < acceptedAt.length; k++) writer.summarised(acceptedAt[k]!, acceptedAt[k]!, taskSeqs[k]!);
-  for (const entry of rejected) writer.row(entry, entry.index);
-  writer.finish(acceptedAt.length + rejected.length);
-}
-
-/** One batch's log as it is written: the summary's counts and runs, and the rows of entries it cannot hold. */
-class LogWriter {
-  private readonly runs: AcceptedRun[] = [];
-  private readonly rejected: Record<string, number> = {};
-  private accepted = 0;
-  private readonly insert: Statement;
-  private readonly seqOf: Statement;
-  private readonly batchSeqs: Map<string, number>;
-
-  constructor(
-    private readonly prepare: Prepare,
-    private readonly batch: { seq: number; id: string },
-  ) {
-    this.insert = prepare(
-      'INSERT INTO generation_entries (batch_seq, ordinal, idx, task_id, template, level, accepted, gate, reason, details, code, pointer) ' +
-        'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-    );
-    this.seqOf = prepare('SELECT seq FROM batches WHERE id = ?').pluck();
-    this.batchSeqs = new Map([[batch.id, batch.seq]]);
-  }
-
-  /** An accepted entry held by the summary: candidate `index`, at log position `ordinal`, standing for task row `seq`. */
-  summarised(index: number, ordinal: number, seq: number): void {
-    this.accepted++;
-    const last = this.runs[this.runs.length - 1];
-    if (last !== undefined && last[0] + last[3] === index && last[1] + last[3] === ordinal && last[2] + last[3] === seq) last[3]++;
-    else this.runs.push([index, ordinal, seq, 1]);
-  }
-
-  /** An entry with a row of its own, at log position `ordinal`. */
-  row(entry: GenerationLogEntry, ordinal: number): void {
-    if (entry.accepted) this.accepted++;
-    else {
+    } else {
       const gate = entry.gate ?? '';
-      this.rejected[gate] = (this.rejected[gate] ?? 0) + 1;
+      rejected[gate] = (rejected[gate] ?? 0) + 1;
     }
-    this.insert.run(
-      this.batchSeqOf(entry.batchId),
+    insert.run(
+      batchSeqOf(entry.batchId),
       ordinal,
       entry.index,
       entry.taskId,
@@ -124,27 +89,13 @@ class LogWriter {
       entry.problem?.pointer ?? null,
     );
   }
-
-  finish(candidates: number): void {
-    this.prepare('INSERT INTO generation_summary (batch_seq, candidates, accepted, rejected, accepted_runs) VALUES (?, ?, ?, ?, ?)').run(
-      this.batch.seq,
-      candidates,
-      this.accepted,
-      canonicalize(this.rejected),
-      canonicalize(this.runs),
-    );
-  }
-
-  private batchSeqOf(id: string): number {
-    let seq = this.batchSeqs.get(id);
-    if (seq === undefined) {
-      seq = this.seqOf.get(id) as number | undefined;
-      // As the old REFERENCES batches (id) did: an entry must name a stored batch.
-      if (seq === undefined) throw new EnvHarnessError('STORE_FAILED', `generation log entry names batch ${id}, which is not stored`, { details: { batchId: id } });
-      this.batchSeqs.set(id, seq);
-    }
-    return seq;
-  }
+  prepare('INSERT INTO generation_summary (batch_seq, candidates, accepted, rejected, accepted_runs) VALUES (?, ?, ?, ?, ?)').run(
+    batch.seq,
+    log.length,
+    accepted,
+    canonicalize(rejected),
+    canonicalize(runs),
+  );
 }
 
 interface EntryRow {

@@ -44,7 +44,7 @@ import { migrate, SCHEMA_VERSION, userVersion } from './schema.js';
 import { segmentOf, stageTexts, TRANSITION_SQL, TransitionInserter } from './transitions.js';
 import { DEFAULT_WAL_LIMIT_BYTES, fileBytes, truncateMark, WalPressure } from './wal-pressure.js';
 import { CallBuffers, serialiseCall, WriterCallBuilder, WriterThread, type JournalReply, type WriterCall, type WriterReply } from './transition-writer.js';
-import { readGenerationLog, writeGenerationLog, writeGenerationLogParts } from './generation-log.js';
+import { readGenerationLog, writeGenerationLog } from './generation-log.js';
 import { decodeBatch, JOURNAL_META_PREFIX, replayStepJournal, StepJournal, type JournalBatch, type JournalEntry } from './step-journal.js';
 import { batchTaskRows, limitClause as sharedLimitClause, questionMark, reviewFromRow, storedTaskFromRow, taskBody, taskQuery as sharedTaskQuery, whereOf as sharedWhereOf, type ReviewRow, type TaskRow } from '../rows.js';
 
@@ -1040,10 +1040,7 @@ export class SqliteStore implements Store {
       }
     }
     this.insertTaskRows(manifest, batchKey, rows, k, rows.length, review, taskSeqs);
-    // A batch whose log and tasks were never read hands over its log's parts: its accepted entries are these task rows.
-    const logParts = Object.hasOwn(batch, 'taskRows') ? (Object.getOwnPropertyDescriptor(batch, 'logParts')?.value as Batch['logParts']) : undefined;
-    if (logParts !== undefined) writeGenerationLogParts((source) => this.sql(source), { seq: batchSeq, id: manifest.id }, logParts, taskSeqs);
-    else writeGenerationLog((source) => this.sql(source), { seq: batchSeq, id: manifest.id }, batch.log, rows, taskSeqs);
+    writeGenerationLog((source) => this.sql(source), { seq: batchSeq, id: manifest.id }, batch.log, rows, taskSeqs);
     this.addTaskRows(rows.length);
   }
 
