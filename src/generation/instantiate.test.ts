@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { computeTaskId, createRng, EnvHarnessError } from '../core/index.js';
+import { computeTaskId, createRng, defineTemplate, EnvHarnessError } from '../core/index.js';
 import { instantiateTask } from './instantiate.js';
 import { addTemplate, badParamsTemplate, storyTemplate } from './testing/templates.js';
 
@@ -9,6 +9,20 @@ describe('instantiateTask', () => {
     const b = instantiateTask(addTemplate, { level: 2, seed: 42, index: 7 });
     expect(a).toEqual(b);
     expect(JSON.stringify(a)).toBe(JSON.stringify(b));
+  });
+
+  it('writes the spec as { ...built, solution }: the built members in order, then the solution; an own __proto__ stays a member', () => {
+    const task = instantiateTask(addTemplate, { level: 2, seed: 3, index: 1 });
+    expect(Object.keys(task.spec)).toEqual(['instructions', 'initialState', 'budget', 'acceptance', 'solution']);
+    const withProto = defineTemplate({
+      ...addTemplate,
+      name: 'add-proto',
+      build: (p) => ({ ...addTemplate.build(p, undefined as never), ...(JSON.parse('{"__proto__": {"polluted": true}}') as object) }),
+    });
+    const spec = instantiateTask(withProto, { level: 1, seed: 3, index: 1 }).spec as unknown as Record<string, unknown>;
+    expect(Object.getPrototypeOf(spec)).toBe(Object.prototype);
+    expect(Object.keys(spec)).toEqual(['instructions', 'initialState', 'budget', 'acceptance', '__proto__', 'solution']);
+    expect(spec['polluted']).toBeUndefined();
   });
 
   it('gives different tasks for different indexes and seeds', () => {

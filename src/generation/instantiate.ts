@@ -72,7 +72,10 @@ function buildTask<P>(template: RegisteredTemplate<P>, options: InstantiateOptio
   const ctx: BuildContext = { rng, level, levelSpec };
   const built = template.build(params, ctx);
   const solution = template.solve(params, built, ctx);
-  const spec: TaskSpec = { ...built, solution };
+  // `{ ...built, solution }`, the same members in the same order: V8 adds a member after a spread on a slow
+  // path (~0.4 µs per task), Object.assign onto a new object does not. An own `__proto__` (JSON-made) would
+  // be assigned as the prototype, so such a spec takes the spread.
+  const spec: TaskSpec = Object.hasOwn(built, '__proto__') ? { ...built, solution } : Object.assign({}, built, { solution });
   const task: Task = {
     id: '',
     template: template.id,

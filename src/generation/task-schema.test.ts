@@ -72,6 +72,21 @@ describe('isPlainValidTask (the schema gate\'s fast path)', () => {
     },
   );
 
+  it('gives zod\'s verdict on task ids one character or one length away from a digest, and on budgets of every count', () => {
+    const valid = tasks[0]!;
+    const ids = [valid.id.toUpperCase(), `${valid.id.slice(0, 63)}g`, `${valid.id.slice(0, 63)}/`, `${valid.id.slice(0, 63)}:`, `${valid.id.slice(0, 63)}\``, valid.id.slice(1), `${valid.id}0`, `${valid.id}\n`, 'a'.repeat(64), '0'.repeat(64)];
+    for (const id of ids) {
+      const task = mutate(valid, ['id'], { set: id });
+      expect(isPlainValidTask(task), id).toBe(taskSchema.safeParse(task).success);
+    }
+    for (const key of ['steps', 'tokens', 'timeMs', 'toolCalls', 'consecutiveErrors']) {
+      for (const value of [0, 3, -1, 1.5, '3', null]) {
+        const task = mutate(valid, ['spec', 'budget', key], { set: value });
+        expect(isPlainValidTask(task), `${key}: ${String(value)}`).toBe(taskSchema.safeParse(task).success);
+      }
+    }
+  });
+
   it('leaves planted bad tasks to zod, so their verdicts and messages are unchanged', () => {
     const valid = tasks[0]!;
     const bad = [

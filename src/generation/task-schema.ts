@@ -182,7 +182,15 @@ export const FAST_CHECKED_KEYS = {
   message: MESSAGE_KEYS,
   finish: FINISH_KEYS,
 };
-const ID = /^[0-9a-f]{64}$/;
+/** `/^[0-9a-f]{64}$/.test(id)`, without the regular expression's per-call cost (every candidate's id). */
+function isSha256Hex(id: string): boolean {
+  if (id.length !== 64) return false;
+  for (let i = 0; i < 64; i++) {
+    const c = id.charCodeAt(i);
+    if (!((c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66))) return false;
+  }
+  return true;
+}
 const TEMPLATE_ID = /^[a-z0-9][a-z0-9_-]*\/[a-z0-9][a-z0-9_-]*@[1-9][0-9]*$/;
 
 function isUsage(v: unknown): boolean {
@@ -218,14 +226,15 @@ function isPattern(v: unknown, seen: Set<object>): boolean {
   return (type === undefined || type === 'tool' || type === 'message' || type === 'finish') && optional(v['tool'], isStr) && optional(v['args'], (a) => isJsonObject(a, seen));
 }
 
-const BUDGET_COUNTS = ['steps', 'tokens', 'timeMs', 'toolCalls', 'consecutiveErrors'] as const;
-
 function isSpec(v: unknown, seen: Set<object>): boolean {
   if (!isPlain(v) || !onlyKeys(v, SPEC_KEYS)) return false;
   if (!isText(v['instructions']) || !isJsonChecked(v['initialState'], seen) || v['initialState'] === undefined) return false;
   const budget = v['budget'];
   if (!isPlain(budget) || !onlyKeys(budget, BUDGET_KEYS)) return false;
-  for (let i = 0; i < BUDGET_COUNTS.length; i++) if (!optional(budget[BUDGET_COUNTS[i]!], isCount)) return false;
+  // One property name per read: a loop over the names makes the read megamorphic, and the names a budget
+  // lacks (most of them) are then each a slow look-up through the prototype chain.
+  if (!optional(budget['steps'], isCount) || !optional(budget['tokens'], isCount) || !optional(budget['timeMs'], isCount)) return false;
+  if (!optional(budget['toolCalls'], isCount) || !optional(budget['consecutiveErrors'], isCount)) return false;
   const perTool = budget['perTool'];
   if (perTool !== undefined && !(isPlain(perTool) && Object.values(perTool).every(isCount))) return false;
   const constraints = v['constraints'];
@@ -257,7 +266,7 @@ export function isPlainValidTask(task: unknown): boolean {
   if (!isPlain(task) || !onlyKeys(task, TASK_KEYS)) return false;
   const seen = new Set<object>();
   const { id, template, level, params, origin } = task;
-  if (typeof id !== 'string' || !ID.test(id) || typeof template !== 'string' || !TEMPLATE_ID.test(template)) return false;
+  if (typeof id !== 'string' || !isSha256Hex(id) || typeof template !== 'string' || !TEMPLATE_ID.test(template)) return false;
   if (!isText(task['domain']) || !isText(task['taskType']) || !(typeof level === 'number' && Number.isSafeInteger(level) && level >= 1)) return false;
   if (params === undefined || !isJsonChecked(params, seen)) return false;
   if (!isPlain(origin) || !onlyKeys(origin, ORIGIN_KEYS)) return false;

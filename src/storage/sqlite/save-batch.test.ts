@@ -14,7 +14,9 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 function rowsOf(path: string, batchId: string): unknown[] {
   const db = new BetterSqlite3(path, { readonly: true });
   try {
-    return db.prepare('SELECT id, template, domain, task_type, level, split, status, batch_id, body FROM tasks WHERE batch_id = ? ORDER BY seq').all(batchId);
+    return db
+      .prepare('SELECT t.id, t.template, t.domain, t.task_type, t.level, t.split, t.status, k.id AS batch_id, t.body FROM tasks t JOIN batch_keys k ON k.seq = t.batch_key WHERE k.id = ? ORDER BY t.seq')
+      .all(batchId);
   } finally {
     db.close();
   }

@@ -299,6 +299,31 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE UNIQUE INDEX transitions_by_episode ON transitions (episode_seq, step);
     `,
   },
+  {
+    version: 7,
+    description: 'tasks name their batch by an integer key (batch_keys) instead of the 64-character batch id',
+    // Until now each task row and its tasks_by_batch entry held the batch id, 64 characters of hex: ~130
+    // bytes a task, written to the WAL and again by the checkpoint. Now a batch id gets an integer the first
+    // time a task names it (a task's batch need not be a stored batch: putTasks imports), and the row and
+    // index hold that. Keys are given in the order of each batch's first task; rows keep their seq. Giving
+    // a row its key changes no task, so the watermark's update trigger is off while the rows are keyed.
+    sql: `
+      CREATE TABLE batch_keys (
+        seq INTEGER PRIMARY KEY,
+        id  TEXT NOT NULL UNIQUE
+      ) STRICT;
+      INSERT INTO batch_keys (id) SELECT batch_id FROM tasks GROUP BY batch_id ORDER BY min(seq);
+      DROP TRIGGER tasks_watermark_update;
+      DROP INDEX tasks_by_batch;
+      ALTER TABLE tasks ADD COLUMN batch_key INTEGER NOT NULL DEFAULT 0;
+      UPDATE tasks SET batch_key = (SELECT k.seq FROM batch_keys k WHERE k.id = tasks.batch_id);
+      ALTER TABLE tasks DROP COLUMN batch_id;
+      CREATE INDEX tasks_by_batch ON tasks (batch_key);
+      CREATE TRIGGER tasks_watermark_update AFTER UPDATE ON tasks BEGIN
+        UPDATE task_watermark SET changes = changes + 1 WHERE id = 0;
+      END;
+    `,
+  },
 ];
 
 /** The schema version this code writes: the last migration's. */

@@ -9,6 +9,7 @@ import { makeBatch, makeEpisode, makeRun, makeRunEvent, makeSnapshot, makeTask, 
 import { createSqliteStore, SCHEMA_VERSION } from './index.js';
 import { CHECKPOINTER_AFTER_WRITES } from './checkpointer.js';
 import { APPLICATION_ID, migrate, MIGRATIONS, userVersion, type Migration } from './schema.js';
+import { taskBody } from '../rows.js';
 import { systemClock } from '../../cli/clock.js';
 
 const dirs: string[] = [];
@@ -284,6 +285,60 @@ describe('sqlite store: migrations', () => {
     const open = () => createSqliteStore(file, { now: systemClock });
     expect(open).toThrow(expect.objectContaining({ code: 'STORE_FAILED', message: expect.stringContaining('newer than this EnvHarness supports') }));
     expect(open).toThrow(expect.objectContaining({ details: expect.objectContaining({ schemaVersion: SCHEMA_VERSION + 5, supported: SCHEMA_VERSION }) }));
+  });
+});
+
+describe('sqlite store: batch keys (schema version 7)', () => {
+  it('upgrades a version-6 store: every task keeps its batch, seq and review, and the watermark is unchanged', async () => {
+    const file = join(tempDir(), 'v6.db');
+    const db = new BetterSqlite3(file);
+    db.pragma('journal_mode = WAL');
+    expect(migrate(db, MIGRATIONS.slice(0, 6))).toEqual([1, 2, 3, 4, 5, 6]);
+    // Written as version 6 wrote them: the batch id in each row, tasks of two batches interleaved (one of
+    // them an import's, with no batches row), a task held for review.
+    const stored = makeBatch([makeTask(1), makeTask(2), makeTask(3)]);
+    const tasks = [makeTask(1), makeTask(4), makeTask(2), makeTask(3), makeTask(5)].map((task, i) => ({
+      ...task,
+      seq: 10 + i * 3,
+      split: 'dynamic' as const,
+      status: i === 2 ? ('pending_review' as const) : ('active' as const),
+      batchId: [0, 2, 3].includes(i) ? stored.manifest.id : 'imported-batch',
+    }));
+    db.transaction(() => {
+      db.prepare('INSERT INTO batches (id, split, manifest) VALUES (?, ?, ?)').run(stored.manifest.id, 'dynamic', canonicalize(stored.manifest));
+      const insert = db.prepare('INSERT INTO tasks (seq, id, template, domain, task_type, level, split, status, batch_id, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
+      for (const t of tasks) insert.run(t.seq, t.id, t.template, t.domain, t.taskType, t.level, t.split, t.status, t.batchId, taskBody(t));
+      db.prepare("INSERT INTO reviews (task_id, batch_id, status) VALUES (?, ?, 'pending')").run(tasks[2]!.id, stored.manifest.id);
+      db.prepare('UPDATE task_watermark SET rows = ? WHERE id = 0').run(tasks.length);
+    })();
+    db.close();
+
+    const store = createSqliteStore(file, { now: systemClock });
+    expect((await store.getInfo()).schemaVersion).toBe(SCHEMA_VERSION);
+    expect(await store.taskWatermark()).toEqual({ rows: tasks.length, changes: 0 });
+    expect(await store.listTasks()).toEqual(tasks);
+    for (const batchId of [stored.manifest.id, 'imported-batch', 'no-such-batch']) {
+      const mine = tasks.filter((t) => t.batchId === batchId);
+      expect(await store.listTasks({ batchId }), batchId).toEqual(mine);
+      expect(await store.countTasks({ batchId }), batchId).toBe(mine.length);
+      expect(await store.listTasks({ batchId, status: 'active', afterSeq: 10, limit: 1 }), batchId).toEqual(mine.filter((t) => t.status === 'active' && t.seq > 10).slice(0, 1));
+      expect((await store.listTaskIndex({ batchId })).map((t) => t.id), batchId).toEqual(mine.map((t) => t.id));
+    }
+    expect(await store.getTask(tasks[1]!.id)).toEqual(tasks[1]);
+    // The watermark's update trigger is back: a review decision counts as a change.
+    await store.decideReview({ taskId: tasks[2]!.id, decision: 'approved', reviewer: 'r', note: '', at: '2026-01-01T00:00:00.000Z' });
+    expect(await store.taskWatermark()).toEqual({ rows: tasks.length, changes: 1 });
+    // A later batch and an import of an existing batch's task get their keys.
+    const later = makeBatch([makeTask(40), makeTask(41)], { seed: 4 });
+    await store.saveBatch(later);
+    expect((await store.listTasks({ batchId: later.manifest.id })).map((t) => t.id)).toEqual(later.tasks.map((t) => t.id));
+    const imported = { ...makeTask(42), seq: 100, split: 'dynamic' as const, status: 'active' as const, batchId: 'imported-batch' };
+    await store.putTasks([imported]);
+    expect((await store.listTasks({ batchId: 'imported-batch' })).map((t) => t.id)).toEqual([tasks[1]!.id, tasks[4]!.id, imported.id]);
+    await store.close();
+    const check = new BetterSqlite3(file, { readonly: true });
+    expect(check.prepare('SELECT id FROM batch_keys ORDER BY seq').pluck().all()).toEqual([stored.manifest.id, 'imported-batch', later.manifest.id]);
+    check.close();
   });
 });
 

@@ -55,6 +55,12 @@ const EPISODE_KEY_CACHE_SIZE = 65_536;
 /** The WAL file is truncated back to this size after a checkpoint (bounds disk use after big writes). */
 const JOURNAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 /**
+ * Changed pages a write transaction keeps in memory before it spills them to the WAL mid-transaction
+ * (`cache_spill`; docs/storage.md, "Settings"). Above the 2 MB page cache a big batch otherwise writes
+ * its index pages to the WAL, reads them back and writes them again at commit.
+ */
+const SPILL_AFTER_BYTES = 64 * 1024 * 1024;
+/**
  * The page size of a store this creates (docs/storage.md, "Page size"). A store keeps the page size it was
  * created with: SQLite ignores the pragma once a table exists (and a WAL file cannot change it, even by VACUUM).
  */
@@ -220,7 +226,9 @@ export class SqliteStore implements Store {
       db.pragma('foreign_keys = ON');
       db.pragma('trusted_schema = OFF');
       db.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT_BYTES}`);
-      db.pragma(`wal_autocheckpoint = ${autocheckpointPages(INLINE_AUTOCHECKPOINT_BYTES, db.pragma('page_size', { simple: true }) as number)}`);
+      const pageSize = db.pragma('page_size', { simple: true }) as number;
+      db.pragma(`wal_autocheckpoint = ${autocheckpointPages(INLINE_AUTOCHECKPOINT_BYTES, pageSize)}`);
+      db.pragma(`cache_spill = ${Math.ceil(SPILL_AFTER_BYTES / pageSize)}`);
       if (options.reverseUnorderedSelects) db.pragma('reverse_unordered_selects = ON');
       migrate(db);
     } catch (error) {
@@ -297,7 +305,7 @@ export class SqliteStore implements Store {
 
   async getTask(id: string): Promise<StoredTask | undefined> {
     return this.guard('getTask', () => {
-      const row = this.sql('SELECT seq, split, status, batch_id, body FROM tasks WHERE id = ?').get(id) as TaskRow | undefined;
+      const row = this.sql(`SELECT ${TASK_ROW_COLUMNS} FROM tasks WHERE id = ?`).get(id) as TaskRow | undefined;
       return row === undefined ? undefined : storedTaskFromRow(row);
     });
   }
@@ -314,21 +322,21 @@ export class SqliteStore implements Store {
 
   async listTasks(filter: TaskFilter = {}): Promise<StoredTask[]> {
     return this.guard('listTasks', () => {
-      const { sql, params } = taskQuery('seq, split, status, batch_id, body', filter);
+      const { sql, params } = taskQuery(TASK_ROW_COLUMNS, filter, this.batchKeyFilter(filter));
       return (this.sql(sql).all(...params) as TaskRow[]).map(storedTaskFromRow);
     });
   }
 
   async countTasks(filter: TaskFilter = {}): Promise<number> {
     return this.guard('countTasks', () => {
-      const { sql, params } = taskQuery('1', filter);
+      const { sql, params } = taskQuery('1', filter, this.batchKeyFilter(filter));
       return this.pluck(`SELECT count(*) FROM (${sql})`).get(...params) as number;
     });
   }
 
   async listTaskIndex(filter: TaskFilter = {}): Promise<TaskIndexEntry[]> {
     return this.guard('listTaskIndex', () => {
-      const { sql, params } = taskQuery('id, seq, template, domain, task_type, level, split, status', filter);
+      const { sql, params } = taskQuery('id, seq, template, domain, task_type, level, split, status', filter, this.batchKeyFilter(filter));
       // Rows as arrays, then one object literal each: ~20% faster than driver-built objects on 100k rows.
       const rows = this.raw(sql).all(...params) as IndexRow[];
       return rows.map(([id, seq, template, domain, taskType, level, split, status]) => ({
@@ -805,7 +813,7 @@ export class SqliteStore implements Store {
       this.db.transaction(() => {
         const batches = (this.pluck('SELECT manifest FROM batches ORDER BY seq').all() as string[]).map((t) => JSON.parse(t) as BatchManifest);
         const log = readGenerationLog((source) => this.sql(source), {});
-        const tasks = (this.sql('SELECT seq, split, status, batch_id, body FROM tasks ORDER BY seq').all() as TaskRow[]).map(storedTaskFromRow);
+        const tasks = (this.sql(`SELECT ${TASK_ROW_COLUMNS} FROM tasks ORDER BY seq`).all() as TaskRow[]).map(storedTaskFromRow);
         const reviews = (
           this.sql(
             'SELECT r.task_id, r.batch_id, r.status, r.reviewer, r.note, r.decided_at FROM reviews r JOIN tasks t ON t.id = r.task_id ORDER BY t.seq',
@@ -989,17 +997,18 @@ export class SqliteStore implements Store {
       this.sql('INSERT INTO batches (id, split, manifest) VALUES (?, ?, ?)').run(manifest.id, manifest.split, manifestText).lastInsertRowid,
     );
     const insertReview = this.sql("INSERT INTO reviews (task_id, batch_id, status) VALUES (?, ?, 'pending')");
+    const batchKey = this.batchKeyOf(manifest.id);
     const rows = batchTaskRows(batch);
     const taskSeqs: number[] = new Array(rows.length);
     // Task rows go in TASK_ROWS_PER_INSERT at a time (one statement step per group instead of per row: a
     // fifth less CPU per row). The group insert is OR ROLLBACK: a statement that can only fail whole needs no
     // statement journal (written per group, to a temp file: a fifth of the row cost); a failed group has
     // rolled the whole transaction back, so nothing of the batch stays, and the error names the task.
-    // The batch's id and split, and its template columns when every row has the same, are literals of the
+    // The batch's key and split, and its template columns when every row has the same, are literals of the
     // batch's own statement (prepared per batch, not kept): bound once, not once per row.
-    // (A batch whose id or split no literal can hold has its rows inserted one by one, below.)
+    // (A batch whose split no literal can hold has its rows inserted one by one, below.)
     const shared = rows.length >= TASK_ROWS_PER_INSERT ? sharedTemplateColumns(rows) : undefined;
-    const source = rows.length >= TASK_ROWS_PER_INSERT ? taskGroupInsert(manifest, shared) : undefined;
+    const source = rows.length >= TASK_ROWS_PER_INSERT ? taskGroupInsert(manifest.split, batchKey, shared) : undefined;
     const group = source !== undefined ? this.db.prepare(source) : undefined;
     const columns = shared !== undefined ? 4 : 7;
     const args: unknown[] = new Array(TASK_ROWS_PER_INSERT * columns);
@@ -1030,7 +1039,7 @@ export class SqliteStore implements Store {
         if (args[j * columns + columns - 2] === 'pending_review') insertReview.run(rows[k + j]!.id, manifest.id);
       }
     }
-    this.insertTaskRows(manifest, rows, k, rows.length, review, taskSeqs);
+    this.insertTaskRows(manifest, batchKey, rows, k, rows.length, review, taskSeqs);
     writeGenerationLog((source) => this.sql(source), { seq: batchSeq, id: manifest.id }, batch.log, rows, taskSeqs);
     this.addTaskRows(rows.length);
   }
@@ -1058,14 +1067,14 @@ export class SqliteStore implements Store {
   }
 
   /** Task rows [from, to) of a batch, one statement each: a unique id is reported as the batch's conflict. */
-  private insertTaskRows(manifest: BatchManifest, rows: readonly BatchTaskRow[], from: number, to: number, review: ReadonlySet<string>, taskSeqs: number[]): void {
+  private insertTaskRows(manifest: BatchManifest, batchKey: number, rows: readonly BatchTaskRow[], from: number, to: number, review: ReadonlySet<string>, taskSeqs: number[]): void {
     const insertTask = this.sql(TASK_ROW_INSERT);
     const insertReview = this.sql("INSERT INTO reviews (task_id, batch_id, status) VALUES (?, ?, 'pending')");
     for (let k = from; k < to; k++) {
       const row = rows[k]!;
       const status: TaskStatus = review.has(row.id) ? 'pending_review' : 'active';
       try {
-        taskSeqs[k] = Number(insertTask.run(row.id, row.template, row.domain, row.taskType, row.level, manifest.split, status, manifest.id, row.body).lastInsertRowid);
+        taskSeqs[k] = Number(insertTask.run(row.id, row.template, row.domain, row.taskType, row.level, manifest.split, status, batchKey, row.body).lastInsertRowid);
       } catch (error) {
         if (isUniqueViolation(error)) {
           throw conflict('saveBatch', `batch ${manifest.id}: task ${row.id} is already stored; nothing of the batch was saved`, {
@@ -1080,18 +1089,31 @@ export class SqliteStore implements Store {
     }
   }
 
+  /** The `batch_keys` key of a batch id, given on its first use (in the caller's write transaction; schema.ts, version 7). */
+  private batchKeyOf(batchId: string): number {
+    const key = this.pluck('SELECT seq FROM batch_keys WHERE id = ?').get(batchId) as number | undefined;
+    return key ?? Number(this.sql('INSERT INTO batch_keys (id) VALUES (?)').run(batchId).lastInsertRowid);
+  }
+
+  /** The key a task filter's batch id stands for: undefined without one, 0 (no key) for a batch no task names. */
+  private batchKeyFilter(filter: TaskFilter): number | undefined {
+    if (filter.batchId === undefined) return undefined;
+    return (this.pluck('SELECT seq FROM batch_keys WHERE id = ?').get(filter.batchId) as number | undefined) ?? 0;
+  }
+
   /** Counts inserted task rows in the task watermark (in the inserting transaction; see schema.ts, version 5). */
   private addTaskRows(n: number): void {
     if (n > 0) this.sql('UPDATE task_watermark SET rows = rows + ? WHERE id = 0').run(n);
   }
 
   private writeTasks(tasks: readonly StoredTask[]): void {
-    const byId = this.sql('SELECT seq, split, status, batch_id, body FROM tasks WHERE id = ?');
+    const byId = this.sql(`SELECT ${TASK_ROW_COLUMNS} FROM tasks WHERE id = ?`);
     const bySeq = this.pluck('SELECT id FROM tasks WHERE seq = ?');
     const insert = this.sql(
-      'INSERT INTO tasks (seq, id, template, domain, task_type, level, split, status, batch_id, body) ' +
+      'INSERT INTO tasks (seq, id, template, domain, task_type, level, split, status, batch_key, body) ' +
         'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
+    const keys = new Map<string, number>();
     const insertReview = this.sql("INSERT OR IGNORE INTO reviews (task_id, batch_id, status) VALUES (?, ?, 'pending')");
     let inserted = 0;
     tasks.forEach((task, i) => {
@@ -1127,7 +1149,12 @@ export class SqliteStore implements Store {
           details: { pointer: `/${i}/seq`, taskId: task.id, seq: task.seq, holder },
         });
       }
-      insert.run(task.seq, task.id, task.template, task.domain, task.taskType, task.level, task.split, task.status, task.batchId, body);
+      let key = keys.get(task.batchId);
+      if (key === undefined) {
+        key = this.batchKeyOf(task.batchId);
+        keys.set(task.batchId, key);
+      }
+      insert.run(task.seq, task.id, task.template, task.domain, task.taskType, task.level, task.split, task.status, key, body);
       inserted++;
       // Keeps the invariant "every pending_review task has a review item", so the task can be decided.
       if (task.status === 'pending_review') insertReview.run(task.id, task.batchId);
@@ -1472,9 +1499,15 @@ interface RunEventRow {
 const SYNCHRONOUS_NAMES: Record<number, SqliteStoreInfo['synchronous']> = { 0: 'OFF', 1: 'NORMAL', 2: 'FULL', 3: 'EXTRA' };
 
 /** SELECT over tasks honouring every TaskFilter field, in seq order (`?` parameters). */
-function taskQuery(columns: string, filter: TaskFilter): { sql: string; params: unknown[] } {
-  const { text, values } = sharedTaskQuery(columns, filter, questionMark);
-  return { sql: text, params: values };
+function taskQuery(columns: string, filter: TaskFilter, batchKey: number | undefined): { sql: string; params: unknown[] } {
+  // rows.ts's query (both stores' filter semantics and checks), with the batch condition on this schema's
+  // batch_key (version 7) instead of a batch id column: added as the first condition.
+  const { text, values } = sharedTaskQuery(columns, { ...filter, batchId: undefined }, questionMark);
+  if (batchKey === undefined) return { sql: text, params: values };
+  const from = `SELECT ${columns} FROM tasks`;
+  if (!text.startsWith(from)) throw new EnvHarnessError('INTERNAL', `task query of unexpected form: ${text}`);
+  const rest = text.slice(from.length);
+  return { sql: `${from} WHERE batch_key = ?${rest.startsWith(' WHERE ') ? ` AND ${rest.slice(' WHERE '.length)}` : rest}`, params: [batchKey, ...values] };
 }
 
 /** A WHERE clause of the defined conditions (`?` parameters); see `../rows.js`. */
@@ -1514,7 +1547,9 @@ function withWriteIndex(error: unknown, index: number, op: string): unknown {
 /** A write refused by a uniqueness rule (duplicate step, event or task). */
 /** Task rows per INSERT statement in saveBatch. */
 const TASK_ROWS_PER_INSERT = 32;
-const TASK_ROW_INSERT = 'INSERT INTO tasks (id, template, domain, task_type, level, split, status, batch_id, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)';
+const TASK_ROW_INSERT = 'INSERT INTO tasks (id, template, domain, task_type, level, split, status, batch_key, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)';
+/** A task row's columns as `TaskRow` reads them: the batch id through its key. */
+const TASK_ROW_COLUMNS = 'seq, split, status, (SELECT k.id FROM batch_keys k WHERE k.seq = batch_key) AS batch_id, body';
 
 /** A SQL string literal ('' for a quote); undefined for text a literal cannot hold (NUL). */
 function sqlText(text: string): string | undefined {
@@ -1531,15 +1566,14 @@ function sharedTemplateColumns(rows: readonly BatchTaskRow[]): string | undefine
 
 /**
  * The group insert of one batch: per row id, level, status and body (and template, domain, task type unless
- * `shared` holds them); the split and batch id are literals (undefined when one cannot be). OR ROLLBACK: see writeBatch.
+ * `shared` holds them); the split and batch key are literals (undefined when the split cannot be). OR ROLLBACK: see writeBatch.
  */
-function taskGroupInsert(manifest: BatchManifest, shared: string | undefined): string | undefined {
-  const split = sqlText(manifest.split);
-  const id = sqlText(manifest.id);
-  if (split === undefined || id === undefined) return undefined;
-  const batch = `${split}, ?, ${id}`;
+function taskGroupInsert(splitName: string, batchKey: number, shared: string | undefined): string | undefined {
+  const split = sqlText(splitName);
+  if (split === undefined || !Number.isSafeInteger(batchKey)) return undefined;
+  const batch = `${split}, ?, ${batchKey}`;
   const row = shared !== undefined ? `(?, ${shared}, ?, ${batch}, ?)` : `(?, ?, ?, ?, ?, ${batch}, ?)`;
-  return `INSERT OR ROLLBACK INTO tasks (id, template, domain, task_type, level, split, status, batch_id, body) VALUES ${Array.from({ length: TASK_ROWS_PER_INSERT }, () => row).join(', ')}`;
+  return `INSERT OR ROLLBACK INTO tasks (id, template, domain, task_type, level, split, status, batch_key, body) VALUES ${Array.from({ length: TASK_ROWS_PER_INSERT }, () => row).join(', ')}`;
 }
 
 function conflict(operation: string, message: string, details: Record<string, unknown>): EnvHarnessError {
