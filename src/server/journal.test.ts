@@ -22,8 +22,7 @@ beforeAll(async () => {
   journal = t.server.episodes.journal!;
 });
 afterAll(async () => {
-  await t.server.close();
-  await t.harness.close();
+  await t.close();
 });
 
 async function newEpisode(taskId = t.tasks.endless): Promise<{ ep: ServerEpisode; attemptId: string }> {
@@ -92,6 +91,7 @@ describe('server over the step journal', () => {
     } finally {
       await other.server.close().catch(() => undefined);
       await other.harness.close().catch(() => undefined);
+      rmSync(other.dir, { recursive: true, force: true });
     }
   });
 
@@ -106,6 +106,7 @@ describe('server over the step journal', () => {
     expect(existsSync(`${path}.lock`)).toBe(false);
     expect((await other.harness.store.listTransitions(attemptId)).length).toBe(5);
     await other.harness.close();
+    rmSync(other.dir, { recursive: true, force: true });
   });
 
   it('a shutdown whose feed SQLite refuses says so on stderr and keeps the journal, which the next open of the store applies', async () => {

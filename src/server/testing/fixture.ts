@@ -81,9 +81,12 @@ export async function startTestServer(options: { listen?: boolean; server?: Part
     storePath: path,
     tasks,
     async close() {
-      await server.close();
-      await harness.close();
-      rmSync(dir, { recursive: true, force: true });
+      try {
+        await server.close();
+        await harness.close();
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     },
   };
 }
