@@ -5,7 +5,7 @@ export { actionSchema, validateAction } from './action.js';
 export type { ActionIssue } from './action.js';
 export { createMemoryRecorder, createStoreRecorder } from './recorder.js';
 export type { MemoryRecorder, Recorder, RecordingTarget, StagedCall, StoreRecorder, StoreRecorderOptions } from './recorder.js';
-export { rebuildTransitions, replayEpisode, verifyReplay } from './replay.js';
+export { rebuildTransitions, replayEpisode, replayRecorded, verifyReplay } from './replay.js';
 export type { ReplayMismatch, ReplayOptions } from './replay.js';
 export { createDomainGateHooks, createNonTrivialGate, createOracleGate } from './gates.js';
 export type { NonTrivialGateOptions, OracleGateOptions } from './gates.js';

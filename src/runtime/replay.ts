@@ -2,7 +2,7 @@
 import { canonicalize, EnvHarnessError } from '../core/index.js';
 import type { Action, Domain, EpisodeRecord, StepResult, Task, Transition } from '../core/index.js';
 import { createEpisode, sentInput } from './episode.js';
-import type { DynamicsOptions, EpisodeOptions } from './episode.js';
+import type { DynamicsOptions, Episode, EpisodeOptions } from './episode.js';
 import { createMemoryRecorder } from './recorder.js';
 
 /** The dynamics options of the recording, plus the clock and cache to replay with. */
@@ -30,9 +30,14 @@ export function replayEpisode(
   const { ignoreAfterEnd, ...episodeOptions } = options;
   const episode = createEpisode(domain, task, episodeOptions);
   episode.reset({ seed });
+  return stepAll(episode, actions, ignoreAfterEnd === true);
+}
+
+/** Steps recorded actions (a rejected input as the input it wraps) into a reset episode; after its end, stops when `ignoreAfterEnd`, else EPISODE_FINISHED. */
+function stepAll(episode: Episode, actions: readonly unknown[], ignoreAfterEnd: boolean): StepResult[] {
   const results: StepResult[] = [];
   for (const action of actions) {
-    if (ignoreAfterEnd === true && episode.status !== 'running') break;
+    if (ignoreAfterEnd && episode.status !== 'running') break;
     results.push(episode.step(sentInput(action as Action)));
   }
   return results;
@@ -94,6 +99,14 @@ export function verifyReplay(
  * const transitions = rebuildTransitions(domain, await store.getTask(record.taskId), record);
  */
 export function rebuildTransitions(domain: Domain<any>, task: Task, record: EpisodeRecord, options: { cache?: EpisodeOptions['cache'] } = {}): Transition[] {
+  return replayRecorded(domain, task, record, options).transitions;
+}
+
+/**
+ * `rebuildTransitions`, with the replayed episode as the recording left it (ended, or running where it was closed):
+ * what reads its final state (`exportState`) replays once.
+ */
+export function replayRecorded(domain: Domain<any>, task: Task, record: EpisodeRecord, options: { cache?: EpisodeOptions['cache'] } = {}): { episode: Episode; transitions: Transition[] } {
   const inputs = record.inputs;
   if (inputs === undefined) {
     throw new EnvHarnessError('EPISODE_NOT_FOUND', `episode ${record.id} was recorded as transitions, not as its inputs: read them from the store`, { details: { episodeId: record.id } });
@@ -111,10 +124,7 @@ export function rebuildTransitions(domain: Domain<any>, task: Task, record: Epis
     ...(options.cache !== undefined ? { cache: options.cache } : {}),
   });
   episode.reset({ seed: record.seed });
-  for (const action of inputs.actions) {
-    if (episode.status !== 'running') break;
-    episode.step(sentInput(action));
-  }
+  stepAll(episode, inputs.actions, true);
   const transitions = recorder.transitions(record.id);
   for (const kept of inputs.kept ?? []) if (kept.step >= 1 && kept.step <= transitions.length) transitions[kept.step - 1] = kept;
   const status = episode.status === 'running' ? 'closed' : episode.status;
@@ -137,5 +147,5 @@ export function rebuildTransitions(domain: Domain<any>, task: Task, record: Epis
       { details: { episodeId: record.id, taskId: record.taskId } },
     );
   }
-  return transitions;
+  return { episode, transitions };
 }

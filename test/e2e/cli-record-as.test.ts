@@ -14,12 +14,12 @@ import { openStore } from '../../src/harness/harness.js';
 const dir = mkdtempSync(join(tmpdir(), 'envharness-record-as-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** Trains the rule-based agent on retail into a fresh store, recorded as `recordAs` (the default when undefined). */
-async function train(name: string, recordAs?: string) {
+/** Trains the rule-based agent on `domain` into a fresh store, recorded as `recordAs` (the default when undefined). */
+async function train(name: string, recordAs?: string, domain = 'retail') {
   const store = join(dir, `${name}.db`);
   const run = cliRunner(store);
   const flags = recordAs === undefined ? [] : ['--record-as', recordAs];
-  const trained = await run(...flags, '--json', 'train', '--domain', 'retail', '--agent', 'rule-based', '--episodes', '12', '--eval-every', '0', '--per-level', '2', '--no-report', '--agent-state', join(dir, `${name}.json`));
+  const trained = await run(...flags, '--json', 'train', '--domain', domain, '--agent', 'rule-based', '--episodes', '12', '--eval-every', '0', '--per-level', '2', '--no-report', '--agent-state', join(dir, `${name}.json`));
   expect(trained.code, trained.err).toBe(0);
   return { store, run, runId: JSON.parse(trained.out).runId as string };
 }
@@ -57,6 +57,17 @@ describe('envharness --record-as', { timeout: 120_000 }, () => {
       await raw.close();
       await rawFull.close();
     }
+  });
+
+  it("exports the state of an episode of a domain without a state format of its own (api-workflows) by replaying its record", async () => {
+    const logged = await train('api-inputs', undefined, 'api-workflows');
+    const full = await train('api-transitions', 'transitions', 'api-workflows');
+    const id = `${logged.runId}:11`;
+    const states = await Promise.all([logged, full].map((t) => t.run('episode', 'state', '--episode', id, '--format', 'json')));
+    expect(states[0]!.code, states[0]!.err).toBe(0);
+    expect(states[1]!.code, states[1]!.err).toBe(0);
+    expect(Object.keys(JSON.parse(states[0]!.out) as object).length).toBeGreaterThan(0);
+    expect(states[0]!.out).toBe(states[1]!.out);
   });
 
   it('refuses a value it does not know, naming the option, and writes nothing', async () => {

@@ -5,11 +5,13 @@ import {
   createEpisode,
   EnvHarnessError,
   openStore,
+  replayRecorded,
   replayingStore,
   sentInput,
   type CommandContext,
   type Domain,
   type DomainCommand,
+  type Episode,
   type Store,
   type StoredTask,
 } from '../../index.js';
@@ -85,7 +87,7 @@ function registerEpisodeState(program: Command, ctx: CliContext): void {
         if (domain.episodeState !== undefined && domain.episodeState.formats.includes(format)) {
           ({ text, summary } = await domain.episodeState.export({ store, episodeId: opts.episode, format, ...(opts.data !== undefined ? { data: opts.data } : {}) }));
         } else if (format === 'json') {
-          text = replayedExport(domain, task, await store.listTransitions(opts.episode), record.seed);
+          text = record.inputs !== undefined ? exportOf(replayRecorded(domain, task, record).episode) : replayedExport(domain, task, await store.listTransitions(opts.episode), record.seed);
           summary = { episode: opts.episode, task: task.id };
         } else {
           throw new EnvHarnessError('PARAMS_INVALID', `episode ${opts.episode} ran a ${task.domain} task; --format ${format} is not a format of that domain, use --format json`, { details: { pointer: '/format' } });
@@ -112,7 +114,10 @@ function findOrAdd(program: Command, name: string, description: string): Command
   return program.commands.find((c) => c.name() === name) ?? program.command(name).description(description);
 }
 
-/** EnvHarness's export of an episode of a domain without `episodeState`: its recorded actions replayed in a fresh episode. */
+/**
+ * EnvHarness's export of an episode of a domain without `episodeState` recorded as transitions: its recorded actions
+ * replayed in a fresh episode (one recorded as its inputs replays with its own dynamics: `replayRecorded`).
+ */
 function replayedExport(domain: Domain<any>, task: StoredTask, transitions: Awaited<ReturnType<Store['listTransitions']>>, seed: number): string {
   const episode = createEpisode(domain, task, {});
   episode.reset({ seed });
@@ -121,5 +126,10 @@ function replayedExport(domain: Domain<any>, task: StoredTask, transitions: Awai
   if (recorded !== undefined && episode.stateHash() !== recorded) {
     throw new EnvHarnessError('INTERNAL', `replaying episode ${transitions[0]!.episodeId} gives state ${episode.stateHash()}, not the recorded ${recorded}; it was run with other dynamics options`);
   }
+  return exportOf(episode);
+}
+
+/** The `json` format: EnvHarness's export of the episode's state, indented. */
+function exportOf(episode: Episode): string {
   return JSON.stringify(episode.exportState(), null, 2) + '\n';
 }

@@ -143,7 +143,9 @@ async function episodeScreenshots(store: Store, runRef: string | undefined, n: n
     const task = await store.getTask(episode.taskId);
     const domain = task === undefined ? undefined : domains.get(task.domain);
     if (task === undefined || domain?.screenshots === undefined) continue;
-    const actions = (await store.listTransitions(episode.id)).map((t) => t.action).filter((a): a is Action => a.type !== 'invalid');
+    // An episode recorded as its inputs has its actions in its record: no replay to rebuild its transitions for them.
+    const recorded = episode.inputs?.actions ?? (await store.listTransitions(episode.id)).map((t) => t.action);
+    const actions = recorded.filter((a): a is Action => a.type !== 'invalid');
     out.push({ episodeId: episode.id, taskId: task.id, images: await domain.screenshots({ task, actions, env: process.env }) });
   }
   return out;
