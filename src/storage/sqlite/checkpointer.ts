@@ -21,6 +21,13 @@ export const CHECKPOINTER_AFTER_WRITES = 256;
  */
 export const CHECKPOINT_INTERVAL_MS = 500;
 /**
+ * How often the worker looks at the WAL file's size between checkpoints. A writer of ~130 MB of WAL a second (a
+ * loop appending 100 transitions of 450 bytes per call) grew it from the TRUNCATE mark into the throttled band
+ * (3/8 of the limit) before the next 500 ms tick, and wrote 133k rows/s; with a checkpoint as soon as a look finds
+ * the file past the mark, 231k (same sitting, load 0.6; raw better-sqlite3 with inline checkpoints 250k).
+ */
+export const CHECKPOINT_LOOK_MS = 25;
+/**
  * WAL bytes at which a connection checkpoints inline, in the committing write: SQLite's default of 1000 pages
  * at 4 KiB. Until the checkpointer starts, and again should it die; the writer thread's connection always.
  */
@@ -41,7 +48,7 @@ export function autocheckpointPages(bytes: number, pageSize: number): number {
 export const TRUNCATE_WAIT_MS = 50;
 export const TRUNCATE_BACKOFF_MS = 500;
 
-// CommonJS, evaluated in the worker: checkpoint every interval until told to close.
+// CommonJS, evaluated in the worker: checkpoint every interval, and sooner when the WAL grows fast, until told to close.
 const SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
@@ -60,8 +67,8 @@ const { statSync } = require('node:fs');
 const walPath = workerData.location + '-wal';
 const walBytes = () => { try { return statSync(walPath).size; } catch { return 0; } };
 let reported = -1;
-const checkpoint = () => {
-  tick += 1;
+const checkpoint = (ticked) => {
+  if (ticked) tick += 1;
   try {
     const [row] = db.pragma('wal_checkpoint(PASSIVE)');
     // A long WAL (content or file): wait briefly for the readers holding it, then truncate it; back off while
@@ -88,8 +95,15 @@ const checkpoint = () => {
     parentPort.postMessage({ kind: 'fault', code: String(error && error.code || 'SQLITE_ERROR'), message: String(error && error.message || error) });
   }
 };
-const timer = setInterval(checkpoint, workerData.intervalMs);
-parentPort.on('message', () => { clearInterval(timer); try { db.close(); } catch {} parentPort.close(); });
+const timer = setInterval(() => checkpoint(true), workerData.intervalMs);
+// Between ticks, a look at the file: a writer that fills it faster than the ticks come gets a checkpoint as soon as
+// the file passes the TRUNCATE mark and has grown by a quarter of it since the last one (not every look while a
+// reader pins it).
+const look = setInterval(() => {
+  const bytes = walBytes();
+  if (bytes >= workerData.truncateAfterBytes && bytes >= reported + workerData.truncateAfterBytes / 4) checkpoint(false);
+}, workerData.lookMs);
+parentPort.on('message', () => { clearInterval(timer); clearInterval(look); try { db.close(); } catch {} parentPort.close(); });
 `;
 
 /** The driver the worker loads: next to this module, or (for a bundled copy of it) from the working directory. */
@@ -139,6 +153,7 @@ export function startCheckpointer(
       parkBytes: options.parkBytes ?? Infinity,
       truncateWaitMs: TRUNCATE_WAIT_MS,
       truncateBackoffMs: TRUNCATE_BACKOFF_MS,
+      lookMs: CHECKPOINT_LOOK_MS,
     },
   });
   // Never what keeps a process alive.

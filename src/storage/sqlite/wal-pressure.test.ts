@@ -127,6 +127,29 @@ describe('WAL backpressure from the first writes', () => {
   });
 });
 
+describe('WAL checkpoints between ticks', () => {
+  it('checkpoints as soon as a fast writer takes the file past the TRUNCATE mark, without waiting for the interval', { timeout: 60_000 }, async () => {
+    // The interval never comes: only the checkpointer's looks at the file can keep it bounded. 60 batches are about
+    // 11 MB of WAL frames, almost three times the limit; with nothing checkpointing, writes would park at 3/4 of it.
+    const file = join(dir, 'looks.db');
+    const store = createSqliteStore(file, { now: systemClock, checkpoints: { afterWrites: 1, intervalMs: 1e9 }, walLimitBytes: LIMIT });
+    let max = 0;
+    let shrank = 0;
+    let last = 0;
+    for (let i = 0; i < 60; i++) {
+      await store.saveBatch(batch(i));
+      const bytes = walBytes(file);
+      if (bytes < last) shrank += 1;
+      last = bytes;
+      max = Math.max(max, bytes);
+    }
+    expect(shrank).toBeGreaterThan(0);
+    expect(max).toBeLessThanOrEqual(LIMIT);
+    expect(await store.countTasks()).toBe(60 * 20);
+    await store.close();
+  });
+});
+
 describe('WAL backpressure: options', () => {
   it('refuses a limit below 1 MiB, naming the option', () => {
     expect(() => createSqliteStore(join(dir, 'small.db'), { now: systemClock, walLimitBytes: 1000 })).toThrow(/walLimitBytes/);
