@@ -22,6 +22,9 @@ export async function run(): Promise<BenchSection[]> {
   }
 }
 
+/** Interleaved rounds of each appendTransitions case against raw better-sqlite3. */
+const ROUNDS = 9;
+
 /** CPU time (user + system) of `fn`, in microseconds. */
 async function cpuOf(fn: () => Promise<void> | void): Promise<number> {
   const before = process.cpuUsage();
@@ -38,9 +41,9 @@ async function benchTransitions(open: (options?: SqliteStoreOptions) => SqliteSt
   // that crosses 1000 WAL pages, as the raw side does), to show what the thread costs in CPU.
   const cases: Array<{ batch: number; n: number; synchronous: 'NORMAL' | 'FULL'; inline?: boolean }> = [
     { batch: 1, n: 4_000, synchronous: 'NORMAL' },
-    { batch: 100, n: 40_000, synchronous: 'NORMAL' },
-    { batch: 100, n: 40_000, synchronous: 'NORMAL', inline: true },
-    { batch: 1000, n: 60_000, synchronous: 'NORMAL' },
+    { batch: 100, n: 100_000, synchronous: 'NORMAL' },
+    { batch: 100, n: 100_000, synchronous: 'NORMAL', inline: true },
+    { batch: 1000, n: 100_000, synchronous: 'NORMAL' },
     { batch: 1, n: 1_000, synchronous: 'FULL' },
   ];
   const rows: BenchRow[] = [];
@@ -92,8 +95,10 @@ async function benchTransitions(open: (options?: SqliteStoreOptions) => SqliteSt
     };
     await runOurs(Math.ceil(c.n / 10));
     runRaw(Math.ceil(c.n / 10));
-    // Interleaved runs, so both sides see the same machine load.
-    for (let r = 0; r < 5; r++) {
+    // Interleaved runs, so both sides see the same machine load; the ratios are the median of each round's own
+    // (a neighbour that slows one round slows both sides of it). A run of 100k rows spans a few of the store's
+    // checkpoints (every 500 ms, or as the WAL grows), so each run pays its share of them.
+    for (let r = 0; r < ROUNDS; r++) {
       let t0 = performance.now();
       oursCpu.push(await cpuOf(() => runOurs(c.n)) / c.n);
       ours.push((c.n * 1000) / (performance.now() - t0));
@@ -101,6 +106,8 @@ async function benchTransitions(open: (options?: SqliteStoreOptions) => SqliteSt
       rawCpu.push(await cpuOf(() => runRaw(c.n)) / c.n);
       raw.push((c.n * 1000) / (performance.now() - t0));
     }
+    const cpuRatio = median(rawCpu.map((cost, r) => cost / oursCpu[r]!));
+    const wallRatio = median(ours.map((rate, r) => rate / raw[r]!));
     db.close();
     await store.close();
     const oursRate = median(ours);
@@ -115,8 +122,8 @@ async function benchTransitions(open: (options?: SqliteStoreOptions) => SqliteSt
       'CPU µs/transition': cpuOurs.toFixed(2),
       'raw better-sqlite3 rows/s (same run)': fmt(rawRate),
       'raw CPU µs/row': cpuRaw.toFixed(2),
-      'vs raw (CPU)': `${Math.round((cpuRaw / cpuOurs) * 100)}%`,
-      'vs raw (wall)': `${Math.round((oursRate / rawRate) * 100)}%`,
+      'vs raw (CPU)': `${Math.round(cpuRatio * 100)}%`,
+      'vs raw (wall)': `${Math.round(wallRatio * 100)}%`,
       target: c.batch >= 100 && c.synchronous === 'NORMAL' && !c.inline ? '>= 85% of raw' : '-',
     });
   }
@@ -139,9 +146,10 @@ async function benchTransitions(open: (options?: SqliteStoreOptions) => SqliteSt
     title: 'Storage: appending transitions (SQLite, WAL)',
     description:
       `\`appendTransitions\` on a temp file (WAL, one \`BEGIN IMMEDIATE\` transaction per call, multi-row INSERTs), rows of ${rowBytes} bytes of canonical JSON, ` +
-      'one episode, median of 5 runs, canonicalising each transition included. In the same run, interleaved: raw better-sqlite3 on the same table ' +
-      'and index with the same pragmas and rows per transaction (a prepared single-row INSERT, bodies from JSON.stringify). "vs raw" is ' +
-      'raw cost / our cost (100% = as cheap as raw). CPU is the whole process\'s, so it includes the store\'s checkpoint thread; ' +
+      `one episode, canonicalising each transition included. In the same run, interleaved: raw better-sqlite3 on the same table ` +
+      `and index with the same pragmas and rows per transaction (a prepared single-row INSERT, bodies from JSON.stringify). ${ROUNDS} rounds of both; ` +
+      'rates and costs are medians over the rounds, and "vs raw" is the median over the rounds of each round\'s raw cost / our cost ' +
+      '(100% = as cheap as raw). CPU is the whole process\'s, so it includes the store\'s checkpoint thread; ' +
         'the `inline` row is the same store with checkpoints left inside the committing write, as on the raw side. ' +
       `Machine load (1 min): ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end, on ${availableParallelism()} cores.`,
     rows,
