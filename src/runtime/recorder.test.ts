@@ -1,6 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { EnvHarnessError, canonicalize, isEnvHarnessError } from '../core/index.js';
 import type { EpisodeRecord, Store, Transition } from '../core/index.js';
@@ -334,5 +336,31 @@ describe('store recorder', () => {
     } finally {
       await store.close();
     }
+  });
+});
+
+describe('an ended episode and its pending flush', () => {
+  it('is not kept alive by the flush it is waiting on (a loop that never yields must not hold every episode it ran)', async () => {
+    // V8's collector, reachable from a test: the flag, then `gc` from a fresh context.
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const recorder = { begin: () => undefined, record: () => undefined, end: () => undefined, flush: () => held };
+    const task = makeInventoryTask();
+    const refs: Array<WeakRef<object>> = [];
+    const run = () => {
+      const episode = createEpisode(inventory, task, { recorder });
+      episode.reset({ seed: 1 });
+      for (const action of task.spec.solution) episode.step(action);
+      expect(episode.status).toBe('terminated');
+      refs.push(new WeakRef(episode));
+    };
+    for (let i = 0; i < 3; i++) run();
+    // The flushes are still pending: a callback on them that held its episode would keep all three alive.
+    await new Promise((resolve) => setImmediate(resolve));
+    gc();
+    expect(refs.filter((ref) => ref.deref() !== undefined)).toHaveLength(0);
+    release();
   });
 });
