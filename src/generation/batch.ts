@@ -57,7 +57,14 @@ export interface GenerateBatchDeps {
 }
 
 /** A generated batch plus the ids of the accepted tasks sent to human review. */
-export type GeneratedBatch = Batch & { review: string[] };
+export type GeneratedBatch = Batch & {
+  review: string[];
+  /**
+   * The near-duplicate gate's signatures of the accepted tasks (`MinHashIndex#signatureOf` by id). Non-enumerable,
+   * absent with that gate off, and dropped with `taskRows` once `tasks` is read (the caller may then change them).
+   */
+  signatures?: MinHashIndex;
+};
 
 const requestSchema = z.strictObject({
   templates: z
@@ -177,7 +184,7 @@ export async function generateBatch(request: BatchRequest, deps: GenerateBatchDe
   const manifest = buildManifest(request, templates, weights, threshold, reviewShare, accepted, runner.results());
   for (const entry of log) entry.batchId = manifest.id;
   const review = reviewShare > 0 ? accepted.ids.filter((id) => isSelectedForReview(id, reviewShare)) : [];
-  return accepted.batch(manifest, log, review);
+  return accepted.batch(manifest, log, review, runner.accepted);
 }
 
 /**
@@ -205,7 +212,7 @@ class AcceptedTasks {
     this.byLevel[String(level)] = (this.byLevel[String(level)] ?? 0) + 1;
   }
 
-  batch(manifest: BatchManifest, log: GenerationLogEntry[], review: string[]): GeneratedBatch {
+  batch(manifest: BatchManifest, log: GenerationLogEntry[], review: string[], signatures: MinHashIndex | undefined): GeneratedBatch {
     const { rows } = this;
     const hidden = (value: unknown) => ({ value, enumerable: false, writable: true, configurable: true });
     const batch = { manifest } as GeneratedBatch;
@@ -218,6 +225,7 @@ class AcceptedTasks {
         parsed = rows.map((row) => JSON.parse(row.body) as Task);
         // From now on the caller may change the tasks: the store reads them (and checks the bodies by id).
         delete batch.taskRows;
+        delete batch.signatures;
       }
       return parsed;
     };
@@ -234,6 +242,7 @@ class AcceptedTasks {
     batch.review = review;
     Object.defineProperty(batch, 'taskBodies', hidden(rows.map((r) => r.body)));
     Object.defineProperty(batch, 'taskRows', hidden(rows));
+    if (signatures !== undefined) Object.defineProperty(batch, 'signatures', hidden(signatures));
     return batch;
   }
 }

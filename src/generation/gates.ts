@@ -134,6 +134,11 @@ export interface GateRunner {
   check(candidate: GateCandidate): GateOutcome;
   /** Totals per gate, in `GATE_ORDER`. */
   results(): GateResult[];
+  /**
+   * The accepted tasks' MinHash signatures, in the order they were accepted (undefined when the near-duplicate
+   * gate is off): what indexing the stored batch would compute, without reading it back.
+   */
+  readonly accepted: MinHashIndex | undefined;
 }
 
 /**
@@ -296,6 +301,7 @@ export function createGateRunner(options: GateRunnerOptions): GateRunner {
     enabled,
     check,
     results: () => GATE_ORDER.map((gate) => ({ ...totals.get(gate)! })),
+    accepted: enabled.near_duplicate ? accepted : undefined,
   };
 }
 

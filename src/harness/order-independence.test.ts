@@ -8,6 +8,7 @@ import { math } from '../domains/math/index.js';
 import { MinHashIndex } from '../generation/index.js';
 import { createHarness, type Harness } from './harness.js';
 import { SplitIndex } from './split-index.js';
+import { createSqliteStore } from '../storage/sqlite/index.js';
 import { createTestDatabase, PG_TEST_URL } from '../../test/support/postgres.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'envharness-order-'));
@@ -92,6 +93,53 @@ describe('order independence', () => {
       await h.close();
     }
     expect(results[0]).toEqual(results[1]);
+  });
+
+  it('takes a batch it stored in from its gate\'s signatures without reading it back, and equals a fresh index', async () => {
+    // The dynamic split's rows that listTasks returns: what a split index reads back.
+    const inner = createSqliteStore(join(dir, `o${files++}.db`), { now: clock });
+    let read = 0;
+    const store = new Proxy(inner, {
+      get(target, key) {
+        if (key === 'listTasks') {
+          return async (filter?: Parameters<typeof target.listTasks>[0]) => {
+            const tasks = await target.listTasks(filter);
+            if (filter?.split === 'dynamic') read += tasks.length;
+            return tasks;
+          };
+        }
+        const value = Reflect.get(target, key);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const fresh = async () => {
+      const index = new MinHashIndex();
+      for (const task of await inner.listTasks({ split: 'dynamic' })) index.add(task);
+      return index.toJSON();
+    };
+    const h = await createHarness({ store, domains: [math], clock });
+    await h.initialize({ seed: 3 });
+    // Three batches through one harness: the second and third are gated against the ones before, none read back.
+    for (const request of [first, second, third]) await h.generate(request);
+    expect(read).toBe(0);
+    expect(await inner.countTasks({ split: 'dynamic' })).toBeGreaterThan(0);
+
+    // The index taken in that way is the index of the split: a split index given a stored batch's signatures ...
+    const splits = new SplitIndex(store);
+    await splits.of('dynamic');
+    read = 0;
+    const fourth = await h.generate({ ...second, seed: 11 });
+    await splits.addSaved('dynamic', fourth.taskRows!.map((row) => row.id), (id) => fourth.signatures!.signatureOf(id));
+    expect((await splits.of('dynamic')).toJSON()).toEqual(await fresh());
+    expect(read).toBe(0);
+    // ... and declines a batch that is not all that was stored since (another one came first): it reads the store then.
+    const fifth = await h.generate({ ...second, seed: 12 });
+    const sixth = await h.generate({ ...second, seed: 13 });
+    await splits.addSaved('dynamic', sixth.taskRows!.map((row) => row.id), (id) => sixth.signatures!.signatureOf(id));
+    expect(read).toBe(0);
+    expect((await splits.of('dynamic')).toJSON()).toEqual(await fresh());
+    expect(read).toBe(fifth.tasks.length + sixth.tasks.length);
+    await h.close();
   });
 
   it('the split index equals a fresh index of the split, also after a task was stored below its last seq', async () => {

@@ -1,10 +1,10 @@
 /** The near-duplicate index of each split, kept up to date from the store incrementally (a batch costs O(batch)). */
 import type { Split, Store } from '../core/index.js';
-import { MinHashIndex } from '../generation/index.js';
+import { MinHashIndex, type MinHashSignature } from '../generation/index.js';
 
 interface Indexed {
   index: MinHashIndex;
-  /** The highest seq indexed; undefined before the first read. */
+  /** The highest seq indexed (-1 when the split was empty); undefined before the first read. */
   lastSeq: number | undefined;
 }
 
@@ -29,7 +29,8 @@ export class SplitIndex {
     }
     const fresh = await this.store.listTasks(indexed.lastSeq === undefined ? { split } : { split, afterSeq: indexed.lastSeq });
     for (const task of fresh) indexed.index.add(task);
-    if (fresh.length > 0) indexed.lastSeq = fresh[fresh.length - 1]!.seq;
+    // Read, even when empty: every seq is past an empty split's -1.
+    indexed.lastSeq = fresh.length > 0 ? fresh[fresh.length - 1]!.seq : (indexed.lastSeq ?? -1);
     if (indexed.index.size !== (await this.store.countTasks({ split }))) {
       // Missed a task stored below lastSeq: rebuild in seq order, as a full read would.
       this.splits.delete(split);
@@ -41,5 +42,28 @@ export class SplitIndex {
       return rebuilt.index;
     }
     return indexed.index;
+  }
+
+  /**
+   * Takes in a batch this process has just stored, from the signatures its near-duplicate gate computed, instead
+   * of reading its tasks back and hashing them again on the next `of` (a 20,000-task batch of math/chain-sum read
+   * back and hashed cost about as much CPU as generating it). Only when the split's index is up to date and the
+   * batch's rows are the only ones stored since: the split counts exactly the batch more, and its first and last
+   * tasks have consecutive seqs past the index's (a batch is inserted in order in one transaction, so every row in
+   * between is the batch's, in order). Otherwise, or with a signature missing, nothing is taken and the next `of`
+   * reads the store as before; either way the index is what indexing the split from scratch gives.
+   */
+  async addSaved(split: Split, ids: readonly string[], signatureOf: (id: string) => MinHashSignature | undefined): Promise<void> {
+    const indexed = this.splits.get(split);
+    if (indexed === undefined || indexed.lastSeq === undefined || ids.length === 0) return;
+    const signatures = ids.map(signatureOf);
+    if (signatures.some((signature) => signature === undefined)) return;
+    if ((await this.store.countTasks({ split })) !== indexed.index.size + ids.length) return;
+    const first = await this.store.getTask(ids[0]!);
+    const last = ids.length === 1 ? first : await this.store.getTask(ids[ids.length - 1]!);
+    if (first === undefined || last === undefined || first.split !== split || last.split !== split) return;
+    if (first.seq <= indexed.lastSeq || last.seq - first.seq !== ids.length - 1) return;
+    for (let k = 0; k < ids.length; k++) indexed.index.addSignature(ids[k]!, signatures[k]!);
+    indexed.lastSeq = last.seq;
   }
 }

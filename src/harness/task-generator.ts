@@ -60,6 +60,12 @@ export class TaskGenerator {
       onProgress: options.onProgress,
     });
     await this.store.saveBatch(generated, { review: generated.review });
+    // The batch's rows are its accepted tasks in order (read from `taskRows`, which is there only while `tasks` was not read).
+    const signatures = generated.signatures;
+    const rows = generated.taskRows;
+    if (base === undefined && signatures !== undefined && rows !== undefined) {
+      await this.splits.addSaved(request.split, rows.map((row) => row.id), (id) => signatures.signatureOf(id));
+    }
     return generated;
   }
 
