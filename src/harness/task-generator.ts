@@ -66,6 +66,8 @@ export class TaskGenerator {
     if (base === undefined && signatures !== undefined && rows !== undefined) {
       await this.splits.addSaved(request.split, rows.map((row) => row.id), (id) => signatures.signatureOf(id));
     }
+    // Taken in or not, the caller's batch does not keep them (512 bytes a task).
+    delete generated.signatures;
     return generated;
   }
 
