@@ -214,8 +214,8 @@ async function benchCliGeneration(): Promise<BenchSection> {
         : `reasoning-gym is not run in this bench (set PEERS to run it here, bench/peers/README.md): ${peers.reasoningGym.workload}, from ${peers.source}. The ratio is against another run. `) +
         'Its items are generated only (no gates, no store); ours pass every gate and are stored.',
       'Each batch goes into the same store, which grows by 20,000 tasks a batch, and is gated against every task stored before it; the split ' +
-        'index takes each batch in from its near-duplicate gate\'s signatures when it is stored (reading back and hashing it again cost about ' +
-        'as much as generating it, until 2026-12-06), and reads only what other writers stored. The batches run on the calling thread ' +
+        'index takes each batch in from its near-duplicate gate\'s signatures when it is stored (reading it back and hashing it again was about ' +
+        '30% of a batch\'s CPU, until 2026-12-06), and reads only what other writers stored. The batches run on the calling thread ' +
         '(`workers: 1`). The real command, with its worker threads and start-up, is measured in "CLI: generation through envharness generate".',
     ],
   };
