@@ -134,13 +134,13 @@ describe('order independence', () => {
     await splits.of('dynamic');
     read = 0;
     const fourth = await h.generate({ ...second, seed: 11 });
-    await splits.addSaved('dynamic', ...signed(fourth.tasks));
+    await splits.addSaved('dynamic', fourth.manifest.id, ...signed(fourth.tasks));
     expect((await splits.of('dynamic')).toJSON()).toEqual(await fresh());
     expect(read).toBe(0);
     // ... and declines a batch that is not all that was stored since (another one came first): it reads the store then.
     const fifth = await h.generate({ ...second, seed: 12 });
     const sixth = await h.generate({ ...second, seed: 13 });
-    await splits.addSaved('dynamic', ...signed(sixth.tasks));
+    await splits.addSaved('dynamic', sixth.manifest.id, ...signed(sixth.tasks));
     expect(read).toBe(0);
     expect((await splits.of('dynamic')).toJSON()).toEqual(await fresh());
     expect(read).toBe(fifth.tasks.length + sixth.tasks.length);

@@ -1,6 +1,7 @@
 /** The near-duplicate index of each split, kept up to date from the store incrementally (a batch costs O(batch)). */
 import type { Split, Store } from '../core/index.js';
 import { MinHashIndex, type MinHashSignature } from '../generation/index.js';
+import { storedSeqs } from './stored-seqs.js';
 
 interface Indexed {
   index: MinHashIndex;
@@ -53,17 +54,15 @@ export class SplitIndex {
    * between is the batch's, in order). Otherwise, or with a signature missing, nothing is taken and the next `of`
    * reads the store as before; either way the index is what indexing the split from scratch gives.
    */
-  async addSaved(split: Split, ids: readonly string[], signatureOf: (id: string) => MinHashSignature | undefined): Promise<void> {
+  async addSaved(split: Split, batchId: string, ids: readonly string[], signatureOf: (id: string) => MinHashSignature | undefined): Promise<void> {
     const indexed = this.splits.get(split);
     if (indexed === undefined || indexed.lastSeq === undefined || ids.length === 0) return;
     const signatures = ids.map(signatureOf);
     if (signatures.some((signature) => signature === undefined)) return;
     if ((await this.store.countTasks({ split })) !== indexed.index.size + ids.length) return;
-    const first = await this.store.getTask(ids[0]!);
-    const last = ids.length === 1 ? first : await this.store.getTask(ids[ids.length - 1]!);
-    if (first === undefined || last === undefined || first.split !== split || last.split !== split) return;
-    if (first.seq <= indexed.lastSeq || last.seq - first.seq !== ids.length - 1) return;
+    const range = await storedSeqs(this.store, batchId, ids, indexed.lastSeq);
+    if (range === undefined) return;
     for (let k = 0; k < ids.length; k++) indexed.index.addSignature(ids[k]!, signatures[k]!);
-    indexed.lastSeq = last.seq;
+    indexed.lastSeq = range.last;
   }
 }

@@ -1,6 +1,7 @@
 /** The draw pool of a harness, derived from the store's active tasks and brought up to date (one watermark read) before each draw. */
 import type { Batch, BatchTaskRow, Split, Store, Task, TaskIndexEntry } from '../core/index.js';
 import { createTaskPool, type TaskPool } from '../generation/index.js';
+import { storedSeqs } from './stored-seqs.js';
 
 /** A batch this process stored, as `syncSaved` keeps it until the pool is read. */
 interface SavedBatch {
@@ -75,18 +76,11 @@ export class StorePool {
     if (this.store.taskWatermark === undefined || this.lastSeq === undefined || rows.length === 0) return this.sync();
     const mark = await this.store.taskWatermark();
     if (mark.changes !== this.changes || mark.rows !== this.seen + rows.length) return this.sync();
-    const batchId = batch.manifest.id;
-    const first = await this.store.getTask(rows[0]!.id);
-    const last = rows.length === 1 ? first : await this.store.getTask(rows[rows.length - 1]!.id);
-    if (
-      first === undefined || last === undefined || first.batchId !== batchId || last.batchId !== batchId ||
-      first.seq <= this.lastSeq || last.seq - first.seq !== rows.length - 1
-    ) {
-      return this.sync();
-    }
-    this.saved.push({ rows, firstSeq: first.seq, split: batch.manifest.split, held: new Set(review) });
+    const range = await storedSeqs(this.store, batch.manifest.id, rows.map((row) => row.id), this.lastSeq);
+    if (range === undefined) return this.sync();
+    this.saved.push({ rows, firstSeq: range.first, split: batch.manifest.split, held: new Set(review) });
     this.seen += rows.length;
-    this.lastSeq = last.seq;
+    this.lastSeq = range.last;
     // Tasks (rather than the batch's own rows) are the caller's to change: their entries are taken now.
     if (batch.taskRows === undefined) this.addSaved();
   }

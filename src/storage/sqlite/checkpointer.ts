@@ -24,7 +24,7 @@ export const CHECKPOINT_INTERVAL_MS = 500;
  * How often the worker looks at the WAL file's size between checkpoints. A writer of ~130 MB of WAL a second (a
  * loop appending 100 transitions of 450 bytes per call) grew it from the TRUNCATE mark into the throttled band
  * (3/8 of the limit) before the next 500 ms tick, and wrote 133k rows/s; with a checkpoint as soon as a look finds
- * the file past the mark, 231k (same sitting, load 0.6; raw better-sqlite3 with inline checkpoints 250k).
+ * the file past the mark, 223-231k (same sittings, load 0.6-0.9; the same store with inline checkpoints 234-255k).
  */
 export const CHECKPOINT_LOOK_MS = 25;
 /**
