@@ -109,6 +109,28 @@ describe('store recorder', () => {
     expect(fake.transitions.map((t) => t.step)).toEqual([1, 2, 3, 4, 5, 6, 7]);
   });
 
+  it('group-commits every maxBatch episode records too: episodes recorded as their inputs fill commits without transitions', async () => {
+    const fake = fakeStore();
+    const recorder = createStoreRecorder({ ...fake.store, ordered: true }, { maxBatch: 4, maxDelayMs: 10_000 });
+    const task = makeInventoryTask();
+    const ids: string[] = [];
+    // A loop that never yields: without a bound, every record would wait for the flush at the end.
+    for (let i = 0; i < 5; i++) {
+      const episode = createEpisode(inventory, task, { recorder, recordAs: 'inputs', episodeId: () => `in-${i}` });
+      episode.reset({ seed: i });
+      for (const action of task.spec.solution) episode.step(action);
+      ids.push(episode.id!);
+    }
+    // Handed over while the loop ran: the first four episodes' records (begin and end of each merged), no transitions.
+    expect(fake.log).toEqual(['append 0 +terminated +terminated +terminated +terminated']);
+    expect(recorder.pending).toBe(1);
+    await recorder.flush();
+    expect(fake.log).toEqual(['append 0 +terminated +terminated +terminated +terminated', 'append 0 +terminated']);
+    expect(fake.transitions).toEqual([]);
+    expect([...fake.episodes.keys()]).toEqual(ids);
+    expect([...fake.episodes.values()].every((e) => e.inputs !== undefined && e.status === 'terminated')).toBe(true);
+  });
+
   it('commits after maxDelayMs without a flush', async () => {
     vi.useFakeTimers();
     const fake = fakeStore();

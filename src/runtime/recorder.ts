@@ -72,7 +72,7 @@ export function createMemoryRecorder(): MemoryRecorder {
 
 /** When a store recorder starts a group commit. */
 export interface StoreRecorderOptions {
-  /** A group commit starts as soon as this many transitions are buffered. */
+  /** A group commit starts as soon as this many transitions are buffered, or this many episode records (counted as episodes end). */
   maxBatch?: number;
   /** A buffered transition waits at most this long before a group commit starts. */
   maxDelayMs?: number;
@@ -115,7 +115,7 @@ export interface StoreRecorder extends Recorder {
  * Creates a recorder that buffers transitions and group-commits them with `store.appendTransitions`:
  * one transaction per commit, holding the buffered transitions and the latest record of every episode
  * that began or ended since the last commit.
- * A commit starts when `maxBatch` transitions are buffered, `maxDelayMs` after the first buffered one,
+ * A commit starts when `maxBatch` transitions or `maxBatch` episode records are buffered, `maxDelayMs` after the first buffered one,
  * or when `flush()` is called (an episode's end calls it); flushes requested while a commit runs are
  * merged into the next one. The first store failure is sticky: that flush and every later one reject (STORE_FAILED, or
  * STORE_CONFLICT for a duplicate step).
@@ -214,6 +214,17 @@ export function createStoreRecorder(store: RecordingTarget, options: StoreRecord
     return scheduled;
   }
 
+  /**
+   * After an episode's end is buffered: episodes recorded as their inputs record no transitions, so their records
+   * alone fill a commit. Without this, a loop that never yields would buffer every record until its flush (memory
+   * without bound), and a writer thread would get nothing to write while the episodes step. Counted at an end, not
+   * a begin, so an episode's two records usually share a commit (one row write, not two).
+   */
+  function ended(): void {
+    if (episodes.size >= maxBatch) void startCommit().catch(() => undefined);
+    else armTimer();
+  }
+
   function armTimer(): void {
     if (timer !== undefined || maxDelayMs === Infinity) return;
     timer = setTimeout(() => {
@@ -248,7 +259,7 @@ export function createStoreRecorder(store: RecordingTarget, options: StoreRecord
     end(episode) {
       guardOpen();
       episodes.set(episode.id, episode);
-      armTimer();
+      ended();
     },
     flush() {
       if (failure !== undefined) return Promise.reject(failure);
