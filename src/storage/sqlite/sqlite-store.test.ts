@@ -342,6 +342,47 @@ describe('sqlite store: batch keys (schema version 7)', () => {
   });
 });
 
+describe('sqlite store: episodes by task through a short key (schema version 8)', () => {
+  // Ids whose first 8 characters are the same hex (in either case), ids that are not hex, short and empty ones.
+  const hex = 'deadbeef';
+  const taskIds = [`${hex}${'0'.repeat(56)}`, `${hex}${'1'.repeat(56)}`, `${hex.toUpperCase()}${'0'.repeat(56)}`, 'task-a', 'task-b', 'ab', 'abc', ''];
+
+  it('upgrades a version-7 store: every episode lists by its own task only, in order, through the new index', async () => {
+    const file = join(tempDir(), 'v7.db');
+    const db = new BetterSqlite3(file);
+    db.pragma('journal_mode = WAL');
+    expect(migrate(db, MIGRATIONS.slice(0, 7))).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    // Written as version 7 wrote them, interleaved over the tasks.
+    const episodes = Array.from({ length: 24 }, (_, i) => makeEpisode(`e${i}`, taskIds[(i * 5) % taskIds.length]!, { runId: i % 2 === 0 ? 'even' : 'odd', steps: i }));
+    db.transaction(() => {
+      const insert = db.prepare('INSERT INTO episodes (id, task_id, run_id, status, steps, created_at, updated_at, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+      for (const e of episodes) insert.run(e.id, e.taskId, e.runId ?? null, e.status, e.steps, e.createdAt, e.updatedAt, canonicalize(e));
+    })();
+    db.close();
+
+    const store = createSqliteStore(file, { now: systemClock });
+    expect((await store.getInfo()).schemaVersion).toBe(SCHEMA_VERSION);
+    // One written after the upgrade, for a task that has older ones.
+    const later = makeEpisode('later', taskIds[1]!, { runId: 'odd' });
+    await store.saveEpisode(later);
+    const all = [...episodes, later];
+    for (const taskId of [...taskIds, `${hex}${'2'.repeat(56)}`, 'no-such-task']) {
+      expect(await store.listEpisodes({ taskId }), taskId).toEqual(all.filter((e) => e.taskId === taskId));
+      expect(await store.listEpisodes({ taskId, runId: 'odd', limit: 2 }), taskId).toEqual(all.filter((e) => e.taskId === taskId && e.runId === 'odd').slice(0, 2));
+    }
+    await store.close();
+    const check = new BetterSqlite3(file, { readonly: true });
+    const plan = check
+      .prepare(`EXPLAIN QUERY PLAN SELECT body FROM episodes WHERE coalesce(unhex(substr(task_id, 1, 8)), task_id) = coalesce(unhex(substr(?, 1, 8)), ?) AND task_id = ? ORDER BY seq`)
+      .all(taskIds[0], taskIds[0], taskIds[0]) as Array<{ detail: string }>;
+    expect(plan.map((p) => p.detail).join('; ')).toContain('USING INDEX episodes_by_task');
+    // The index holds the short keys: 4 bytes for a hex id (fewer for a shorter one), the id itself otherwise.
+    const keys = check.prepare('SELECT DISTINCT typeof(coalesce(unhex(substr(task_id, 1, 8)), task_id)) || length(coalesce(unhex(substr(task_id, 1, 8)), task_id)) FROM episodes INDEXED BY episodes_by_task ORDER BY 1').pluck().all();
+    expect(keys).toEqual(['blob0', 'blob1', 'blob4', 'text3', 'text6']);
+    check.close();
+  });
+});
+
 describe('sqlite store: segment keys (a key per 64 steps of an episode)', () => {
   const stepsOf = (id: string, list: readonly number[]) => list.map((step) => makeTransition(id, step));
   const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);

@@ -409,10 +409,18 @@ export class SqliteStore implements Store {
 
   async listEpisodes(filter: { runId?: string; taskId?: string; limit?: number } = {}): Promise<EpisodeRecord[]> {
     return this.guard('listEpisodes', () => {
-      const { where, params } = whereOf([
-        ['run_id', filter.runId],
-        ['task_id', filter.taskId],
-      ]);
+      const conditions: string[] = [];
+      const params: unknown[] = [];
+      if (filter.runId !== undefined) {
+        conditions.push('run_id = ?');
+        params.push(filter.runId);
+      }
+      if (filter.taskId !== undefined) {
+        // Through episodes_by_task's key, then the id itself (ids may share a key).
+        conditions.push(`${TRANSITION_SQL.episodeTaskKey} = ${TRANSITION_SQL.episodeTaskKeyOf} AND task_id = ?`);
+        params.push(filter.taskId, filter.taskId, filter.taskId);
+      }
+      const where = conditions.length === 0 ? '' : ` WHERE ${conditions.join(' AND ')}`;
       const limit = limitClause(filter.limit, params);
       const texts = this.pluck(`SELECT body FROM episodes${where} ORDER BY seq${limit}`)
         .all(...params) as string[];

@@ -43,6 +43,12 @@ export const TRANSITION_SQL = {
     'INSERT INTO episodes (id, task_id, run_id, status, steps, created_at, updated_at, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ' +
     'ON CONFLICT (id) DO UPDATE SET task_id = excluded.task_id, run_id = excluded.run_id, status = excluded.status, ' +
     'steps = excluded.steps, created_at = excluded.created_at, updated_at = excluded.updated_at, body = excluded.body',
+  /**
+   * The key `episodes_by_task` indexes (schema version 8), as written in that migration: a query must use this same
+   * expression for SQLite to use the index. `episodeTaskKeyOf` is the key of a bound task id.
+   */
+  episodeTaskKey: 'coalesce(unhex(substr(task_id, 1, 8)), task_id)',
+  episodeTaskKeyOf: 'coalesce(unhex(substr(?, 1, 8)), ?)',
 } as const;
 
 /** The INSERT statement of `size` transition rows. */
