@@ -7,7 +7,7 @@ import { canonicalize, digest } from '../../core/index.js';
 import { describeStore, rejection } from '../../../test/conformance/store.js';
 import { makeBatch, makeEpisode, makeRun, makeRunEvent, makeSnapshot, makeTask, makeTransition } from '../../../test/conformance/store-fixtures.js';
 import { createSqliteStore, SCHEMA_VERSION } from './index.js';
-import { CHECKPOINTER_AFTER_WRITES } from './checkpointer.js';
+import { CHECKPOINTER_AFTER_WRITES, INLINE_AUTOCHECKPOINT_BYTES } from './checkpointer.js';
 import { APPLICATION_ID, migrate, MIGRATIONS, userVersion, type Migration } from './schema.js';
 import { taskBody } from '../rows.js';
 import { systemClock } from '../../cli/clock.js';
@@ -658,6 +658,26 @@ describe('sqlite store: checkpoints', () => {
     expect((await again.listTransitions('ep-busy')).map((t) => t.step)).toEqual(Array.from({ length: n }, (_, i) => i + 1));
     expect(await again.checkIntegrity()).toEqual([]);
     await again.close();
+  });
+
+  it('moves them sooner for a bulk writer (a mark of WAL after a second write), not for one big write', async () => {
+    const file = join(tempDir(), 'bulk.db');
+    const store = createSqliteStore(file, { now: systemClock });
+    // ~5 MB in one write: past the inline mark (4,096,000 bytes) at once, as one big saveBatch.
+    const bigCall = (episode: string) => Array.from({ length: 11_000 }, (_, step) => makeTransition(episode, step));
+    await store.appendTransitions(bigCall('ep-big'));
+    expect(statSync(`${file}-wal`).size).toBeGreaterThanOrEqual(INLINE_AUTOCHECKPOINT_BYTES);
+    expect((await store.getInfo()).checkpoints).toBe('inline');
+    // A second write finds the WAL at the mark again: far fewer than CHECKPOINTER_AFTER_WRITES writes.
+    await store.appendTransitions([makeTransition('ep-small', 0)]);
+    expect((await store.getInfo()).checkpoints).toBe('background');
+    await store.close();
+
+    // Small writes that stay under the mark keep the count rule.
+    const quiet = createSqliteStore(join(tempDir(), 'quiet.db'), { now: systemClock });
+    for (let step = 0; step < 20; step++) await quiet.appendTransitions([makeTransition('ep-quiet', step)]);
+    expect((await quiet.getInfo()).checkpoints).toBe('inline');
+    await quiet.close();
   });
 
   it('keeps checkpoints inline for an in-memory store', async () => {

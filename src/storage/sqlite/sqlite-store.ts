@@ -1373,15 +1373,20 @@ export class SqliteStore implements Store {
 
   /**
    * One more committed write transaction: the checkpointer (and writer backpressure) starts after
-   * `checkpointAfterWrites` of them, or sooner once the `-wal` file passes the TRUNCATE mark: a reader that pins
-   * the WAL from the start lets the first few hundred writes grow it without bound (T4: 51 MiB of 64 at 4 KiB
-   * pages, 117 at 16 KiB). Until then each write reads the file's size (~1.5 µs).
+   * `checkpointAfterWrites` of them, or sooner when the `-wal` file says the store is busy: past the TRUNCATE
+   * mark (a reader that pins the WAL from the start lets the first few hundred writes grow it without bound, T4:
+   * 51 MiB of 64 at 4 KiB pages, 117 at 16 KiB), or at the inline checkpoint's mark after a second write (a
+   * bulk writer: large commits, such as episodes recorded as their inputs 512 to a commit, fill a mark in a few
+   * writes, and each mark's worth was checkpointed inside a commit on this thread; one big write then close, as
+   * a CLI `generate`, stays inline). Until then each write reads the file's size (~1.5 µs).
    */
   private countWrite(): void {
     if (this.writes >= this.checkpointAfterWrites || this.isMemory || !this.db.open) return;
     this.writes += 1;
-    const long = Number.isFinite(this.checkpointAfterWrites) && fileBytes(`${this.location}-wal`) >= truncateMark(this.walLimitBytes);
-    if (long) this.writes = this.checkpointAfterWrites;
+    if (Number.isFinite(this.checkpointAfterWrites)) {
+      const walBytes = fileBytes(`${this.location}-wal`);
+      if (walBytes >= truncateMark(this.walLimitBytes) || (this.writes >= 2 && walBytes >= INLINE_AUTOCHECKPOINT_BYTES)) this.writes = this.checkpointAfterWrites;
+    }
     if (this.writes >= this.checkpointAfterWrites) this.moveCheckpoints();
   }
 
