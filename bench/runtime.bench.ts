@@ -261,7 +261,7 @@ async function recordingSection(): Promise<BenchSection> {
     let rawFiles = 0;
     /**
      * `episodeRows`: how each ended episode's record is written: `plain`, a row keyed by an integer with its JSON;
-     * `store-schema`, a row of the store's episodes table (its columns, the unique id and the run and task indexes),
+     * `store-schema`, a row of the store's episodes table (its columns, the unique id and the run and task indexes, schema 8),
      * an upsert as the store's; `one-per-commit`, the commit's records as one JSON array in one row.
      */
     const rawSqlite = (episodeRows: 'plain' | 'store-schema' | 'one-per-commit' = 'plain'): Recorder => {
@@ -275,7 +275,7 @@ async function recordingSection(): Promise<BenchSection> {
           'CREATE TABLE episode_groups (seq INTEGER PRIMARY KEY, body TEXT NOT NULL) STRICT; ' +
           'CREATE TABLE store_episodes (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, task_id TEXT NOT NULL, run_id TEXT, status TEXT NOT NULL, ' +
           'steps INTEGER NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL, body TEXT NOT NULL) STRICT; ' +
-          'CREATE INDEX store_episodes_by_run ON store_episodes (run_id); CREATE INDEX store_episodes_by_task ON store_episodes (task_id);',
+          'CREATE INDEX store_episodes_by_run ON store_episodes (run_id); CREATE INDEX store_episodes_by_task ON store_episodes (coalesce(unhex(substr(task_id, 1, 8)), task_id));',
       );
       const insertGroup = db.prepare('INSERT INTO episode_groups (body) VALUES (?)');
       const upsertStoreEpisode = db.prepare(
