@@ -660,7 +660,7 @@ describe('sqlite store: checkpoints', () => {
     await again.close();
   });
 
-  it('moves them sooner for a bulk writer (a mark of WAL after a second write), not for one big write', async () => {
+  it('moves them sooner for a bulk writer on the store connection (a mark of WAL after a second write), not for one big write or the writer thread', async () => {
     const file = join(tempDir(), 'bulk.db');
     const store = createSqliteStore(file, { now: systemClock });
     // ~5 MB in one write: past the inline mark (4,096,000 bytes) at once, as one big saveBatch.
@@ -672,6 +672,16 @@ describe('sqlite store: checkpoints', () => {
     await store.appendTransitions([makeTransition('ep-small', 0)]);
     expect((await store.getInfo()).checkpoints).toBe('background');
     await store.close();
+
+    // The writer thread's commits checkpoint off the event loop already: the same writes through it keep the count rule.
+    const threadedFile = join(tempDir(), 'threaded.db');
+    const threaded = createSqliteStore(threadedFile, { now: systemClock });
+    const writer = threaded.openTransitionWriter();
+    await writer.appendTransitions(bigCall('ep-big'));
+    await writer.appendTransitions([makeTransition('ep-small', 0)]);
+    expect(statSync(`${threadedFile}-wal`).size).toBeGreaterThanOrEqual(INLINE_AUTOCHECKPOINT_BYTES);
+    expect((await threaded.getInfo()).checkpoints).toBe('inline');
+    await threaded.close();
 
     // Small writes that stay under the mark keep the count rule.
     const quiet = createSqliteStore(join(tempDir(), 'quiet.db'), { now: systemClock });

@@ -553,7 +553,7 @@ export class SqliteStore implements Store {
         return reply.then(
           (answer) => {
             if (answer.error === undefined) {
-              this.countWrite();
+              this.countWrite(false);
               return;
             }
             throw sticky(this.replyError(answer.error, count, transitionAt));
@@ -666,7 +666,7 @@ export class SqliteStore implements Store {
       throw new EnvHarnessError('STORE_FAILED', `sqlite store ${this.location}: applyJournal failed: the writer thread: ${messageOf(error)}`, { cause: error, details: { operation: 'applyJournal' } });
     }
     if (answer.error === undefined) {
-      this.countWrite();
+      this.countWrite(false);
       return answer.applied;
     }
     const error = answer.error;
@@ -1367,7 +1367,7 @@ export class SqliteStore implements Store {
       if (code !== undefined && isIoFailure(code)) this.setFault('write', code, messageOf(error));
       throw error;
     }
-    this.countWrite();
+    this.countWrite(true);
     return result;
   }
 
@@ -1375,17 +1375,20 @@ export class SqliteStore implements Store {
    * One more committed write transaction: the checkpointer (and writer backpressure) starts after
    * `checkpointAfterWrites` of them, or sooner when the `-wal` file says the store is busy: past the TRUNCATE
    * mark (a reader that pins the WAL from the start lets the first few hundred writes grow it without bound, T4:
-   * 51 MiB of 64 at 4 KiB pages, 117 at 16 KiB), or at the inline checkpoint's mark after a second write (a
-   * bulk writer: large commits, such as episodes recorded as their inputs 512 to a commit, fill a mark in a few
-   * writes, and each mark's worth was checkpointed inside a commit on this thread; one big write then close, as
-   * a CLI `generate`, stays inline). Until then each write reads the file's size (~1.5 µs).
+   * 51 MiB of 64 at 4 KiB pages, 117 at 16 KiB), or, for a write on this connection, at the inline checkpoint's
+   * mark after a second write (a bulk writer: large commits, such as episodes recorded as their inputs 512 to a
+   * commit, fill a mark in a few writes, and each mark's worth was checkpointed inside a commit on the event
+   * loop's thread; one big write then close, as a CLI `generate`, stays inline). The writer thread's commits
+   * checkpoint inline off the event loop already: a third thread would only compete with it for the cores.
+   * Until then each write reads the file's size (~1.5 µs).
    */
-  private countWrite(): void {
+  private countWrite(onEventLoop: boolean): void {
     if (this.writes >= this.checkpointAfterWrites || this.isMemory || !this.db.open) return;
     this.writes += 1;
     if (Number.isFinite(this.checkpointAfterWrites)) {
       const walBytes = fileBytes(`${this.location}-wal`);
-      if (walBytes >= truncateMark(this.walLimitBytes) || (this.writes >= 2 && walBytes >= INLINE_AUTOCHECKPOINT_BYTES)) this.writes = this.checkpointAfterWrites;
+      const bulk = onEventLoop && this.writes >= 2 && walBytes >= INLINE_AUTOCHECKPOINT_BYTES;
+      if (bulk || walBytes >= truncateMark(this.walLimitBytes)) this.writes = this.checkpointAfterWrites;
     }
     if (this.writes >= this.checkpointAfterWrites) this.moveCheckpoints();
   }
