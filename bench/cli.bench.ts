@@ -13,9 +13,11 @@ const RUNS = 5;
 /**
  * Pairs of generate runs (SMALL and SMALL + 40,000 candidates): one run's CPU varied by 0.1-0.3 s from the
  * next on this shared 2-core host (load 7-9), against a difference of ~1.1 s, so 3 pairs could move the
- * figure by 10% or more.
+ * figure by 10% or more. On 2026-12-06 (host CPU pressure 6-12%) the same build's runs spread over 1.02-1.36 s
+ * and 2.01-2.79 s: single pairs gave 25k-43k candidates per CPU-second, medians of 5 pairs 33.3k (a bench run) and
+ * 37.7k and 39.0k (two builds in an A/B right after, the same on this path): 9.
  */
-const CHAIN_PAIRS = 5;
+const CHAIN_PAIRS = 9;
 /** Candidates of the smaller generate run: the fewest with which generate starts its worker threads. */
 const SMALL = WORKER_THRESHOLD;
 const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
