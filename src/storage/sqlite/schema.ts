@@ -328,7 +328,7 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 8,
     description: "episodes indexed by task through a key of at most 4 bytes (the task id's first 8 hex digits as bytes), not the whole id",
     // Until now each episode's episodes_by_task entry held the 64-character task id (~75 bytes): with many tasks
-    // those entries were the largest part of an episode row's write after its body (docs/storage.md, "Episodes").
+    // those entries were the largest part of an episode row's write after its body (docs/storage.md, "Migrations").
     // The key is the first 8 characters of the id decoded from hex (4 bytes), or the whole id when they are not
     // hex; a query by task compares the key and then the id (TRANSITION_SQL.episodeTaskKey), so ids that share a
     // key only share index entries. Only the index changes: no row is rewritten.

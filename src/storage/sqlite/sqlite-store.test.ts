@@ -10,6 +10,7 @@ import { createSqliteStore, SCHEMA_VERSION } from './index.js';
 import { CHECKPOINTER_AFTER_WRITES, INLINE_AUTOCHECKPOINT_BYTES } from './checkpointer.js';
 import { APPLICATION_ID, migrate, MIGRATIONS, userVersion, type Migration } from './schema.js';
 import { taskBody } from '../rows.js';
+import { TRANSITION_SQL } from './transitions.js';
 import { systemClock } from '../../cli/clock.js';
 
 const dirs: string[] = [];
@@ -373,7 +374,7 @@ describe('sqlite store: episodes by task through a short key (schema version 8)'
     await store.close();
     const check = new BetterSqlite3(file, { readonly: true });
     const plan = check
-      .prepare(`EXPLAIN QUERY PLAN SELECT body FROM episodes WHERE coalesce(unhex(substr(task_id, 1, 8)), task_id) = coalesce(unhex(substr(?, 1, 8)), ?) AND task_id = ? ORDER BY seq`)
+      .prepare(`EXPLAIN QUERY PLAN SELECT body FROM episodes WHERE ${TRANSITION_SQL.episodeTaskKey} = ${TRANSITION_SQL.episodeTaskKeyOf} AND task_id = ? ORDER BY seq`)
       .all(taskIds[0], taskIds[0], taskIds[0]) as Array<{ detail: string }>;
     expect(plan.map((p) => p.detail).join('; ')).toContain('USING INDEX episodes_by_task');
     // The index holds the short keys: 4 bytes for a hex id (fewer for a shorter one), the id itself otherwise.
