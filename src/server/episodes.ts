@@ -10,6 +10,7 @@ import { fail, HttpProblem, problem, problemOf, problemReply, type Problem, type
 import { createEpisodeRecorder, replayInto, type SharedEpisodes } from './replicas.js';
 import type { CreateEpisodeBody, Dynamics, ResetBody } from './schemas.js';
 import { stepResultText } from './step-text.js';
+import { KeyFingerprints } from './key-fingerprints.js';
 import type { Recorder, StoreRecorder } from '../runtime/recorder.js';
 import type { StepJournal } from '../storage/sqlite/step-journal.js';
 
@@ -94,8 +95,8 @@ export class ServerEpisode {
   closed = false;
   lastUsed: number;
   readonly keys = new Map<string, IdempotencyEntry>();
-  /** Keys that fell out of the window: known as used, their replies forgotten. */
-  readonly forgottenKeys = new Set<string>();
+  /** Keys that fell out of the window: known as used, their replies forgotten (as fingerprints: the set only grows). */
+  readonly forgottenKeys = new KeyFingerprints();
   /** Replicas: the fencing epoch this replica holds the episode at (0 without replicas). */
   epoch = 0;
 
