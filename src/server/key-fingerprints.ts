@@ -8,7 +8,7 @@
  * A fingerprint is two 32-bit lanes of a multiply-xorshift hash over the key's UTF-16 units, each with its own
  * constants. A new key taken for a forgotten one would be answered `IDEMPOTENCY_FORGOTTEN` (refused, never applied
  * twice): with an ideal 64-bit hash, about 3 in 10^8 over a million keys on one episode; none of a million new keys
- * was taken for one of a million stored in the test of this measurement.
+ * was taken for one of a million stored in that measurement.
  */
 export class KeyFingerprints {
   /** Slots of two lanes each; (0, 0) marks an empty slot (a fingerprint that is (0, 0) is stored as (0, 1)). */
