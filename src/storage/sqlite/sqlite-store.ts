@@ -46,7 +46,7 @@ import { DEFAULT_WAL_LIMIT_BYTES, fileBytes, truncateMark, WalPressure } from '.
 import { CallBuffers, serialiseCall, WriterCallBuilder, WriterThread, type JournalReply, type WriterCall, type WriterReply } from './transition-writer.js';
 import { readGenerationLog, writeGenerationLog } from './generation-log.js';
 import { decodeBatch, JOURNAL_META_PREFIX, replayStepJournal, StepJournal, type JournalBatch, type JournalEntry } from './step-journal.js';
-import { batchTaskRows, limitClause as sharedLimitClause, questionMark, reviewFromRow, storedTaskFromRow, taskBody, taskQuery as sharedTaskQuery, whereOf as sharedWhereOf, type ReviewRow, type TaskRow } from '../rows.js';
+import { batchTaskRows, limitClause as sharedLimitClause, questionMark, reviewFromRow, storedTaskFromRow, taskBody, taskQuery as sharedTaskQuery, type ReviewRow, type TaskRow } from '../rows.js';
 
 /** Milliseconds a write waits for another connection's lock before it fails with STORE_FAILED. */
 const DEFAULT_BUSY_TIMEOUT_MS = DEFAULT_SQLITE_BUSY_TIMEOUT_MS;
@@ -1524,12 +1524,6 @@ function taskQuery(columns: string, filter: TaskFilter, batchKey: number | undef
   if (!text.startsWith(from)) throw new EnvHarnessError('INTERNAL', `task query of unexpected form: ${text}`);
   const rest = text.slice(from.length);
   return { sql: `${from} WHERE batch_key = ?${rest.startsWith(' WHERE ') ? ` AND ${rest.slice(' WHERE '.length)}` : rest}`, params: [batchKey, ...values] };
-}
-
-/** A WHERE clause of the defined conditions (`?` parameters); see `../rows.js`. */
-function whereOf(conditions: ReadonlyArray<readonly [string, unknown]>): { where: string; params: unknown[] } {
-  const { where, values } = sharedWhereOf(conditions, questionMark);
-  return { where, params: values };
 }
 
 function limitClause(limit: number | undefined, params: unknown[]): string {
