@@ -149,6 +149,42 @@ describe('MinHashIndex', () => {
     expect(presized.toJSON()).toEqual(plain.toJSON());
   });
 
+  it('addAll gives the index that adding each entry in order gives: bands copied or computed, past its capacity, with ids present', () => {
+    const rng = createRng(['lsh-add-all']);
+    const roots = Array.from({ length: 4 }, () => text(rng, 30));
+    const signatureAt = (i: number) => minhashText(rng.pick(roots).map((w) => (rng.chance(0.05) ? rng.pick(WORDS) : w)).join(' '), { i: i % 5 });
+    const probes = Array.from({ length: 12 }, () => minhashText(rng.pick(roots).join(' '), { i: rng.int(0, 4) }));
+    const answers = (index: MinHashIndex) => probes.flatMap((probe) => [0.5, 0.8, 0.9].map((threshold) => index.findSimilar(probe, threshold)));
+    const entries = Array.from({ length: 300 }, (_, i) => ({ id: `t${i}`, signature: signatureAt(i) }));
+
+    // target: 100 entries, banded for 0.5, 0.8 and 0.9; source: the next 200, banded for 0.9 only (the others are computed).
+    const one = new MinHashIndex();
+    const bulk = new MinHashIndex();
+    const source = new MinHashIndex({ capacity: 200, uniqueIds: true });
+    for (const { id, signature } of entries.slice(0, 100)) for (const index of [one, bulk]) index.addSignature(id, signature);
+    for (const index of [one, bulk]) answers(index).splice(0);
+    for (const { id, signature } of entries.slice(100)) source.addSignature(id, signature);
+    source.findSimilar(probes[0]!, 0.9);
+    for (const { id, signature } of entries.slice(100)) one.addSignature(id, signature);
+    bulk.addAll(source);
+    expect(bulk.size).toBe(300);
+    expect(bulk.idAt(299)).toBe('t299');
+    expect(bulk.signatureOf('t250')).toEqual(one.signatureOf('t250'));
+    expect(answers(bulk)).toEqual(answers(one));
+    expect(answers(bulk).some((match) => match !== undefined && Number(match.id.slice(1)) >= 100)).toBe(true);
+    expect(bulk.toJSON()).toEqual(one.toJSON());
+
+    // A source that repeats ids the index holds: those are skipped, as addSignature skips them.
+    const again = new MinHashIndex();
+    for (const { id, signature } of [...entries.slice(290), { id: 't5', signature: entries[6]!.signature }]) again.addSignature(id, signature);
+    bulk.addAll(again);
+    for (const { id, signature } of entries.slice(290)) one.addSignature(id, signature);
+    one.addSignature('t5', entries[6]!.signature);
+    expect(bulk.size).toBe(300);
+    expect(bulk.toJSON()).toEqual(one.toJSON());
+    expect(answers(bulk)).toEqual(answers(one));
+  });
+
   it('round-trips through JSON', () => {
     const index = new MinHashIndex();
     for (let i = 0; i < 40; i++) index.add(instantiateTask(storyTemplate, { level: 1, seed: 2, index: i }));

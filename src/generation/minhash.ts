@@ -317,7 +317,7 @@ export function bandKeysOf(signature: MinHashSignature, threshold: number, into?
 class BandTable {
   readonly rows: number;
   /** keys[position * bands + band]: the entry's bucket key in that band. */
-  private keys = new Int32Array(0);
+  keys = new Int32Array(0);
   /** next[position * bands + band]: the next position in the same slot of that band, or -1. */
   private next = new Int32Array(0);
   /**
@@ -341,17 +341,20 @@ class BandTable {
   /** Appends the entry at `position` (always the next one): its band keys, given or computed from its signature. */
   add(position: number, signatures: Uint32Array, keys?: readonly number[]): void {
     const bands = this.bands;
-    if ((position + 1) * bands > this.keys.length) {
-      const keys = new Int32Array(this.keys.length * 2 || bands * 64);
-      keys.set(this.keys);
-      this.keys = keys;
-      const next = new Int32Array(keys.length);
-      next.set(this.next);
-      this.next = next;
-    }
+    if ((position + 1) * bands > this.keys.length) this.grow();
     for (let band = 0; band < bands; band++) {
       this.keys[position * bands + band] = keys !== undefined ? keys[band]! : bandKey(signatures, position * MINHASH_PERMUTATIONS, band, this.rows);
     }
+    this.count = position + 1;
+    if (this.count > this.slots) this.resize(this.slots * 2);
+    else this.link(position);
+  }
+
+  /** Appends the entry at `position` (always the next one) with the band keys `source` holds for its entry at `from`. */
+  addCopied(position: number, source: BandTable, from: number): void {
+    const bands = this.bands;
+    if ((position + 1) * bands > this.keys.length) this.grow();
+    this.keys.set(source.keys.subarray(from * bands, (from + 1) * bands), position * bands);
     this.count = position + 1;
     if (this.count > this.slots) this.resize(this.slots * 2);
     else this.link(position);
@@ -370,6 +373,16 @@ class BandTable {
   /** The key of the entry at `position` in band `band`. */
   keyAt(band: number, position: number): number {
     return this.keys[position * this.bands + band]!;
+  }
+
+  /** Doubles the per-entry arrays. */
+  private grow(): void {
+    const keys = new Int32Array(this.keys.length * 2 || this.bands * 64);
+    keys.set(this.keys);
+    this.keys = keys;
+    const next = new Int32Array(keys.length);
+    next.set(this.next);
+    this.next = next;
   }
 
   private link(position: number): void {
@@ -469,6 +482,49 @@ export class MinHashIndex {
     this.ids.push(id);
     positions?.set(id, position);
     for (const table of this.tables) this.band(table, position, keys?.length === table.bands ? keys : undefined);
+  }
+
+  /**
+   * Adds every entry of `source` in its order: the same index as `addSignature` of each (an id present already is
+   * skipped), without taking the signatures out one by one or banding again what `source` has banded already.
+   */
+  addAll(source: MinHashIndex): void {
+    const count = source.ids.length;
+    const positions = this.positions;
+    if (source === this || count === 0) return;
+    if (positions !== undefined && source.ids.some((id) => positions.has(id))) {
+      source.ids.forEach((id, k) => this.addSignature(id, source.signatures.subarray(k * MINHASH_PERMUTATIONS, (k + 1) * MINHASH_PERMUTATIONS)));
+      return;
+    }
+    const start = this.ids.length;
+    let length = this.signatures.length;
+    while ((start + count) * MINHASH_PERMUTATIONS > length) length *= 2;
+    if (length > this.signatures.length) {
+      const grown = new Uint32Array(length);
+      grown.set(this.signatures);
+      this.signatures = grown;
+      const marks = new Uint32Array(length / MINHASH_PERMUTATIONS);
+      marks.set(this.marks);
+      this.marks = marks;
+    }
+    this.signatures.set(source.signatures.subarray(0, count * MINHASH_PERMUTATIONS), start * MINHASH_PERMUTATIONS);
+    for (let k = 0; k < count; k++) {
+      const id = source.ids[k]!;
+      this.ids.push(id);
+      positions?.set(id, start + k);
+    }
+    for (const table of this.tables) {
+      const banded = source.tables.find((t) => t.bands === table.bands);
+      for (let k = 0; k < count; k++) {
+        if (banded !== undefined) table.addCopied(start + k, banded, k);
+        else this.band(table, start + k);
+      }
+    }
+  }
+
+  /** The id of the entry at `position` (insertion order). */
+  idAt(position: number): string | undefined {
+    return this.ids[position];
   }
 
   private band(table: BandTable, position: number, keys?: readonly number[]): void {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { BatchRequest, Task } from '../core/index.js';
 import { math } from '../domains/math/index.js';
-import { MinHashIndex, minhashTask, type MinHashSignature } from '../generation/index.js';
+import { MinHashIndex, minhashTask } from '../generation/index.js';
 import { createHarness, type Harness } from './harness.js';
 import { SplitIndex } from './split-index.js';
 import { createSqliteStore } from '../storage/sqlite/index.js';
@@ -118,9 +118,10 @@ describe('order independence', () => {
       return index.toJSON();
     };
     // A stored batch's ids in order and their signatures (what its near-duplicate gate computed).
-    const signed = (tasks: Task[]): [string[], (id: string) => MinHashSignature | undefined] => {
-      const byId = new Map(tasks.map((task) => [task.id, minhashTask(task)]));
-      return [tasks.map((task) => task.id), (id) => byId.get(id)];
+    const signed = (tasks: Task[]): [string[], MinHashIndex] => {
+      const index = new MinHashIndex({ uniqueIds: true });
+      for (const task of tasks) index.addSignature(task.id, minhashTask(task));
+      return [tasks.map((task) => task.id), index];
     };
     const h = await createHarness({ store, domains: [math], clock });
     await h.initialize({ seed: 3 });

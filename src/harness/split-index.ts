@@ -1,6 +1,6 @@
 /** The near-duplicate index of each split, kept up to date from the store incrementally (a batch costs O(batch)). */
 import type { Split, Store } from '../core/index.js';
-import { MinHashIndex, type MinHashSignature } from '../generation/index.js';
+import { MinHashIndex } from '../generation/index.js';
 import { storedSeqs } from './stored-seqs.js';
 
 interface Indexed {
@@ -51,18 +51,17 @@ export class SplitIndex {
    * math/chain-sum was about 30% of the CPU of generating them into one store). Only when the split's index is up to date and the
    * batch's rows are the only ones stored since: the split counts exactly the batch more, and its first and last
    * tasks have consecutive seqs past the index's (a batch is inserted in order in one transaction, so every row in
-   * between is the batch's, in order). Otherwise, or with a signature missing, nothing is taken and the next `of`
+   * between is the batch's, in order), and `signatures` holds exactly the batch's ids in that order. Otherwise nothing is taken and the next `of`
    * reads the store as before; either way the index is what indexing the split from scratch gives.
    */
-  async addSaved(split: Split, batchId: string, ids: readonly string[], signatureOf: (id: string) => MinHashSignature | undefined): Promise<void> {
+  async addSaved(split: Split, batchId: string, ids: readonly string[], signatures: MinHashIndex): Promise<void> {
     const indexed = this.splits.get(split);
     if (indexed === undefined || indexed.lastSeq === undefined || ids.length === 0) return;
-    const signatures = ids.map(signatureOf);
-    if (signatures.some((signature) => signature === undefined)) return;
+    if (signatures.size !== ids.length || ids.some((id, k) => signatures.idAt(k) !== id)) return;
     if ((await this.store.countTasks({ split })) !== indexed.index.size + ids.length) return;
     const range = await storedSeqs(this.store, batchId, ids, indexed.lastSeq);
     if (range === undefined) return;
-    for (let k = 0; k < ids.length; k++) indexed.index.addSignature(ids[k]!, signatures[k]!);
+    indexed.index.addAll(signatures);
     indexed.lastSeq = range.last;
   }
 }

@@ -64,7 +64,7 @@ export class TaskGenerator {
     const signatures = generated.signatures;
     const rows = generated.taskRows;
     if (base === undefined && signatures !== undefined && rows !== undefined) {
-      await this.splits.addSaved(request.split, generated.manifest.id, rows.map((row) => row.id), (id) => signatures.signatureOf(id));
+      await this.splits.addSaved(request.split, generated.manifest.id, rows.map((row) => row.id), signatures);
     }
     // Taken in or not, the caller's batch does not keep them (512 bytes a task).
     delete generated.signatures;
