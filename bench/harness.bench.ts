@@ -1,9 +1,14 @@
-/** Harness draw cost: a seeded `generateTask` (sync with the store, pool draw, task read) with the task watermark and with the re-read it replaced. */
+/**
+ * Harness costs: a seeded `generateTask` (sync with the store, pool draw, task read) with the task watermark and with
+ * the re-read it replaced; and what recording costs the episodes the harness runs itself (evaluation, training).
+ */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { Store } from '../src/core/index.js';
+import type { StoredTask, Store } from '../src/core/index.js';
+import { createOracleAgent } from '../src/agents/index.js';
+import { builtinDomains } from '../src/builtins.js';
 import { math } from '../src/domains/math/index.js';
 import { createHarness, openStore, type Harness } from '../src/harness/harness.js';
 import { fmt, median, type BenchRow, type BenchSection } from './lib.js';
@@ -104,6 +109,7 @@ export async function run(): Promise<BenchSection[]> {
     rmSync(dir, { recursive: true, force: true });
   }
   return [
+    await recordingSection(),
     {
       title: 'Harness: seeded draw',
       description:
@@ -114,4 +120,95 @@ export async function run(): Promise<BenchSection[]> {
       notes: [...notes, 'The watermark is a one-row table kept by triggers on the tasks table (every writer, every process): a draw with nothing new stored reads that row and the task.'],
     },
   ];
+}
+
+/** Episodes per round of the recording section: every retail regression task this many times (seeds 0..k-1). */
+const TRIALS = 4;
+const ROUNDS = 9;
+
+/**
+ * What recording costs the episodes a harness runs itself: the retail regression set with the oracle agent through
+ * `harness.runEpisode` (what `evaluate` and a training round run), not recorded, recorded with one flush per round
+ * (`flush: false`, then `harness.flush()`: what `evaluate` and `train` do since 2026-12-06), and recorded with each
+ * episode awaited until durable (what they did before). Rows interleaved round by round; the wall cost is the median
+ * of each round's ratio to that round's unrecorded run, the CPU the process's (every thread) over all rounds.
+ */
+async function recordingSection(): Promise<BenchSection> {
+  const dir = mkdtempSync(join(tmpdir(), 'envharness-bench-record-'));
+  const rows: BenchRow[] = [];
+  let episodes = 0;
+  let evaluateFigures: { perSec: number; cpuUs: number } | undefined;
+  try {
+    const h = await createHarness({ clock: CLOCK, store: join(dir, 'record.db'), domains: builtinDomains() });
+    await h.initialize();
+    const agent = createOracleAgent();
+    await h.evaluate({ agent, domains: ['retail'], k: 1 }); // installs the retail regression set; warms up
+    const tasks = (await h.store.listTasks({ split: 'regression', status: 'active' })).filter((t) => t.domain === 'retail');
+    let counter = 0;
+    const round = (mode: 'off' | 'grouped' | 'each') => async (): Promise<void> => {
+      for (const task of tasks) {
+        for (let seed = 0; seed < TRIALS; seed++) {
+          if (mode === 'off') await h.runEpisode(task as StoredTask, agent, { seed, record: false });
+          else await h.runEpisode(task as StoredTask, agent, { seed, runId: 'bench', episodeId: `bench:${counter++}`, ...(mode === 'grouped' ? { flush: false } : {}) });
+        }
+      }
+      if (mode === 'grouped') await h.flush();
+    };
+    const modes = ['off', 'grouped', 'each'] as const;
+    const runs = modes.map((mode) => round(mode));
+    for (const run of runs) await run(); // warm-up
+    episodes = tasks.length * TRIALS;
+    const rates = modes.map(() => [] as number[]);
+    const cpu = modes.map(() => 0);
+    for (let r = 0; r < ROUNDS; r++) {
+      for (let i = 0; i < runs.length; i++) {
+        const before = process.cpuUsage();
+        const t0 = performance.now();
+        await runs[i]!();
+        rates[i]!.push((episodes * 1000) / (performance.now() - t0));
+        const used = process.cpuUsage(before);
+        cpu[i]! += used.user + used.system;
+      }
+    }
+    const cpuUs = cpu.map((c) => c / (ROUNDS * episodes));
+    const names = {
+      off: 'not recorded (`record: false`)',
+      grouped: 'recorded as inputs, one flush per round (`flush: false`, then `harness.flush()`: evaluate and train)',
+      each: 'recorded as inputs, each episode awaited until durable (the default `runEpisode`)',
+    };
+    modes.forEach((mode, i) => {
+      const cost = median(rates[i]!.map((rate, r) => 1 - rate / rates[0]![r]!));
+      rows.push({
+        episodes: names[mode],
+        'episodes/s (wall)': fmt(median(rates[i]!)),
+        'cost vs not recorded (wall)': i === 0 ? '—' : `${Math.round(cost * 100)}%`,
+        'µs/episode (CPU, process)': cpuUs[i]!.toFixed(1),
+        'cost vs not recorded (CPU)': i === 0 ? '—' : `${Math.round((1 - cpuUs[0]! / cpuUs[i]!) * 100)}%`,
+        target: mode === 'grouped' ? '≤ 30%' : '',
+      });
+    });
+    const before = process.cpuUsage();
+    const t0 = performance.now();
+    const result = await h.evaluate({ agent, domains: ['retail'], k: TRIALS });
+    const used = process.cpuUsage(before);
+    evaluateFigures = { perSec: (result.outcomes.length * 1000) / (performance.now() - t0), cpuUs: (used.user + used.system) / result.outcomes.length };
+    await h.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return {
+    title: 'Harness: recording the episodes it runs',
+    description:
+      `The retail regression set (${fmt(episodes / TRIALS)} tasks, each with seeds 0-${TRIALS - 1}: ${fmt(episodes)} episodes a round) played by the oracle agent ` +
+      'through `harness.runEpisode` on a SQLite file store, as `evaluate` and a training round play them: not recorded, recorded with one flush ' +
+      'for the round, and recorded with each episode awaited until durable (a commit per episode). ' +
+      `Interleaved, ${ROUNDS} rounds; wall cost: the median of each round's ratio to that round's unrecorded run; CPU: the process's over all rounds.`,
+    rows,
+    notes: [
+      ...(evaluateFigures === undefined
+        ? []
+        : [`\`harness.evaluate\` on the same set with k = ${TRIALS} (its snapshot, run record and events included), once after the rounds: ${fmt(evaluateFigures.perSec)} episodes/s, ${evaluateFigures.cpuUs.toFixed(1)} µs of CPU per episode.`]),
+      'Before 2026-12-06 evaluate and each training round awaited every episode until durable: each episode\'s end asked the recorder for a commit of its own. They now run their episodes with `flush: false` (no commit asked for at the end, `EpisodeOptions.flushOnEnd`) and flush once: the evaluation before its run record, a training round before its events and checkpoint.',
+    ],
+  };
 }

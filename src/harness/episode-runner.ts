@@ -24,6 +24,8 @@ export interface RunEpisodeOptions {
   episodeId?: string;
   runId?: string;
   record?: boolean;
+  /** Wait until the episode is durable before returning (default true); false: it is committed with the harness's next flush or group commit. */
+  flush?: boolean;
   dynamics?: DynamicsOptions;
 }
 
@@ -71,6 +73,7 @@ export class EpisodeRunner {
       ...(options.record === false ? {} : { recorder: this.storeRecorder(), recordAs: isStored(task) ? this.recordAs : 'transitions' }),
       ...(options.episodeId ? { episodeId: options.episodeId } : {}),
       ...(options.runId ? { runId: options.runId } : {}),
+      ...(options.flush === false ? { flush: false } : {}),
     });
   }
 

@@ -27,7 +27,8 @@ export interface EvaluationDeps {
   clock: () => string;
   newRunId: () => Promise<string>;
   snapshot: (label: string) => Promise<Snapshot>;
-  runEpisode: (task: StoredTask, options: { seed: number; runId: string; episodeId: string }) => Promise<EpisodeOutcome>;
+  /** Runs one episode; with `flush: false` it is made durable by `flush` (the evaluation's, after its last episode). */
+  runEpisode: (task: StoredTask, options: { seed: number; runId: string; episodeId: string; flush: false }) => Promise<EpisodeOutcome>;
   /** Waits until every recorded step is in the store. */
   flush: () => Promise<void>;
   owner: { host: string; pid: number };
@@ -64,7 +65,8 @@ export async function evaluateAgent(deps: EvaluationDeps, options: EvaluateOptio
   const total = tasks.length * k;
   for (const task of tasks) {
     for (let trial = 0; trial < k; trial++) {
-      outcomes.push(await deps.runEpisode(task, { seed: trial, runId, episodeId: `${runId}:${outcomes.length}` }));
+      // Committed in groups (the recorder's) and made durable by the flush below: the run is `finished`, with its events, only after it.
+      outcomes.push(await deps.runEpisode(task, { seed: trial, runId, episodeId: `${runId}:${outcomes.length}`, flush: false }));
       options.onProgress?.(outcomes.length, total);
     }
   }

@@ -290,9 +290,20 @@ export class Harness {
     return { episode: this.episodes.open(task, options), task };
   }
 
-  /** Runs one episode of a task with an agent. */
+  /**
+   * Runs one episode of a task with an agent. It returns once the episode is durable, unless `flush: false`: then it
+   * goes with the harness recorder's next group commit, and `flush()` makes every such episode durable at once.
+   * @example
+   * for (const [i, task] of tasks.entries()) await harness.runEpisode(task, agent, { seed: i, flush: false });
+   * await harness.flush(); // one commit for all of them (or the recorder's groups of 1,024)
+   */
   async runEpisode(task: StoredTask | Task, agent: Agent, options: RunEpisodeOptions): Promise<EpisodeOutcome> {
     return this.episodes.run(task, agent, options);
+  }
+
+  /** Resolves once every episode the harness has recorded so far is durable; rejects with the recorder's failure. */
+  async flush(): Promise<void> {
+    await this.episodes.flush();
   }
 
   /**
@@ -358,7 +369,7 @@ export class Harness {
       clock: this.clock,
       newRunId: () => this.runIds.next('eval'),
       snapshot: (label?: string) => this.snapshot({ label }),
-      runEpisode: (task: StoredTask, episode: { seed: number; episodeId?: string; runId?: string }) => this.runEpisode(task, options.agent, episode),
+      runEpisode: (task: StoredTask, episode: { seed: number; episodeId?: string; runId?: string; flush?: boolean }) => this.runEpisode(task, options.agent, episode),
       flush: () => this.episodes.flush(),
       owner: runOwner(),
     };

@@ -133,6 +133,33 @@ describe('training loop', () => {
     await h.close();
   });
 
+  it('evaluate and train commit their episodes in groups, every one stored and ended once they return', async () => {
+    const h = await fresh();
+    await populate(h);
+    let commits = 0;
+    const append = h.store.appendTransitions.bind(h.store);
+    h.store.appendTransitions = async (transitions, options) => {
+      commits++;
+      return append(transitions, options);
+    };
+    const evaluation = await h.evaluate({ agent: skilledAgent(3), split: 'regression', k: 3 });
+    const evaluated = await h.store.listEpisodes({ runId: evaluation.runId });
+    expect(evaluated.map((e) => e.id).sort()).toEqual(evaluation.outcomes.map((o) => o.episodeId).sort());
+    expect(evaluated.every((e) => e.status === 'terminated' || e.status === 'truncated')).toBe(true);
+    // Not a commit per episode (each episode's end used to ask for one): the evaluation's flush at its end.
+    expect(evaluation.outcomes.length).toBeGreaterThan(20);
+    expect(commits).toBeLessThan(evaluation.outcomes.length / 4);
+
+    commits = 0;
+    const summary = await h.train({ agent: skilledAgent(4), episodes: 48, strategy: 'uniform', seed: 2, concurrency: 8 });
+    const trained = await h.store.listEpisodes({ runId: summary.runId });
+    expect(trained).toHaveLength(48);
+    expect(trained.every((e) => e.status === 'terminated' || e.status === 'truncated')).toBe(true);
+    // One commit per round of 8 episodes (the round's flush), not one per episode.
+    expect(commits).toBeLessThanOrEqual(48 / 8);
+    await h.close();
+  });
+
   it('evaluate freezes nothing it should not and computes pass^k per slice', async () => {
     const h = await fresh();
     await populate(h);

@@ -277,9 +277,11 @@ export async function trainLoop(deps: TrainDeps, options: TrainOptions): Promise
         plan.map(({ task, seed: s }, i) => {
           const domain = deps.domains.get(task.domain);
           if (!domain) throw new EnvHarnessError('DOMAIN_NOT_FOUND', `task ${task.id} needs domain ${task.domain}, which is not registered`);
-          return runEpisode(domain, task, options.agent, { ...options.dynamics, seed: s, recorder, recordAs: deps.recordAs, runId, episodeId: `${runId}:${all.length + i}` }).then((o) => ({ o, i }));
+          return runEpisode(domain, task, options.agent, { ...options.dynamics, seed: s, recorder, recordAs: deps.recordAs, runId, episodeId: `${runId}:${all.length + i}`, flush: false }).then((o) => ({ o, i }));
         }),
       );
+      // The round's episodes in one commit (or the recorder's groups), durable before anything of the round is written.
+      await recorder?.flush();
       outcomes.sort((a, b) => a.i - b.i);
       const results: EpisodeResult[] = [];
       for (let start = 0; start < outcomes.length; start += groupSize) {
@@ -338,7 +340,7 @@ export async function trainLoop(deps: TrainDeps, options: TrainOptions): Promise
         }
       }
       if (Math.floor(all.length / checkpointEvery) > Math.floor(lastCheckpoint / checkpointEvery) && all.length < options.episodes) {
-        // Every episode of the round is durable by now (each one awaited its recorder flush).
+        // Every episode of the round is durable by now (the round's flush above).
         await deps.store.applyWrites([{ op: 'appendRunEvents', events: events.splice(0) }, checkpoint()]);
         lastCheckpoint = all.length;
       } else await flushEvents();
@@ -420,9 +422,10 @@ async function evaluateRegression(
       const domain = deps.domains.get(task.domain);
       if (!domain) continue;
       // A fixed seed per task: the regression score moves only when the agent does.
-      const o = await runEpisode(domain, task, options.agent, { ...options.dynamics, seed: 0, recorder, recordAs: deps.recordAs, runId, episodeId: `${runId}:eval${at}:${i}` });
+      const o = await runEpisode(domain, task, options.agent, { ...options.dynamics, seed: 0, recorder, recordAs: deps.recordAs, runId, episodeId: `${runId}:eval${at}:${i}`, flush: false });
       if (!o.excluded) outcomes.push(o.outcome);
     }
+    await recorder?.flush();
     return mean(outcomes);
   } finally {
     options.agent.setTraining?.(true);

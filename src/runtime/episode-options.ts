@@ -34,6 +34,13 @@ export interface EpisodeOptions extends DynamicsOptions {
    * record is written: do not change an action object after stepping it.
    */
   recordAs?: 'transitions' | 'inputs';
+  /**
+   * Whether the episode asks its recorder for a flush when it ends (default true: its record is committed right after,
+   * in a commit shared with whatever else asked before the program yields). False leaves the ended episode to the
+   * recorder's group commit (its `maxBatch` or `maxDelayMs`) or to the caller's `flush()`: a runner that flushes once
+   * for many episodes (an evaluation, a training round) then commits them together instead of one by one.
+   */
+  flushOnEnd?: boolean;
   /** Wall clock in milliseconds for the time budget and record timestamps. Without it, time stands still. */
   clock?: () => number;
   /** Id of each new episode. Default: `<first 16 hex of the task id>:<seed>:<reset count of this object>`. */

@@ -446,7 +446,7 @@ class EpisodeRun<S> implements Episode {
       }
       if (ended) {
         recorder.end(this.record(this.status as EpisodeStatus, info));
-        this.setLastFlush(recorder.flush());
+        if (this.options.flushOnEnd !== false) this.setLastFlush(recorder.flush());
       }
     }
     return result;
@@ -693,7 +693,7 @@ class EpisodeRun<S> implements Episode {
     const recorder = this.options.recorder;
     if (recorder === undefined) return;
     recorder.end(this.record(status));
-    this.setLastFlush(recorder.flush());
+    if (this.options.flushOnEnd !== false) this.setLastFlush(recorder.flush());
   }
 
   stateHash(): string {

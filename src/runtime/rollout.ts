@@ -13,6 +13,12 @@ export interface EpisodeRunOptions extends DynamicsOptions {
   episodeId?: string;
   /** What the recorder gets (`EpisodeOptions.recordAs`). Default: transitions. */
   recordAs?: 'transitions' | 'inputs';
+  /**
+   * Wait until the recorder has made the episode durable before returning (default true). False: the episode neither
+   * waits nor asks for a commit when it ends (`EpisodeOptions.flushOnEnd`); it goes with the recorder's next group
+   * commit, and the caller flushes the recorder once it needs its episodes durable.
+   */
+  flush?: boolean;
 }
 
 /** What one episode produced, as the curriculum, runs and reports need it. */
@@ -60,10 +66,11 @@ export const episodeRunner: EpisodeRunner = {
 
 /** Runs `agent` on `task` until the episode terminates or is truncated. */
 export async function runEpisode(domain: Domain<any>, task: Task | StoredTask, agent: Agent, options: EpisodeRunOptions): Promise<EpisodeOutcome> {
-  const { seed, recorder, runId, clock, episodeId, recordAs, ...dynamics } = options;
+  const { seed, recorder, runId, clock, episodeId, recordAs, flush, ...dynamics } = options;
   const episode = createEpisode(domain, task, {
     ...dynamics,
     recorder,
+    ...(flush === false ? { flushOnEnd: false } : {}),
     ...(recordAs !== undefined ? { recordAs } : {}),
     runId,
     agent: agent.name,
@@ -71,7 +78,7 @@ export async function runEpisode(domain: Domain<any>, task: Task | StoredTask, a
     ...(episodeId ? { episodeId: () => episodeId } : {}),
   });
   const observation = episode.reset({ seed });
-  return (await playEpisode(episode, observation, { task, agent, seed, domain: domain.name, flush: recorder !== undefined })).outcome;
+  return (await playEpisode(episode, observation, { task, agent, seed, domain: domain.name, flush: recorder !== undefined && flush !== false })).outcome;
 }
 
 /**
