@@ -194,7 +194,7 @@ async function benchCliGeneration(): Promise<BenchSection> {
         [peerLabel(peers, 'reasoning-gym median generator')]: `${fmt(peers.reasoningGym.medianItemsPerSec)} items/s`,
         ratio: ratioVsPeer(peers, perCpu, peers.reasoningGym.medianItemsPerSec),
         'vs reasoning-gym chain_sum': ratioVsPeer(peers, perCpu, peers.reasoningGym.chainSumItemsPerSec),
-        target: '>= reasoning-gym median',
+        target: '- (the command\'s, see above)',
       });
     }
     await harness.close();
@@ -216,7 +216,8 @@ async function benchCliGeneration(): Promise<BenchSection> {
       'Each batch goes into the same store, which grows by 20,000 tasks a batch, and is gated against every task stored before it; the split ' +
         'index takes each batch in from its near-duplicate gate\'s signatures when it is stored (reading it back and hashing it again was about ' +
         '30% of a batch\'s CPU, until 2026-12-06), and reads only what other writers stored. The batches run on the calling thread ' +
-        '(`workers: 1`). The real command, with its worker threads and start-up, is measured in "CLI: generation through envharness generate".',
+        '(`workers: 1`). The real command, with its worker threads and start-up, is measured in "CLI: generation through envharness generate": ' +
+        'the target (issue 18: at least reasoning-gym\'s median generator) is that command\'s; these rows are the library call on one thread.',
     ],
   };
 }
