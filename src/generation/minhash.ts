@@ -317,7 +317,7 @@ export function bandKeysOf(signature: MinHashSignature, threshold: number, into?
 class BandTable {
   readonly rows: number;
   /** keys[position * bands + band]: the entry's bucket key in that band. */
-  keys = new Int32Array(0);
+  private keys = new Int32Array(0);
   /** next[position * bands + band]: the next position in the same slot of that band, or -1. */
   private next = new Int32Array(0);
   /**
@@ -470,14 +470,7 @@ export class MinHashIndex {
       throw new EnvHarnessError('PARAMS_INVALID', `a MinHash signature has ${MINHASH_PERMUTATIONS} values, got ${signature.length}`);
     }
     const position = this.ids.length;
-    if ((position + 1) * MINHASH_PERMUTATIONS > this.signatures.length) {
-      const grown = new Uint32Array(this.signatures.length * 2);
-      grown.set(this.signatures);
-      this.signatures = grown;
-      const marks = new Uint32Array(this.marks.length * 2);
-      marks.set(this.marks);
-      this.marks = marks;
-    }
+    this.reserve(position + 1);
     this.signatures.set(signature, position * MINHASH_PERMUTATIONS);
     this.ids.push(id);
     positions?.set(id, position);
@@ -497,16 +490,7 @@ export class MinHashIndex {
       return;
     }
     const start = this.ids.length;
-    let length = this.signatures.length;
-    while ((start + count) * MINHASH_PERMUTATIONS > length) length *= 2;
-    if (length > this.signatures.length) {
-      const grown = new Uint32Array(length);
-      grown.set(this.signatures);
-      this.signatures = grown;
-      const marks = new Uint32Array(length / MINHASH_PERMUTATIONS);
-      marks.set(this.marks);
-      this.marks = marks;
-    }
+    this.reserve(start + count);
     this.signatures.set(source.signatures.subarray(0, count * MINHASH_PERMUTATIONS), start * MINHASH_PERMUTATIONS);
     for (let k = 0; k < count; k++) {
       const id = source.ids[k]!;
@@ -520,6 +504,19 @@ export class MinHashIndex {
         else this.band(table, start + k);
       }
     }
+  }
+
+  /** Room for `entries` signatures and marks, doubling as often as needed. */
+  private reserve(entries: number): void {
+    let capacity = this.marks.length;
+    if (entries <= capacity) return;
+    while (entries > capacity) capacity *= 2;
+    const grown = new Uint32Array(capacity * MINHASH_PERMUTATIONS);
+    grown.set(this.signatures);
+    this.signatures = grown;
+    const marks = new Uint32Array(capacity);
+    marks.set(this.marks);
+    this.marks = marks;
   }
 
   /** The id of the entry at `position` (insertion order). */

@@ -370,7 +370,7 @@ export class Harness {
       newRunId: () => this.runIds.next('eval'),
       snapshot: (label?: string) => this.snapshot({ label }),
       runEpisode: (task: StoredTask, episode: { seed: number; episodeId?: string; runId?: string; flush?: boolean }) => this.runEpisode(task, options.agent, episode),
-      flush: () => this.episodes.flush(),
+      flush: () => this.flush(),
       owner: runOwner(),
     };
     return evaluateAgent(deps, options);
