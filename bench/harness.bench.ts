@@ -122,9 +122,13 @@ export async function run(): Promise<BenchSection[]> {
   ];
 }
 
-/** Episodes per round of the recording section: every retail regression task this many times (seeds 0..k-1). */
-const TRIALS = 4;
-const ROUNDS = 9;
+/**
+ * Episodes per round of the recording section: every retail regression task this many times (seeds 0..k-1).
+ * 20 (2,000 episodes, 70-100 ms a round): with 4 (400 episodes, 14-23 ms) one collection or checkpoint decided a
+ * round, and the section's cost read 21-29% over three runs of the same code.
+ */
+const TRIALS = 20;
+const ROUNDS = 11;
 
 /**
  * What recording costs the episodes a harness runs itself: the retail regression set with the oracle agent through
@@ -177,11 +181,14 @@ async function recordingSection(): Promise<BenchSection> {
       each: 'recorded as inputs, each episode awaited until durable (the default `runEpisode`)',
     };
     modes.forEach((mode, i) => {
-      const cost = median(rates[i]!.map((rate, r) => 1 - rate / rates[0]![r]!));
+      const costs = rates[i]!.map((rate, r) => 1 - rate / rates[0]![r]!);
+      const cost = median(costs);
+      const pct = (x: number) => `${Math.round(x * 100)}%`;
       rows.push({
         episodes: names[mode],
         'episodes/s (wall)': fmt(median(rates[i]!)),
-        'cost vs not recorded (wall)': i === 0 ? '—' : `${Math.round(cost * 100)}%`,
+        'cost vs not recorded (wall)': i === 0 ? '—' : pct(cost),
+        'rounds\' costs (min-max)': i === 0 ? '—' : `${pct(Math.min(...costs))}-${pct(Math.max(...costs))}`,
         'µs/episode (CPU, process)': cpuUs[i]!.toFixed(1),
         'cost vs not recorded (CPU)': i === 0 ? '—' : `${Math.round((1 - cpuUs[0]! / cpuUs[i]!) * 100)}%`,
         target: mode === 'grouped' ? '≤ 30%' : '',
