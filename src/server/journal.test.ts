@@ -95,7 +95,7 @@ describe('server over the step journal', () => {
     }
   });
 
-  it('closing the server feeds SQLite and removes the journal', async () => {
+  it('closing the server feeds SQLite, removes the journal and releases its lock', async () => {
     const other = await startTestServer();
     const { ep, attemptId } = await other.server.episodes.create({ taskId: other.tasks.endless, seed: 0 } as Parameters<TestServer['server']['episodes']['create']>[0]).then((c) => ({ ep: c.ep, attemptId: c.ep.episode!.id! }));
     for (let i = 0; i < 5; i++) await other.server.episodes.step(ep, ACTION, undefined);
@@ -103,8 +103,12 @@ describe('server over the step journal', () => {
     expect(existsSync(path)).toBe(true);
     await other.server.close();
     expect(existsSync(path)).toBe(false);
-    expect(existsSync(`${path}.lock`)).toBe(false);
     expect((await other.harness.store.listTransitions(attemptId)).length).toBe(5);
+    const next = createSqliteStore(other.storePath, { now: systemClock });
+    const journal = next.openStepJournal();
+    expect(journal).toBeDefined();
+    await journal!.close();
+    await next.close();
     await other.harness.close();
     rmSync(other.dir, { recursive: true, force: true });
   });

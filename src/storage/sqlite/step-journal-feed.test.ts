@@ -4,7 +4,7 @@
  * written, the entries kept in the journal and tried again (docs/storage.md, "Step journal"). The same without a
  * worker thread: step-journal-fallback.test.ts.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
@@ -91,6 +91,40 @@ describe('step journal feed on the writer thread: a step SQLite already has', ()
     }
   });
 
+  it('while the conflict stands, takes no step once SQLite lacks FEED_MAX_BYTES: refused with STORE_FAILED, not written; taken again once the feed commits', async () => {
+    const file = join(dir, `bounded-${files++}.db`);
+    const store = open(file);
+    const journal = store.openStepJournal()!;
+    const mib = (step: number): Transition => ({ ...makeTransition('ep-w', step), observation: { kind: 'tool', output: 'x'.repeat(1 << 20) } });
+    try {
+      await store.appendTransitions([prior]);
+      await journal.appendTransitions(steps('ep-x', 1, 2), { episodes: [episodes.x] });
+      await expect(journal.drain()).rejects.toMatchObject({ code: 'STORE_CONFLICT' });
+      // Acknowledged up to FEED_MAX_BYTES behind the failing feed (8 MiB)...
+      let step = 1;
+      for (; step <= 8; step++) await journal.appendTransitions([mib(step)]);
+      const entries = readJournal(journalPath(file))!.entries.length;
+      expect(entries).toBe(9);
+      // ...then refused, the feed's error as the cause, and nothing written to the file.
+      const refused = await rejectionOf(journal.appendTransitions([mib(step)]));
+      expect(refused).toMatchObject({ code: 'STORE_FAILED', details: { operation: 'appendTransitions', journal: journalPath(file), unfed: 9 } });
+      expect((refused as Error).cause).toMatchObject({ code: 'STORE_CONFLICT', details: { episodeId: 'ep-x', step: 2 } });
+      expect(readJournal(journalPath(file))!.entries).toHaveLength(entries);
+      expect(journal.unfed).toBe(9);
+
+      // The conflicting row removed: the retry commits everything kept, and steps are taken again.
+      deleteStep(file, 'ep-x', 2);
+      await vi.waitFor(() => expect(journal.unfed).toBe(0), { timeout: 10_000, interval: 5 });
+      await journal.appendTransitions([mib(step)]);
+      await journal.drain();
+      expect((await store.listTransitions('ep-w')).map((t) => t.step)).toEqual(Array.from({ length: 9 }, (_, i) => i + 1));
+      expect((await store.listTransitions('ep-x')).map((t) => t.step)).toEqual([1, 2]);
+    } finally {
+      await journal.close();
+      await store.close();
+    }
+  });
+
   it('a close while the conflict stands rejects with it and keeps the file; opens fail with STORE_FAILED naming the journal until the row is gone, then apply it once', async () => {
     const file = join(dir, `closed-${files++}.db`);
     const store = open(file);
@@ -102,7 +136,10 @@ describe('step journal feed on the writer thread: a step SQLite already has', ()
     await expect(journal.close()).rejects.toMatchObject({ code: 'STORE_CONFLICT', details: { conflict: 'duplicate_step', episodeId: 'ep-x', step: 2 } });
     await store.close();
     expect(readJournal(journalPath(file))!.entries.map((e) => e.seq)).toEqual([1, 2]);
-    expect(existsSync(`${journalPath(file)}.lock`)).toBe(false);
+    // Its lock released: another connection takes it at once.
+    const lock = new BetterSqlite3(`${journalPath(file)}.lock`, { timeout: 0 });
+    lock.exec('BEGIN EXCLUSIVE');
+    lock.close();
     expect(storedRows(file, id)).toEqual({ transitions: bodies([prior]), episodes: [], fed: undefined });
 
     const refused = (() => {

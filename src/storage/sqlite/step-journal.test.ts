@@ -5,8 +5,10 @@
  * once SQLite holds everything, and removed on close.
  */
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { makeEpisode, makeTransition } from '../../../test/conformance/store-fixtures.js';
@@ -17,6 +19,7 @@ import { createSqliteStore, type SqliteStore } from './index.js';
 import { FEED_MAX_BYTES, HEADER_BYTES, journalPath, readJournal, replayStepJournal, type StepJournal } from './step-journal.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'envharness-journal-'));
+const repo = join(dirname(fileURLToPath(import.meta.url)), '../../..');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let files = 0;
 
@@ -49,6 +52,45 @@ function fresh(): { file: string; store: SqliteStore; journal: StepJournal } {
   const journal = store.openStepJournal();
   if (journal === undefined) throw new Error('no journal');
   return { file, store, journal };
+}
+
+/**
+ * A process that opens the store at `file` and, once the file `go` exists, takes its step journal, says whether it
+ * got it ('held' or 'none') and waits to be killed (run with the loader this test runs under, on the sources).
+ */
+function holdJournal(file: string, go: string): { ready: Promise<void>; said: Promise<string>; kill: () => Promise<void> } {
+  const script = join(dir, `holder-${files++}.ts`);
+  writeFileSync(script, [
+    `import { existsSync } from 'node:fs';`,
+    `import { createSqliteStore } from ${JSON.stringify(join(repo, 'src/storage/sqlite/index.ts'))};`,
+    `const store = createSqliteStore(${JSON.stringify(file)}, { now: () => '2026-01-01T00:00:00.000Z' });`,
+    `process.stdout.write('ready\\n');`,
+    `while (!existsSync(${JSON.stringify(go)}));`,
+    `process.stdout.write(store.openStepJournal() === undefined ? 'none\\n' : 'held\\n');`,
+    'setInterval(() => undefined, 1000);',
+  ].join('\n'));
+  const child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: repo, stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const lines: string[] = [];
+  const waiting: Array<() => void> = [];
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    lines.push(...chunk.split('\n').filter((l) => l !== ''));
+    for (const wake of waiting.splice(0)) wake();
+  });
+  const line = (i: number): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const check = () => (lines.length > i ? resolve(lines[i]!) : waiting.push(check));
+      void exited.then(() => reject(new Error(`journal holder exited before saying line ${i + 1}`)));
+      check();
+    });
+  return {
+    ready: line(0).then(() => undefined),
+    said: line(1),
+    kill: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+  };
 }
 
 const steps = (id: string, from: number, count: number): Transition[] => Array.from({ length: count }, (_, i) => makeTransition(id, from + i));
@@ -155,7 +197,36 @@ describe('step journal', () => {
     await store.close();
   });
 
-  it('takes over a lock whose process is gone, also one naming its own pid from an earlier start (a restarted container); respects a live one', async () => {
+  it('is held by one process at a time: of processes racing for it (a dead owner’s lock left behind), one gets it, and the next gets it once that one is killed', async () => {
+    const file = join(dir, `lock-${files++}.db`);
+    await open(file).close();
+    // What an owner killed by an earlier version left: a lock file naming a process that is gone.
+    writeFileSync(`${journalPath(file)}.lock`, '2147483646 1');
+    const go = join(dir, `go-${files++}`);
+    const holders = Array.from({ length: 6 }, () => holdJournal(file, go));
+    await Promise.all(holders.map((h) => h.ready));
+    writeFileSync(go, '');
+    const said = await Promise.all(holders.map((h) => h.said));
+    try {
+      expect(said.filter((s) => s === 'held')).toHaveLength(1);
+      expect(said.filter((s) => s === 'none')).toHaveLength(holders.length - 1);
+      const store = open(file);
+      try {
+        expect(store.openStepJournal()).toBeUndefined();
+        // Killed: no close, no clean-up; the kernel drops its lock, and nothing is left to judge stale.
+        await holders[said.indexOf('held')]!.kill();
+        const journal = store.openStepJournal();
+        expect(journal).toBeDefined();
+        await journal!.close();
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await Promise.all(holders.map((h) => h.kill()));
+    }
+  });
+
+  it('respects a lock file an earlier version wrote (`<pid> <start time>`) while its process runs, and takes it over when it is gone', async () => {
     const file = join(dir, `lock-${files++}.db`);
     const store = open(file);
     const lock = `${journalPath(file)}.lock`;
@@ -163,13 +234,16 @@ describe('step journal', () => {
     // Another live process (the parent, with its real start time): held.
     writeFileSync(lock, `${process.ppid} ${started(process.ppid)}`);
     expect(store.openStepJournal()).toBeUndefined();
-    // This pid, but another start time: an earlier process that had the same pid.
+    // This pid, but another start time: an earlier process that had the same pid (a restarted container).
     writeFileSync(lock, `${process.pid} 1`);
     const journal = store.openStepJournal();
     expect(journal).toBeDefined();
-    expect(readFileSync(lock, 'utf8')).toBe(`${process.pid} ${started(process.pid)}`);
+    expect(store.openStepJournal()).toBeUndefined();
     await journal!.close();
-    expect(existsSync(lock)).toBe(false);
+    // Released: the next one gets it.
+    const next = store.openStepJournal();
+    expect(next).toBeDefined();
+    await next!.close();
     await store.close();
   });
 
@@ -235,7 +309,6 @@ describe('step journal', () => {
     // Nothing of it in SQLite; all of it in the file, whose lock is released.
     expect(rawBodies(file, 'ep-f')).toEqual([]);
     expect(readJournal(journalPath(file))!.entries.map((e) => e.seq)).toEqual([1, 2]);
-    expect(existsSync(`${journalPath(file)}.lock`)).toBe(false);
     await store.close();
     for (let i = 0; i < 2; i++) {
       const reopened = open(file);

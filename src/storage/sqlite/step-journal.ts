@@ -16,7 +16,8 @@
  * record `str body` (canonical JSON; `str` is `u32 byte length` + UTF-8).
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, ftruncateSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, ftruncateSync, openSync, readFileSync, rmSync, truncateSync, writeSync } from 'node:fs';
+import BetterSqlite3, { type Database } from 'better-sqlite3';
 import { crc32 } from 'node:zlib';
 import { canonicalize, EnvHarnessError, type EpisodeRecord, type StagedTransitions, type Transition } from '../../core/index.js';
 import { stageTexts } from './transitions.js';
@@ -186,8 +187,8 @@ export function replayStepJournal(location: string, apply: ApplyJournal): number
 
 /**
  * The journal of one server (`SqliteStore.openStepJournal`): a recording target (`createStoreRecorder`) whose
- * commits are one `write()` each, and resolve then; SQLite is fed behind them. One per store at a time (a
- * lock file naming the process: another live process's lock means no journal for this one).
+ * commits are one `write()` each, and resolve then; SQLite is fed behind them. One per store at a time (its
+ * `JournalLock`: while another connection holds it, none for this one).
  */
 export class StepJournal {
   readonly ordered = true;
@@ -217,13 +218,15 @@ export class StepJournal {
   private readonly waiters: Array<{ seq: number; resolve: () => void; reject: (error: unknown) => void }> = [];
   /** A write failed and its torn bytes could not be cut off: the journal takes nothing more. */
   private failure: EnvHarnessError | undefined;
+  /** The last feed's error, until a feed commits: while SQLite lacks `FEED_MAX_BYTES` or more, no step is taken. */
+  private feedError: unknown;
   private closing: Promise<void> | undefined;
   /** For tests and benches: journal writes, feeds (SQLite transactions) and restarts from the header so far. */
   readonly stats = { writes: 0, feeds: 0, rewinds: 0 };
 
   private constructor(
     readonly path: string,
-    private readonly lock: string,
+    private readonly lock: JournalLock,
     private readonly feed: JournalFeed,
   ) {
     this.id = randomBytes(16);
@@ -258,13 +261,13 @@ export class StepJournal {
    */
   static open(location: string, applyNow: ApplyJournal, feed: JournalFeed): StepJournal | undefined {
     const path = journalPath(location);
-    const lock = `${path}.lock`;
-    if (!takeLock(lock)) return undefined;
+    const lock = JournalLock.take(`${path}.lock`);
+    if (lock === undefined) return undefined;
     try {
       replayStepJournal(location, applyNow);
       return new StepJournal(path, lock, feed);
     } catch (error) {
-      rmSync(lock, { force: true });
+      lock.release();
       throw error;
     }
   }
@@ -299,6 +302,18 @@ export class StepJournal {
     if (this.failure !== undefined) return Promise.reject(this.failure);
     if (this.fd === undefined || this.closing !== undefined) return Promise.reject(new EnvHarnessError('STORE_FAILED', `step journal ${this.path} is closed`, { details: { operation: 'appendTransitions' } }));
     if (ids.length === 0 && episodes.length === 0) return Promise.resolve();
+    if (this.feedError !== undefined && this.pendingBytes + (this.inflight?.bytes.length ?? 0) >= FEED_MAX_BYTES) {
+      // SQLite refuses the entries it lacks (a step it already has, a full disk, a lock held elsewhere) and they
+      // pass FEED_MAX_BYTES: this step is not taken, rather than acknowledged into a buffer that would grow for as
+      // long as the failure lasts. The feed is still tried again, and steps are taken once it commits.
+      const cause = this.feedError;
+      return Promise.reject(
+        new EnvHarnessError('STORE_FAILED', `step journal ${this.path}: SQLite lacks ${this.unfed} acknowledged entries and its feed fails (${cause instanceof Error ? cause.message : String(cause)}); no step is taken until it commits`, {
+          cause,
+          details: { operation: 'appendTransitions', journal: this.path, unfed: this.unfed },
+        }),
+      );
+    }
     const records = episodes.map((e) => canonicalize(e));
     const seq = this.seq + 1;
     // Framed where the feed takes it from, after the records pending: written to the file from there, and
@@ -344,7 +359,7 @@ export class StepJournal {
     return done;
   }
 
-  /** Feeds SQLite everything, then removes the journal and its lock. On a failure the file stays (applied at the next open). */
+  /** Feeds SQLite everything, then removes the journal and releases its lock. On a failure the file stays (applied at the next open). */
   close(): Promise<void> {
     this.closing ??= (async () => {
       try {
@@ -357,7 +372,7 @@ export class StepJournal {
         const clean = this.fed >= this.seq && this.failure === undefined;
         if (fd !== undefined) closeSync(fd);
         if (clean) rmSync(this.path, { force: true });
-        rmSync(this.lock, { force: true });
+        this.lock.release();
       }
     })();
     return this.closing;
@@ -401,6 +416,7 @@ export class StepJournal {
     this.stats.feeds++;
     const room = this.roomWaiters.splice(0);
     for (const resolve of room) resolve();
+    this.feedError = error;
     if (error !== undefined) {
       // Kept, in order, ahead of what came meanwhile: tried again later, and in the file until then.
       const all = sharedBuffer(Math.max(this.pendingBuffer.length, batch.bytes.length + this.pendingBytes));
@@ -505,34 +521,42 @@ function writeAll(fd: number, buffer: Buffer, length: number, position: number, 
 }
 
 /**
- * Takes the lock file, which names this process (`<pid> <start time>`); a lock whose process is gone is taken
- * over. The start time (Linux: /proc/<pid>/stat) tells a restarted process that got the same pid, as a
- * container's first process does, from the one that wrote the lock.
+ * The journal's lock on `<db>-steps.lock`: an exclusive SQLite lock (POSIX record locks underneath) that an open
+ * connection holds for as long as the journal lives. The kernel drops it when its process ends, however it ends,
+ * so no lock is ever stale and none is taken over. Until 2026-12-06 the lock was a file naming its owner's pid:
+ * two processes that found a dead owner's lock could both take it (the second removed the first's new lock), and
+ * one that read the file between another's create and write removed a live lock; two journals on one store write
+ * over each other's entries. The file stays when the lock is released: removing it would let a process that had
+ * opened it just before lock the removed file while another locks a new one.
  */
-function takeLock(path: string): boolean {
-  const me = `${process.pid} ${startTime(process.pid) ?? ''}`.trim();
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const fd = openSync(path, 'wx');
+class JournalLock {
+  private constructor(private readonly db: Database) {}
+
+  /** The lock, or undefined while another connection (this process's or another's) holds it. */
+  static take(path: string): JournalLock | undefined {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const db = new BetterSqlite3(path, { timeout: 0 });
       try {
-        writeSync(fd, me);
-      } finally {
-        closeSync(fd);
+        // Taken at once, held until the connection closes (nothing is ever written).
+        db.exec('BEGIN EXCLUSIVE');
+        return new JournalLock(db);
+      } catch (error) {
+        db.close();
+        const code = (error as { code?: unknown }).code;
+        if (code === 'SQLITE_BUSY') return undefined;
+        // A lock file an earlier version wrote (`<pid> <start time>`): held while that process runs; else
+        // emptied in place (an empty file is an empty database) and taken.
+        if (code !== 'SQLITE_NOTADB' || attempt > 0) throw error;
+        if (isAlive(readFileSync(path, 'utf8').trim())) return undefined;
+        truncateSync(path, 0);
       }
-      return true;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
-    let holder = '';
-    try {
-      holder = readFileSync(path, 'utf8').trim();
-    } catch {
-      // Removed meanwhile: try again.
-    }
-    if (holder !== '' && isAlive(holder)) return false;
-    rmSync(path, { force: true });
+    return undefined;
   }
-  return false;
+
+  release(): void {
+    if (this.db.open) this.db.close();
+  }
 }
 
 /** Whether the process a lock names (`<pid> [start time]`) still runs. */
