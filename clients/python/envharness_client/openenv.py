@@ -8,6 +8,7 @@ own ``GenericEnvClient(base_url=...)`` works with the second form unchanged.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass, field
 from typing import Any, Dict, Optional
@@ -57,11 +58,27 @@ class OpenEnvSession:
         self.timeout = timeout
         self._max = max_message_size
         self._ws: Optional[WebSocket] = None
+        self._connecting: Optional["asyncio.Future[WebSocket]"] = None
 
     async def connect(self) -> "OpenEnvSession":
+        """Opens the connection, once: calls that overlap before it is open all wait for the same one."""
         if self._ws is None:
-            self._ws = await WebSocket.connect(self.url, self._headers, timeout=self.timeout, max_size=self._max)
+            connecting = self._connecting
+            if connecting is None:
+                connecting = self._connecting = asyncio.ensure_future(
+                    WebSocket.connect(self.url, self._headers, timeout=self.timeout, max_size=self._max))
+                connecting.add_done_callback(self._connected)
+            # Shielded: a caller cancelled while it waits does not cancel the others' connection.
+            await asyncio.shield(connecting)
         return self
+
+    def _connected(self, connecting: "asyncio.Future[WebSocket]") -> None:
+        # Runs before any waiter resumes, so that they all find the connection in ``_ws``.
+        if self._connecting is not connecting:
+            return  # closed meanwhile: ``close`` took it
+        self._connecting = None
+        if not connecting.cancelled() and connecting.exception() is None:
+            self._ws = connecting.result()
 
     async def __aenter__(self) -> "OpenEnvSession":
         return await self.connect()
@@ -73,7 +90,8 @@ class OpenEnvSession:
         ws = self._ws
         if ws is None:
             ws = (await self.connect())._ws
-            assert ws is not None
+            if ws is None:
+                raise OpenEnvError("the session was closed while it connected", code="CLOSED", data={})
         # Calls may overlap: the server answers a session's messages in order, and so does ``request``.
         answer = json.loads(await ws.request(encode_json(message), self.timeout))
         if answer.get("type") == "error":
@@ -97,6 +115,13 @@ class OpenEnvSession:
     async def close(self) -> None:
         """Sends OpenEnv's ``close`` message and closes the connection (the episode is recorded as closed)."""
         ws, self._ws = self._ws, None
+        connecting, self._connecting = self._connecting, None
+        if ws is None and connecting is not None:
+            # Still connecting: the connection is closed once it is open (its waiters find the session closed).
+            try:
+                ws = await asyncio.shield(connecting)
+            except Exception:
+                return
         if ws is None:
             return
         try:

@@ -7,6 +7,7 @@ import asyncio
 import json
 import time
 import unittest
+import unittest.mock
 import urllib.error
 import urllib.request
 from typing import Any, Dict, List, Optional, Tuple
@@ -265,6 +266,39 @@ class OpenEnvWebSocket(unittest.TestCase):
                 self.assertEqual(result.reward, 0.0)
             with self.assertRaises(UnauthorizedError):
                 await OpenEnvSession(f"{SHARED.url}/openenv", token="wrong-token-wrong-token").connect()
+        run(main())
+
+    def test_calls_that_overlap_before_the_connection_is_open_share_one(self) -> None:
+        async def main() -> None:
+            opened: List[WebSocket] = []
+            real = WebSocket.connect
+
+            async def counting(*args: Any, **kwargs: Any) -> WebSocket:
+                ws = await real(*args, **kwargs)
+                opened.append(ws)
+                return ws
+
+            with unittest.mock.patch.object(WebSocket, "connect", counting):
+                env = OpenEnvSession(base())
+                try:
+                    # The reset and the state go out together on a session not connected yet: one connection,
+                    # so the state is the reset episode's (on a second connection it would be a session without one).
+                    result, state = await asyncio.gather(env.reset(seed=3, domain="null"), env.state())
+                    self.assertEqual(len(opened), 1)
+                    self.assertEqual((state["episode_id"], state["step_count"]), (result.observation["metadata"]["episode_id"], 0))
+                finally:
+                    await env.close()
+                self.assertEqual(opened[0].close_code, 1000)
+
+                # Closed while it connects: the connection is closed once open, and the call says the session closed.
+                env = OpenEnvSession(base())
+                pending = asyncio.ensure_future(env.state())
+                await asyncio.sleep(0)
+                await env.close()
+                with self.assertRaises(OpenEnvError):
+                    await pending
+                self.assertEqual(len(opened), 2)
+                self.assertEqual(opened[1].close_code, 1000)
         run(main())
 
     def test_capacity_reached_is_reported_then_closed(self) -> None:
