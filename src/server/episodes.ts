@@ -4,7 +4,7 @@
  */
 import { hash, randomInt } from 'node:crypto';
 import { canonicalize, createStoreRecorder, depthExceeds, EnvHarnessError, isEnvHarnessError, type JsonValue, type DynamicsOptions, type Episode, type Harness, type JsonObject, type Observation, type Split, type StepResult, type StoredTask } from '../index.js';
-import { generateId, generateToken, hashToken, tokenMatches } from './auth.js';
+import { generateOrderedId, generateToken, hashToken, tokenMatches } from './auth.js';
 import { formatPointer, has, isObject, loneSurrogateKey, maySurrogate, parseJsonBody } from './body.js';
 import { fail, HttpProblem, problem, problemOf, problemReply, type Problem, type Reply } from './errors.js';
 import { createEpisodeRecorder, replayInto, type SharedEpisodes } from './replicas.js';
@@ -376,7 +376,8 @@ export class EpisodeRegistry {
     if (body.runId !== undefined) options.runId = body.runId;
     if (body.agent !== undefined) options.agent = body.agent;
     if (body.dynamics !== undefined) options.dynamics = body.dynamics;
-    const ep = new ServerEpisode(generateId('ep'), hashToken(token), source, body.resample ?? body.taskId === undefined, options, this.now(), task);
+    const now = this.now();
+    const ep = new ServerEpisode(generateOrderedId('ep', now), hashToken(token), source, body.resample ?? body.taskId === undefined, options, now, task);
     this.episodes.set(ep.id, ep);
     if (this.shared !== undefined) {
       try {
