@@ -527,7 +527,9 @@ function writeAll(fd: number, buffer: Buffer, length: number, position: number, 
  * two processes that found a dead owner's lock could both take it (the second removed the first's new lock), and
  * one that read the file between another's create and write removed a live lock; two journals on one store write
  * over each other's entries. The file stays when the lock is released: removing it would let a process that had
- * opened it just before lock the removed file while another locks a new one.
+ * opened it just before lock the removed file while another locks a new one. Nothing in the holding process opens
+ * the file any other way: closing any descriptor of it drops the process's POSIX locks on it (SQLite's own
+ * connections to it keep theirs).
  */
 class JournalLock {
   private constructor(private readonly db: Database) {}
