@@ -124,7 +124,7 @@ export async function run(): Promise<BenchSection[]> {
 
 /**
  * Episodes per round of the recording section: every retail regression task this many times (seeds 0..k-1).
- * 20 (2,000 episodes, 70-100 ms a round): with 4 (400 episodes, 14-23 ms) one collection or checkpoint decided a
+ * 20 (2,000 episodes, 60-85 ms a round): with 4 (400 episodes, 14-23 ms) one collection or checkpoint decided a
  * round, and the section's cost read 21-29% over three runs of the same code.
  */
 const TRIALS = 20;

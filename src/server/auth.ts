@@ -23,7 +23,7 @@ export function generateId(prefix: string): string {
  * An identifier whose text sorts by creation time, for what the store keeps under a unique index (server
  * episodes): the time in ms as 12 hex digits, then 80 random bits (as long as `generateId`'s). An id that grows
  * lands at the right edge of the index, where a random one dirties a leaf page of its own once the index
- * outgrows a commit's rows: raw better-sqlite3, an episodes row with the store's indexes at 150,000 rows, 13.7-14.9
+ * outgrows a commit's rows: raw better-sqlite3, an episodes row with the store's indexes, the table growing to 153,600 rows, 13.7-14.9
  * µs with random ids against 5.4-5.5 with these (docs/design/018-write-path.md). Not a credential either; it
  * tells when the episode started.
  */
