@@ -11,7 +11,7 @@ import { createOracleAgent } from '../src/agents/index.js';
 import { builtinDomains } from '../src/builtins.js';
 import { math } from '../src/domains/math/index.js';
 import { createHarness, openStore, type Harness } from '../src/harness/harness.js';
-import { fmt, median, type BenchRow, type BenchSection } from './lib.js';
+import { costPct, fmt, median, type BenchRow, type BenchSection } from './lib.js';
 
 const CLOCK = () => '2026-01-01T00:00:00.000Z';
 const DRAWS = 2000;
@@ -184,14 +184,13 @@ async function recordingSection(): Promise<BenchSection> {
     modes.forEach((mode, i) => {
       const costs = rates[i]!.map((rate, r) => 1 - rate / rates[0]![r]!);
       const cost = median(costs);
-      const pct = (x: number) => `${Math.round(x * 100)}%`;
       rows.push({
         episodes: names[mode],
         'episodes/s (wall)': fmt(median(rates[i]!)),
-        'cost vs not recorded (wall)': i === 0 ? '—' : pct(cost),
-        'rounds\' costs (min-max)': i === 0 ? '—' : `${pct(Math.min(...costs))}-${pct(Math.max(...costs))}`,
+        'cost vs not recorded (wall)': i === 0 ? '—' : costPct(cost),
+        'rounds\' costs (min-max)': i === 0 ? '—' : `${costPct(Math.min(...costs))}-${costPct(Math.max(...costs))}`,
         'µs/episode (CPU, process)': cpuUs[i]!.toFixed(1),
-        'cost vs not recorded (CPU)': i === 0 ? '—' : `${Math.round((1 - cpuUs[0]! / cpuUs[i]!) * 100)}%`,
+        'cost vs not recorded (CPU)': i === 0 ? '—' : costPct(1 - cpuUs[0]! / cpuUs[i]!),
         target: mode === 'grouped' ? '≤ 30%' : '',
       });
     });

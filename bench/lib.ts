@@ -75,6 +75,16 @@ export function median(values: readonly number[]): number {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
+/**
+ * A cost as a whole percentage, or with one decimal where rounding would put it on the other side of `bound`
+ * (a cost of 30.4% against a target of at most 30% reads "30.4%", not "30%").
+ */
+export function costPct(x: number, bound = 0.3): string {
+  const whole = Math.round(x * 100);
+  const crosses = whole === Math.round(bound * 100) && x !== bound;
+  return crosses ? `${(x * 100).toFixed(1)}%` : `${whole}%`;
+}
+
 /** Formats a rate or duration for a table cell. */
 export function fmt(value: number, digits = 3): string {
   if (value >= 1e6) return `${(value / 1e6).toPrecision(digits)}M`;

@@ -12,7 +12,7 @@ import { createEpisode, createMemoryRecorder, createRuntimeCache, createStoreRec
 import type { Episode, Recorder } from '../src/runtime/index.js';
 import { createInventoryDomain, createNullDomain, createNullTask, inventoryWorld, makeInventoryTask } from '../src/runtime/testing/index.js';
 import { createSqliteStore } from '../src/storage/sqlite/index.js';
-import { fmt, measure, measureAsync, median } from './lib.js';
+import { costPct, fmt, measure, measureAsync, median } from './lib.js';
 import type { BenchRow, BenchSection } from './lib.js';
 import { systemClock } from '../src/cli/clock.js';
 
@@ -413,12 +413,12 @@ async function recordingSection(): Promise<BenchSection> {
         recording: name,
         'episodes/s (wall)': fmt(m.opsPerSec),
         'steps/s (wall)': fmt(m.opsPerSec * steps),
-        'cost vs off (steps/s, wall)': m === off ? '—' : `${Math.round(wallCost(m, off) * 100)}%`,
+        'cost vs off (steps/s, wall)': m === off ? '—' : costPct(wallCost(m, off)),
         'µs/episode (CPU, process)': m.cpuUs.toFixed(1),
-        'cost vs off (CPU, process)': m === off ? '—' : `${Math.round((1 - off.cpuUs / m.cpuUs) * 100)}%`,
+        'cost vs off (CPU, process)': m === off ? '—' : costPct(1 - off.cpuUs / m.cpuUs),
         'µs/episode (CPU, stepping thread)': m.threadUs === undefined ? 'n/a' : m.threadUs.toFixed(1),
         'cost vs off (CPU, stepping thread)':
-          m === off || m.threadUs === undefined || off.threadUs === undefined ? '—' : `${Math.round((1 - off.threadUs / m.threadUs) * 100)}%`,
+          m === off || m.threadUs === undefined || off.threadUs === undefined ? '—' : costPct(1 - off.threadUs / m.threadUs),
       });
     add('off', off);
     add('in-memory recorder', inMemory);
@@ -450,7 +450,7 @@ async function recordingSection(): Promise<BenchSection> {
     add(retail('SQLite reference: raw better-sqlite3, recorded as inputs, one row per commit'), retailInputsGroupFloor, retailOff, retailSteps);
     add(retail('SQLite reference: raw better-sqlite3, recorded as inputs, one row per episode in the store\'s episodes table'), retailInputsSchemaFloor, retailOff, retailSteps);
     const rowsPerSec = (1e6 / grouped.cpuUs) * steps;
-    const cost = (m: RowFigures, off: RowFigures) => `${Math.round(wallCost(m, off) * 100)}%`;
+    const cost = (m: RowFigures, off: RowFigures) => costPct(wallCost(m, off));
     const within = (m: RowFigures, off: RowFigures) => wallCost(m, off) <= 0.3;
     return {
       title: 'Runtime: recording transitions to SQLite',
