@@ -87,6 +87,16 @@ export async function run(): Promise<BenchSection[]> {
             target: '>= reasoning-gym median',
           },
         ],
+        targets: [
+          {
+            source: 'issue 18',
+            workload: 'envharness generate math/chain-sum level 5, all gates, fresh SQLite store (candidates per CPU-s)',
+            target: '≥ reasoning-gym\'s median generator (items/s)',
+            figure: `${fmt(perCpu)} (${ratioVsPeer(peers, perCpu, peers.reasoningGym.medianItemsPerSec)})`,
+            reference: `reasoning-gym median generator ${peers.sameRun ? '(same run)' : '(another run)'}: ${fmt(peers.reasoningGym.medianItemsPerSec)} items/s`,
+            met: perCpu >= peers.reasoningGym.medianItemsPerSec,
+          },
+        ],
         notes: [
           peers.sameRun
             ? `reasoning-gym ${peers.source}: ${peers.reasoningGym.workload}; generated only (no gates, no store).`

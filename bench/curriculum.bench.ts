@@ -3,7 +3,7 @@ import { createRng } from '../src/core/index.js';
 import { createCurriculum, type Curriculum, type EpisodeResult, type StrategyName } from '../src/curriculum/index.js';
 import { makeSlices, simulate } from '../src/curriculum/fixtures.js';
 import { SumTree } from '../src/curriculum/sum-tree.js';
-import { fmt, measure, PEER_RUNS, type BenchRow, type BenchSection } from './lib.js';
+import { fmt, measure, PEER_RUNS, type BenchRow, type BenchSection, type BenchTarget } from './lib.js';
 
 const STRATEGIES: StrategyName[] = ['uniform', 'threshold', 'learning-progress', 'learnability', 'prioritized-replay'];
 const SIZES = [10, 10_000];
@@ -44,8 +44,21 @@ function makeResults(curriculum: Curriculum, count: number, seed: string): Episo
   });
 }
 
+/** Issue 18's target for the slowest strategy's update at 10,000 slices. */
+function updateTarget(slowest: { strategy: StrategyName; ns: number }): BenchTarget {
+  return {
+    source: 'issue 18',
+    workload: `curriculum update, 1 result, 10,000 slices, the slowest strategy (${slowest.strategy})`,
+    target: '≤ 1,000 ns for every strategy',
+    figure: `${fmt(slowest.ns)} ns`,
+    reference: '',
+    met: slowest.ns <= 1000,
+  };
+}
+
 export async function run(): Promise<BenchSection[]> {
   const rows: BenchRow[] = [];
+  let slowest: { strategy: StrategyName; ns: number } | undefined;
   for (const slices of SIZES) {
     for (const strategy of STRATEGIES) {
       const curriculum = warmCurriculum(strategy, slices);
@@ -70,6 +83,7 @@ export async function run(): Promise<BenchSection[]> {
           batchAt = (batchAt + 1) & 63;
         }
       }, { minOps: 64 });
+      if (slices === 10_000 && (slowest === undefined || single.nsPerOp > slowest.ns)) slowest = { strategy, ns: single.nsPerOp };
       rows.push({
         strategy,
         slices,
@@ -102,6 +116,7 @@ export async function run(): Promise<BenchSection[]> {
         '(sigmoid skill curves, 8 levels), at 10 and 10,000 slices. Peer figures are from another run (see the notes), ' +
         'not this one.',
       rows,
+      targets: slowest === undefined ? [] : [updateTarget(slowest)],
       notes: [
         'Targets: draw <= 2 µs and weight update <= 1 µs, flat up to 10,000 slices (perf-anchors.md §4).',
         'An update recomputes the weight of each slice that got results and re-sums its path in the sum tree; ' +

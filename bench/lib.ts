@@ -12,6 +12,23 @@ export interface BenchSection {
   description: string;
   rows: BenchRow[];
   notes?: string[];
+  /** The numeric targets this section checks, with this run's figures: listed together at the top of BENCHMARKS.md. */
+  targets?: BenchTarget[];
+}
+
+/** A numeric target checked against a figure of this run. */
+export interface BenchTarget {
+  /** Where the target is set, e.g. "issue 18". */
+  source: string;
+  /** What was measured, as the section's row names it. */
+  workload: string;
+  /** The bound, e.g. "≤ 30% of the steps/s with recording off". */
+  target: string;
+  /** This run's figure, formatted as in the section. */
+  figure: string;
+  /** The same workload's reference measured in the same run, when the target is relative to one ("" when none). */
+  reference: string;
+  met: boolean;
 }
 
 export interface Measurement {
@@ -73,6 +90,32 @@ export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/**
+ * The "Targets checked in this run" part of BENCHMARKS.md: every target the sections check, with this run's figure
+ * and whether it is met, each linked to its section. Nothing when no section checks one.
+ */
+export function targetLines(sections: readonly BenchSection[]): string[] {
+  const targets = sections.flatMap((section) => (section.targets ?? []).map((t) => ({ ...t, section: section.title })));
+  if (targets.length === 0) return [];
+  const met = targets.filter((t) => t.met).length;
+  return [
+    '## Targets checked in this run',
+    '',
+    `The numeric targets the sections below check against their own figures (${met} of ${targets.length} met in this run); each section has the ` +
+      'same-run baselines beside its rows. Targets a section states only in its table or notes are not repeated here.',
+    '',
+    '| source | workload | target | this run | same-run reference | met | section |',
+    '| --- | --- | --- | --- | --- | --- | --- |',
+    ...targets.map((t) => `| ${t.source} | ${t.workload} | ${t.target} | ${t.figure} | ${t.reference || '—'} | ${t.met ? 'met' : '**missed**'} | [${t.section}](#${headingAnchor(t.section)}) |`),
+    '',
+  ];
+}
+
+/** The anchor GitHub gives a heading: lower case, punctuation dropped, each space a hyphen. */
+export function headingAnchor(title: string): string {
+  return title.toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-');
 }
 
 /**

@@ -10,7 +10,7 @@ import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { NODE_HEAP_FLAGS } from '../src/core/defaults.js';
-import type { BenchSection } from './lib.js';
+import { targetLines, type BenchSection } from './lib.js';
 import { PEERS_FILE_ENV, peerFigures } from './peers.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -74,6 +74,7 @@ const lines: string[] = [
     'wall-clock figures are lower bounds: read the CPU-time columns and the same-run ratios.',
   '',
 ];
+lines.push(...targetLines(sections));
 for (const section of sections) {
   lines.push(`## ${section.title}`, '', section.description, '');
   const columns = [...new Set(section.rows.flatMap((r) => Object.keys(r)))];
@@ -86,6 +87,7 @@ for (const section of sections) {
   if (section.notes?.length) lines.push('');
 }
 const out = join(here, '..', 'BENCHMARKS.md');
+
 if (only.length === 0) {
   writeFileSync(out, lines.join('\n'));
   process.stderr.write(`wrote ${out}\n`);

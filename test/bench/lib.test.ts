@@ -1,0 +1,54 @@
+/** The bench's formatting helpers: what BENCHMARKS.md says about a target must agree with the figure beside it. */
+import { describe, expect, it } from 'vitest';
+import { costPct, headingAnchor, targetLines, type BenchSection, type BenchTarget } from '../../bench/lib.js';
+
+describe('costPct', () => {
+  it('rounds to a whole percentage away from the bound', () => {
+    expect(costPct(0.284)).toBe('28%');
+    expect(costPct(0.316)).toBe('32%');
+    expect(costPct(0.3)).toBe('30%');
+  });
+
+  it('keeps a decimal where rounding would land on the bound from either side', () => {
+    expect(costPct(0.3042)).toBe('30.4%');
+    expect(costPct(0.2961)).toBe('29.6%');
+    expect(costPct(0.8451, 0.85)).toBe('84.5%');
+    expect(costPct(0.8449, 0.85)).toBe('84%');
+    expect(costPct(0.8449)).toBe('84%');
+  });
+});
+
+describe('headingAnchor', () => {
+  it('gives the anchor GitHub gives a heading', () => {
+    expect(headingAnchor('Runtime: recording transitions to SQLite')).toBe('runtime-recording-transitions-to-sqlite');
+    expect(headingAnchor('Storage: appending transitions (SQLite, WAL)')).toBe('storage-appending-transitions-sqlite-wal');
+    expect(headingAnchor('CLI: generation through envharness generate')).toBe('cli-generation-through-envharness-generate');
+  });
+});
+
+describe('targetLines', () => {
+  const target = (workload: string, met: boolean): BenchTarget => ({
+    source: 'issue 18',
+    workload,
+    target: '≤ 30%',
+    figure: met ? '28%' : '31%',
+    reference: met ? '' : 'raw: 40%',
+    met,
+  });
+  const section = (title: string, targets?: BenchTarget[]): BenchSection => ({ title, description: '', rows: [], ...(targets ? { targets } : {}) });
+
+  it('lists every section\'s targets in order, counts the met ones and marks the missed ones', () => {
+    const lines = targetLines([section('A: one', [target('a', true)]), section('B'), section('C: two', [target('c', false)])]);
+    expect(lines[0]).toBe('## Targets checked in this run');
+    expect(lines.join('\n')).toContain('(1 of 2 met in this run)');
+    const rows = lines.filter((l) => l.startsWith('| issue 18'));
+    expect(rows).toEqual([
+      '| issue 18 | a | ≤ 30% | 28% | — | met | [A: one](#a-one) |',
+      '| issue 18 | c | ≤ 30% | 31% | raw: 40% | **missed** | [C: two](#c-two) |',
+    ]);
+  });
+
+  it('writes nothing when no section checks a target', () => {
+    expect(targetLines([section('A'), section('B', [])])).toEqual([]);
+  });
+});
