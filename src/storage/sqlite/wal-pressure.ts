@@ -23,6 +23,12 @@ const WAL_MAX_DELAY_MS = 10;
  * page size (every page it touches is a whole frame), so a count of writes alone bounds no bytes.
  */
 const UNREPORTED_WRITES = 8;
+/**
+ * How much of the largest growth per write seen so far a later, smaller one keeps (each look): a look after the
+ * WAL was truncated or restarted sees only part of what its writes added, and one such look must not let several
+ * times the headroom go unseen. A run of smaller writes still lowers the estimate, a tenth a look.
+ */
+const GROWTH_MEMORY = 0.9;
 /** How often a write parked at the hard mark looks at the WAL again. */
 const WAL_POLL_MS = 10;
 
@@ -58,9 +64,11 @@ export class WalPressure {
   private unreported = 0;
   /** Writes allowed between looks at the file (at first one: nothing is known yet of how much a write adds). */
   private lookEvery = 1;
-  /** The file's size at the last look (a report or the writer's own; -1 before the first), and the writes since. */
+  /** The file's size at the writer's last look (-1 before the first), and the writes counted since. */
   private looked = -1;
   private sinceLook = 0;
+  /** The WAL growth per write the looks have seen (the largest, fading by GROWTH_MEMORY a look); 0 before any. */
+  private perWrite = 0;
   /** The WAL growth allowed between two looks (see UNREPORTED_WRITES). */
   private readonly unseenBytes: number;
   readonly truncateBytes: number;
@@ -77,21 +85,33 @@ export class WalPressure {
     this.unseenBytes = Math.floor(limitBytes / 8);
   }
 
-  /** What the checkpointer reported: the file's size after its checkpoint. */
+  /**
+   * What the checkpointer reported: the file's size after its checkpoint. It says whether writes are held back,
+   * not what a write adds: the size was read on the checkpointer's thread at a moment of its own, possibly in
+   * the middle of a commit, and the writes counted since the writer's last look are not the ones in it. (Taken as
+   * a measure of growth, a report read mid-commit once made one write look like a frame's worth of WAL, and the
+   * next 8 writes of 16 KiB pages, ~2.5 MB, went unseen: 4.33 MB against a 4 MiB bound in CI.)
+   */
   update(bytes: number): void {
     this.bytes = bytes;
     this.reported = true;
     this.unreported = 0;
-    this.look(bytes);
   }
 
-  /** The file is `bytes` long now: sets how many writes may go before the next look from what the last ones added. */
+  /**
+   * The writer sees the file `bytes` long before its next write: sets how many writes may go before the next look
+   * from what the writes since the last look added.
+   */
   private look(bytes: number): void {
     const grown = this.looked < 0 ? -1 : bytes - this.looked;
-    // A file that shrank (truncated) or kept its size says nothing of the writes: the interval stays. (Once the WAL
-    // is reset, writes fill it again from the start without changing its size; an interval doubled there let 8
-    // writes of 16 KiB pages, ~2.5 MB, go unseen past the old size: 4.77 MB against a 4 MiB bound in CI.)
-    if (grown > 0 && this.sinceLook > 0) this.lookEvery = Math.max(1, Math.min(UNREPORTED_WRITES, Math.floor((this.unseenBytes * this.sinceLook) / grown)));
+    // A file that shrank (truncated) or kept its size says nothing of the writes: the interval stays. One that grew
+    // by less than its writes added (the WAL restarted from its start, or was truncated, between the looks) lowers
+    // the estimate by a tenth at most, and the interval at most doubles a look.
+    if (grown > 0 && this.sinceLook > 0) {
+      this.perWrite = Math.max(grown / this.sinceLook, this.perWrite * GROWTH_MEMORY);
+      const fits = Math.floor(this.unseenBytes / this.perWrite);
+      this.lookEvery = Math.max(1, Math.min(UNREPORTED_WRITES, 2 * this.lookEvery, fits));
+    }
     this.looked = bytes;
     this.sinceLook = 0;
   }
