@@ -87,7 +87,6 @@ for (const section of sections) {
   if (section.notes?.length) lines.push('');
 }
 const out = join(here, '..', 'BENCHMARKS.md');
-
 if (only.length === 0) {
   writeFileSync(out, lines.join('\n'));
   process.stderr.write(`wrote ${out}\n`);

@@ -89,8 +89,9 @@ export class WalPressure {
    * What the checkpointer reported: the file's size after its checkpoint. It says whether writes are held back,
    * not what a write adds: the size was read on the checkpointer's thread at a moment of its own, possibly in
    * the middle of a commit, and the writes counted since the writer's last look are not the ones in it. (Taken as
-   * a measure of growth, a report read mid-commit once made one write look like a frame's worth of WAL, and the
-   * next 8 writes of 16 KiB pages, ~2.5 MB, went unseen: 4.33 MB against a 4 MiB bound in CI.)
+   * a measure of growth, a report read mid-commit can make one write look like a frame's worth of WAL and let the
+   * next 8 writes of 16 KiB pages, ~2.6 MB, go unseen: wal-pressure-estimate.test.ts; CI's 4.33 MB against a 4 MiB
+   * bound on 2026-12-06 fits it.)
    */
   update(bytes: number): void {
     this.bytes = bytes;
