@@ -56,7 +56,8 @@ function fresh(): { file: string; store: SqliteStore; journal: StepJournal } {
 
 /**
  * A process that opens the store at `file` and, once the file `go` exists, takes its step journal, says whether it
- * got it ('held' or 'none') and waits to be killed (run with the loader this test runs under, on the sources).
+ * got it ('held' or 'none'), collects garbage, says so and waits to be killed (run with the loader this test runs
+ * under, on the sources).
  */
 function holdJournal(file: string, go: string): { ready: Promise<void>; said: Promise<string>; kill: () => Promise<void> } {
   const script = join(dir, `holder-${files++}.ts`);
@@ -66,10 +67,16 @@ function holdJournal(file: string, go: string): { ready: Promise<void>; said: Pr
     `const store = createSqliteStore(${JSON.stringify(file)}, { now: () => '2026-01-01T00:00:00.000Z' });`,
     `process.stdout.write('ready\\n');`,
     `while (!existsSync(${JSON.stringify(go)}));`,
-    `process.stdout.write(store.openStepJournal() === undefined ? 'none\\n' : 'held\\n');`,
-    'setInterval(() => undefined, 1000);',
+    `const journal = store.openStepJournal();`,
+    `process.stdout.write(journal === undefined ? 'none\\n' : 'held\\n');`,
+    // A full collection, then a line saying so: a lock still referenced outlives any collection. Until
+    // 2026-12-06 this script kept neither its store nor the journal, and a collection at a moment of the child's
+    // own closed the lock's connection: CI saw the test process take a lock a live child had said it held.
+    // (Collected once this script's frame is gone; finalizers run in a task of their own after the collection.)
+    `setTimeout(() => { globalThis.gc(); setTimeout(() => process.stdout.write('collected\\n'), 100); }, 0);`,
+    'setInterval(() => void [store, journal], 1000);',
   ].join('\n'));
-  const child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: repo, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', script], { cwd: repo, stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const lines: string[] = [];
   const waiting: Array<() => void> = [];
@@ -85,7 +92,7 @@ function holdJournal(file: string, go: string): { ready: Promise<void>; said: Pr
     });
   return {
     ready: line(0).then(() => undefined),
-    said: line(1),
+    said: line(2).then(() => line(1)),
     kill: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await exited;

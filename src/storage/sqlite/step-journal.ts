@@ -529,7 +529,9 @@ function writeAll(fd: number, buffer: Buffer, length: number, position: number, 
  * over each other's entries. The file stays when the lock is released: removing it would let a process that had
  * opened it just before lock the removed file while another locks a new one. Nothing in the holding process opens
  * the file any other way: closing any descriptor of it drops the process's POSIX locks on it (SQLite's own
- * connections to it keep theirs).
+ * connections to it keep theirs). The lock lives as long as its journal is reachable (its store keeps the journal
+ * it handed out): a store dropped without `close()` loses it at a garbage collection, and the next owner applies
+ * what its journal holds.
  */
 class JournalLock {
   private constructor(private readonly db: Database) {}
