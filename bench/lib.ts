@@ -128,6 +128,17 @@ export function costPct(x: number, bound = 0.3): string {
   return crosses ? `${(x * 100).toFixed(1)}%` : `${whole}%`;
 }
 
+/**
+ * The least a way of recording could cost in wall-clock throughput on `cores` cores, given the CPU per episode of
+ * the episode alone (`offCpu`) and of the episode with the same rows written (`withCpu`, every thread): even if all
+ * the work recording adds ran on other cores at no cost of its own, an episode takes at least the longer of its
+ * own CPU and the whole CPU spread over every core. A bound from measured work, not a measurement.
+ */
+export function spreadCostBound(offCpu: number, withCpu: number, cores: number): number {
+  if (!(offCpu > 0) || !(cores >= 1)) throw new RangeError(`spreadCostBound needs offCpu > 0 and cores >= 1, got ${offCpu} and ${cores}`);
+  return 1 - offCpu / Math.max(offCpu, withCpu / cores);
+}
+
 /** Formats a rate or duration for a table cell. */
 export function fmt(value: number, digits = 3): string {
   if (value >= 1e6) return `${(value / 1e6).toPrecision(digits)}M`;

@@ -1,6 +1,6 @@
 /** The bench's formatting helpers: what BENCHMARKS.md says about a target must agree with the figure beside it. */
 import { describe, expect, it } from 'vitest';
-import { costPct, headingAnchor, targetLines, type BenchSection, type BenchTarget } from '../../bench/lib.js';
+import { costPct, headingAnchor, spreadCostBound, targetLines, type BenchSection, type BenchTarget } from '../../bench/lib.js';
 
 describe('costPct', () => {
   it('rounds to a whole percentage away from the bound', () => {
@@ -15,6 +15,22 @@ describe('costPct', () => {
     expect(costPct(0.8451, 0.85)).toBe('84.5%');
     expect(costPct(0.8449, 0.85)).toBe('84%');
     expect(costPct(0.8449)).toBe('84%');
+  });
+});
+
+describe('spreadCostBound', () => {
+  it('spreads the recorded CPU over the cores, never below the episode\'s own CPU', () => {
+    // 10 µs an episode, 37 µs with the rows written: 18.5 µs a core on 2 cores, so at least 46% of the throughput.
+    expect(spreadCostBound(10, 37, 2)).toBeCloseTo(1 - 10 / 18.5, 10);
+    // Recording work that fits on the other core costs nothing at best.
+    expect(spreadCostBound(10, 19, 2)).toBe(0);
+    // One core: the whole work is on the episode's thread.
+    expect(spreadCostBound(10, 37, 1)).toBeCloseTo(1 - 10 / 37, 10);
+  });
+
+  it('refuses a bound it cannot give', () => {
+    expect(() => spreadCostBound(0, 37, 2)).toThrow(RangeError);
+    expect(() => spreadCostBound(10, 37, 0)).toThrow(RangeError);
   });
 });
 
