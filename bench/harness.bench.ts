@@ -110,6 +110,7 @@ export async function run(): Promise<BenchSection[]> {
   }
   return [
     await recordingSection(),
+    await otherDomainsSection(),
     {
       title: 'Harness: seeded draw',
       description:
@@ -230,6 +231,112 @@ async function recordingSection(): Promise<BenchSection> {
         ? []
         : [`\`harness.evaluate\` on the same set with k = ${TRIALS} (its snapshot, run record and events included), once after the rounds: ${fmt(evaluateFigures.perSec)} episodes/s, ${evaluateFigures.cpuUs.toFixed(1)} µs of CPU per episode.`]),
       'Before 2026-12-06 evaluate and each training round awaited every episode until durable: each episode\'s end asked the recorder for a commit of its own. They now run their episodes with `flush: false` (no commit asked for at the end, `EpisodeOptions.flushOnEnd`) and flush once: the evaluation before its run record, a training round before its events and checkpoint.',
+    ],
+  };
+}
+
+/** The built-in domains besides retail, and the tasks the per-domain rows play (math has no regression set). */
+const OTHER_DOMAINS = ['api-workflows', 'library', 'math', 'safety', 'web'] as const;
+/** Interleaved rounds of the per-domain rows. */
+const DOMAIN_ROUNDS = 15;
+/** Unrecorded work a round of a per-domain row aims at (its seeds per task are chosen for it, 1 to 250). */
+const DOMAIN_ROUND_MS = 300;
+
+/**
+ * The same measurement as the retail section, on every other built-in domain: its regression set (math: 200
+ * generated training tasks, it ships none) played by the oracle agent through `harness.runEpisode`, not recorded
+ * and recorded as inputs with one flush per round, interleaved. Each domain gets as many seeds per task as make
+ * a round about DOMAIN_ROUND_MS of unrecorded episodes, so that one collection or commit does not decide a round.
+ */
+async function otherDomainsSection(): Promise<BenchSection> {
+  const dir = mkdtempSync(join(tmpdir(), 'envharness-bench-record-domains-'));
+  const rows: BenchRow[] = [];
+  const targets: BenchTarget[] = [];
+  try {
+    const h = await createHarness({ clock: CLOCK, store: join(dir, 'record.db'), domains: builtinDomains() });
+    await h.initialize();
+    const agent = createOracleAgent();
+    let counter = 0;
+    for (const domain of OTHER_DOMAINS) {
+      let set: string;
+      let tasks: StoredTask[];
+      if (domain === 'math') {
+        await h.generate({ templates: [{ id: 'math/chain-sum@1' }, { id: 'math/count-letters@1' }], levels: [1, 2, 3, 4, 5], count: 200, seed: 1, split: 'dynamic' });
+        tasks = (await h.store.listTasks({ split: 'dynamic', status: 'active' })).filter((t) => t.domain === domain);
+        set = `${tasks.length} generated training tasks`;
+      } else {
+        await h.evaluate({ agent, domains: [domain], k: 1 }); // installs the domain's regression set; warms up
+        tasks = (await h.store.listTasks({ split: 'regression', status: 'active' })).filter((t) => t.domain === domain);
+        set = `regression set, ${tasks.length} tasks`;
+      }
+      const round = (mode: 'off' | 'grouped', trials: number) => async (): Promise<void> => {
+        for (const task of tasks) {
+          for (let seed = 0; seed < trials; seed++) {
+            if (mode === 'off') await h.runEpisode(task, agent, { seed, record: false });
+            else await h.runEpisode(task, agent, { seed, runId: 'bench', episodeId: `bench:${counter++}`, flush: false });
+          }
+        }
+        if (mode === 'grouped') await h.flush();
+      };
+      // Warm-up, and the unrecorded cost that sets the seeds per task.
+      await round('grouped', 1)();
+      const w0 = performance.now();
+      await round('off', 1)();
+      const trials = Math.max(1, Math.min(250, Math.round(DOMAIN_ROUND_MS / (performance.now() - w0))));
+      const runs = [round('off', trials), round('grouped', trials)];
+      for (const run of runs) await run();
+      const episodes = tasks.length * trials;
+      const rates = runs.map(() => [] as number[]);
+      const cpu = runs.map(() => 0);
+      for (let r = 0; r < DOMAIN_ROUNDS; r++) {
+        for (let i = 0; i < runs.length; i++) {
+          const before = process.cpuUsage();
+          const t0 = performance.now();
+          await runs[i]!();
+          rates[i]!.push((episodes * 1000) / (performance.now() - t0));
+          const used = process.cpuUsage(before);
+          cpu[i]! += used.user + used.system;
+        }
+      }
+      const [offUs, recordedUs] = cpu.map((c) => c / (DOMAIN_ROUNDS * episodes)) as [number, number];
+      const costs = rates[1]!.map((rate, r) => 1 - rate / rates[0]![r]!);
+      const cost = median(costs);
+      const cpuCost = 1 - offUs / recordedUs;
+      const spread = `${costPct(Math.min(...costs))}-${costPct(Math.max(...costs))}`;
+      rows.push({
+        domain,
+        'tasks (seeds each)': `${set} (${trials})`,
+        'episodes/s not recorded (wall)': fmt(median(rates[0]!)),
+        'episodes/s recorded (wall)': fmt(median(rates[1]!)),
+        'cost (wall)': costPct(cost),
+        'rounds\' costs (min-max)': spread,
+        'µs/episode not recorded (CPU)': offUs.toFixed(1),
+        'µs/episode recorded (CPU)': recordedUs.toFixed(1),
+        'cost (CPU)': costPct(cpuCost),
+      });
+      targets.push({
+        source: 'issue 18',
+        workload: `the harness recording the episodes it runs (${domain}, ${domain === 'math' ? 'generated training tasks' : 'regression set'}, oracle agent, as inputs, one flush a round)`,
+        target: '≤ 30% of the episodes/s not recorded',
+        figure: `${costPct(cost)} (rounds ${spread}; CPU ${costPct(cpuCost)})`,
+        reference: `an unrecorded episode: ${offUs.toFixed(1)} µs of CPU, recorded ${recordedUs.toFixed(1)}`,
+        met: cost <= 0.3,
+      });
+    }
+    await h.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return {
+    title: 'Harness: recording the episodes it runs, every other domain',
+    description:
+      'What the retail section above measures, on each other built-in domain: its regression set (math ships none: 200 generated training tasks of `math/chain-sum` and `math/count-letters`, levels 1-5) ' +
+      'played by the oracle agent through `harness.runEpisode` on a SQLite file store, not recorded and recorded as inputs with one flush per round (`flush: false`, then `harness.flush()`: what `evaluate` and `train` do). ' +
+      `Each task is played with as many seeds as make a round about ${DOMAIN_ROUND_MS} ms of unrecorded episodes (1 to 250). Interleaved, ${DOMAIN_ROUNDS} rounds; wall cost: the median of each round's ratio to that round's unrecorded run; CPU: the process's over all rounds.`,
+    rows,
+    targets,
+    notes: [
+      'Recording an episode as its inputs costs about the same whatever the domain (its final record: canonical JSON, one row in the episodes table with its indexes, a share of a commit): the cost is that against what an episode costs unrecorded. A domain whose episodes cost about as much as that row (math: a question and an answer) pays about half its throughput; one whose episodes cost hundreds of µs (safety) a few percent.',
     ],
   };
 }
