@@ -336,7 +336,7 @@ async function otherDomainsSection(): Promise<BenchSection> {
     rows,
     targets,
     notes: [
-      'Recording an episode as its inputs costs about the same whatever the domain (its final record: canonical JSON, one row in the episodes table with its indexes, a share of a commit): the cost is that against what an episode costs unrecorded. A domain whose episodes cost about as much as that row (math: a question and an answer) pays about half its throughput; one whose episodes cost hundreds of µs (safety) a few percent.',
+      'Recording an episode as its inputs costs about the same whatever the domain (its final record: canonical JSON, one row in the episodes table with its indexes, a share of a commit): the cost is that against what an episode costs unrecorded. A domain whose episodes cost about as much as that row (math: a question and an answer) pays more than half its throughput; one whose episodes cost hundreds of µs (safety) a few percent.',
     ],
   };
 }
