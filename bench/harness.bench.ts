@@ -11,7 +11,7 @@ import { createOracleAgent } from '../src/agents/index.js';
 import { builtinDomains } from '../src/builtins.js';
 import { math } from '../src/domains/math/index.js';
 import { createHarness, openStore, type Harness } from '../src/harness/harness.js';
-import { costPct, fmt, median, type BenchRow, type BenchSection, type BenchTarget } from './lib.js';
+import { costPct, fmt, interleavedRounds, median, type BenchRow, type BenchSection, type BenchTarget } from './lib.js';
 
 const CLOCK = () => '2026-01-01T00:00:00.000Z';
 const DRAWS = 2000;
@@ -133,26 +133,6 @@ const TRIALS = 20;
 const ROUNDS = 21;
 
 /**
- * Runs each of `runs` (a round of `episodes` episodes each) once a round, in order, `rounds` times: each run's
- * episodes/s per round, and its CPU per episode (the process's, every thread) over all rounds.
- */
-async function interleaved(runs: ReadonlyArray<() => Promise<void>>, rounds: number, episodes: number): Promise<{ rates: number[][]; cpuUs: number[] }> {
-  const rates = runs.map(() => [] as number[]);
-  const cpu = runs.map(() => 0);
-  for (let r = 0; r < rounds; r++) {
-    for (let i = 0; i < runs.length; i++) {
-      const before = process.cpuUsage();
-      const t0 = performance.now();
-      await runs[i]!();
-      rates[i]!.push((episodes * 1000) / (performance.now() - t0));
-      const used = process.cpuUsage(before);
-      cpu[i]! += used.user + used.system;
-    }
-  }
-  return { rates, cpuUs: cpu.map((c) => c / (rounds * episodes)) };
-}
-
-/**
  * What recording costs the episodes a harness runs itself: the retail regression set with the oracle agent through
  * `harness.runEpisode` (what `evaluate` and a training round run), not recorded, recorded with one flush per round
  * (`flush: false`, then `harness.flush()`: what `evaluate` and `train` do since 2026-12-06), and recorded with each
@@ -185,7 +165,9 @@ async function recordingSection(): Promise<BenchSection> {
     const runs = modes.map((mode) => round(mode));
     for (const run of runs) await run(); // warm-up
     episodes = tasks.length * TRIALS;
-    const { rates, cpuUs } = await interleaved(runs, ROUNDS, episodes);
+    const measured = await interleavedRounds(runs, ROUNDS, episodes);
+    const rates = measured.map((m) => m.rates);
+    const cpuUs = measured.map((m) => m.cpuUs);
     const names = {
       off: 'not recorded (`record: false`)',
       grouped: 'recorded as inputs, one flush per round (`flush: false`, then `harness.flush()`: evaluate and train)',
@@ -294,8 +276,9 @@ async function otherDomainsSection(): Promise<BenchSection> {
       const runs = [round('off', trials), round('grouped', trials)];
       for (const run of runs) await run();
       const episodes = tasks.length * trials;
-      const { rates, cpuUs } = await interleaved(runs, DOMAIN_ROUNDS, episodes);
-      const [offUs, recordedUs] = cpuUs as [number, number];
+      const measured = await interleavedRounds(runs, DOMAIN_ROUNDS, episodes);
+      const rates = measured.map((m) => m.rates);
+      const [offUs, recordedUs] = measured.map((m) => m.cpuUs) as [number, number];
       const costs = rates[1]!.map((rate, r) => 1 - rate / rates[0]![r]!);
       const cost = median(costs);
       const cpuCost = 1 - offUs / recordedUs;

@@ -93,6 +93,37 @@ export function median(values: readonly number[]): number {
 }
 
 /**
+ * Runs each of `runs` (each run does `ops` operations) once a round, in order, `rounds` times, so that what the
+ * machine and the store's threads do meanwhile lands on every run alike: each run's ops/s per round, its CPU per
+ * op over all rounds (the process's, every thread) and, given `threadCpuUs` (the calling thread's CPU time in µs,
+ * or undefined where it cannot be read), the calling thread's.
+ */
+export async function interleavedRounds(
+  runs: ReadonlyArray<() => Promise<void>>,
+  rounds: number,
+  ops: number,
+  threadCpuUs: () => number | undefined = () => undefined,
+): Promise<Array<{ rates: number[]; cpuUs: number; threadUs: number | undefined }>> {
+  const rates = runs.map(() => [] as number[]);
+  const cpu = runs.map(() => 0);
+  const thread = runs.map(() => 0 as number | undefined);
+  for (let r = 0; r < rounds; r++) {
+    for (let i = 0; i < runs.length; i++) {
+      const before = process.cpuUsage();
+      const t = threadCpuUs();
+      const t0 = performance.now();
+      await runs[i]!();
+      rates[i]!.push((ops * 1000) / (performance.now() - t0));
+      const used = process.cpuUsage(before);
+      cpu[i]! += used.user + used.system;
+      const now = threadCpuUs();
+      thread[i] = t === undefined || now === undefined || thread[i] === undefined ? undefined : thread[i]! + (now - t);
+    }
+  }
+  return runs.map((_, i) => ({ rates: rates[i]!, cpuUs: cpu[i]! / (rounds * ops), threadUs: thread[i] === undefined ? undefined : thread[i]! / (rounds * ops) }));
+}
+
+/**
  * The "Targets checked in this run" part of BENCHMARKS.md: every target the sections check, with this run's figure
  * and whether it is met, each linked to its section. Nothing when no section checks one.
  */

@@ -12,7 +12,7 @@ import { createEpisode, createMemoryRecorder, createRuntimeCache, createStoreRec
 import type { Episode, Recorder } from '../src/runtime/index.js';
 import { createInventoryDomain, createNullDomain, createNullTask, inventoryWorld, makeInventoryTask } from '../src/runtime/testing/index.js';
 import { createSqliteStore } from '../src/storage/sqlite/index.js';
-import { costPct, fmt, measure, measureAsync, median, spreadCostBound } from './lib.js';
+import { costPct, fmt, interleavedRounds, measure, measureAsync, median, spreadCostBound } from './lib.js';
 import type { BenchRow, BenchSection, BenchTarget } from './lib.js';
 import { systemClock } from '../src/cli/clock.js';
 
@@ -383,23 +383,8 @@ async function recordingSection(): Promise<BenchSection> {
      */
     const interleaved = async (fns: Array<(k: number) => Promise<void>>, k: number, rounds = 11) => {
       for (const fn of fns) await fn(k);
-      const rates = fns.map(() => [] as number[]);
-      const cpu = fns.map(() => 0);
-      const thread = fns.map(() => 0 as number | undefined);
-      for (let r = 0; r < rounds; r++) {
-        for (let i = 0; i < fns.length; i++) {
-          const before = process.cpuUsage();
-          const t = threadCpuUs();
-          const t0 = performance.now();
-          await fns[i]!(k);
-          rates[i]!.push((k * 1000) / (performance.now() - t0));
-          const used = process.cpuUsage(before);
-          cpu[i]! += used.user + used.system;
-          const now = threadCpuUs();
-          thread[i] = t === undefined || now === undefined || thread[i] === undefined ? undefined : thread[i]! + (now - t);
-        }
-      }
-      return fns.map((_, i) => ({ opsPerSec: median([...rates[i]!]), cpuUs: cpu[i]! / (rounds * k), threadUs: thread[i] === undefined ? undefined : thread[i]! / (rounds * k), rounds: rates[i]! }));
+      const measured = await interleavedRounds(fns.map((fn) => () => fn(k)), rounds, k, threadCpuUs);
+      return measured.map((m) => ({ opsPerSec: median(m.rates), cpuUs: m.cpuUs, threadUs: m.threadUs, rounds: m.rates }));
     };
     const [retailOff, retailSerialised, retailEncoded, retailFloor, retailGrouped, retailThreaded, retailInputs, retailInputsThreaded, retailInputsFloor, retailInputsSerialised, retailInputsGroupFloor, retailInputsSchemaFloor] = (await interleaved(
       [

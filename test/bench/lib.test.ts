@@ -1,6 +1,6 @@
 /** The bench's formatting helpers: what BENCHMARKS.md says about a target must agree with the figure beside it. */
 import { describe, expect, it } from 'vitest';
-import { costPct, headingAnchor, spreadCostBound, targetLines, type BenchSection, type BenchTarget } from '../../bench/lib.js';
+import { costPct, headingAnchor, interleavedRounds, spreadCostBound, targetLines, type BenchSection, type BenchTarget } from '../../bench/lib.js';
 
 describe('costPct', () => {
   it('rounds to a whole percentage away from the bound', () => {
@@ -31,6 +31,28 @@ describe('spreadCostBound', () => {
   it('refuses a bound it cannot give', () => {
     expect(() => spreadCostBound(0, 37, 2)).toThrow(RangeError);
     expect(() => spreadCostBound(10, 37, 0)).toThrow(RangeError);
+  });
+});
+
+describe('interleavedRounds', () => {
+  it('runs every run once a round, in order, and gives each its rates per round and its thread CPU per op', async () => {
+    const order: string[] = [];
+    const runs = ['a', 'b', 'c'].map((name) => async () => void order.push(name));
+    // A thread clock that moves 10 µs each time it is read: 10 µs between the reads around a run of 4 ops.
+    let clock = 0;
+    const measured = await interleavedRounds(runs, 3, 4, () => (clock += 10));
+    expect(order).toEqual(['a', 'b', 'c', 'a', 'b', 'c', 'a', 'b', 'c']);
+    expect(measured.map((m) => m.rates.length)).toEqual([3, 3, 3]);
+    for (const m of measured) {
+      expect(m.rates.every((rate) => rate > 0)).toBe(true);
+      expect(m.threadUs).toBe(2.5);
+      expect(m.cpuUs).toBeGreaterThanOrEqual(0);
+    }
+  });
+
+  it('gives no thread CPU where the thread clock cannot be read', async () => {
+    const [m] = await interleavedRounds([async () => undefined], 2, 1);
+    expect(m!.threadUs).toBeUndefined();
   });
 });
 
