@@ -1,5 +1,7 @@
 /** Shared helpers for `npm run bench`: timing with medians, and the section shape each bench returns. */
 import { performance } from 'node:perf_hooks';
+import { canonicalize } from '../src/core/index.js';
+import type { Recorder } from '../src/runtime/index.js';
 
 export interface BenchRow {
   [column: string]: string | number;
@@ -202,4 +204,27 @@ export const PEER_RUNS = {
 /** A ratio against a peer figure from another run, marked as such. */
 export function ratioVsOtherRun(ours: number, peer: number): string {
   return `${fmt(ours / peer)}x (vs another run)`;
+}
+
+/**
+ * The floor of any recorder that serialises on the stepping thread: canonical JSON of each transition and of each
+ * episode's final record (a group commit writes only an episode's latest record), nothing kept or written. `encode`
+ * also writes each text as UTF-8 into one reused buffer: the floor of a recorder that hands bytes to another thread
+ * (what the writer thread's recorder does before the hand-off).
+ */
+export function serialisingRecorder(encode = false): Recorder {
+  let sink = 0;
+  const bytes = new Uint8Array(1 << 20);
+  const utf8 = new TextEncoder();
+  const take = (text: string) => (encode ? utf8.encodeInto(text, bytes).written : text.length);
+  return {
+    begin: () => undefined,
+    record: (t) => {
+      sink += take(canonicalize(t));
+    },
+    end: (e) => {
+      sink += take(canonicalize(e));
+    },
+    flush: () => (sink < 0 ? Promise.reject(new Error('unreachable')) : Promise.resolve()),
+  };
 }

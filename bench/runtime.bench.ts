@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { canonicalize, computeTaskId } from '../src/core/index.js';
+import { computeTaskId } from '../src/core/index.js';
 import type { Action, EpisodeRecord, Task, Transition } from '../src/core/index.js';
 import { retail as retailDomain, retailTemplates } from '../src/domains/retail/index.js';
 import { instantiateTask } from '../src/generation/index.js';
@@ -12,7 +12,7 @@ import { createEpisode, createMemoryRecorder, createRuntimeCache, createStoreRec
 import type { Episode, Recorder } from '../src/runtime/index.js';
 import { createInventoryDomain, createNullDomain, createNullTask, inventoryWorld, makeInventoryTask } from '../src/runtime/testing/index.js';
 import { createSqliteStore } from '../src/storage/sqlite/index.js';
-import { costPct, fmt, interleavedRounds, measure, measureAsync, median, spreadCostBound } from './lib.js';
+import { costPct, fmt, interleavedRounds, measure, measureAsync, median, serialisingRecorder, spreadCostBound } from './lib.js';
 import type { BenchRow, BenchSection, BenchTarget } from './lib.js';
 import { systemClock } from '../src/cli/clock.js';
 
@@ -240,26 +240,6 @@ async function recordingSection(): Promise<BenchSection> {
       memory.clear();
       await episodes(memory, false)(k);
     }, n);
-    // The floor of any recorder that serialises on the stepping thread: canonical JSON of each transition and of
-    // each episode's final record (a group commit writes only an episode's latest record), nothing kept or written.
-    // `encode` also writes each text as UTF-8 into one reused buffer: the floor of a recorder that hands bytes to
-    // another thread (what the writer thread's recorder does before the hand-off).
-    const serialiseOnly = (encode = false): Recorder => {
-      let sink = 0;
-      const bytes = new Uint8Array(1 << 20);
-      const utf8 = new TextEncoder();
-      const take = (text: string) => (encode ? utf8.encodeInto(text, bytes).written : text.length);
-      return {
-        begin: () => undefined,
-        record: (t) => {
-          sink += take(canonicalize(t));
-        },
-        end: (e) => {
-          sink += take(canonicalize(e));
-        },
-        flush: () => (sink < 0 ? Promise.reject(new Error('unreachable')) : Promise.resolve()),
-      };
-    };
     /**
      * A SQLite reference for this workload: the same rows written the plain better-sqlite3 way, with the cheapest
      * serialiser and no recorder around it (not a lower bound: the store's multi-row INSERTs cost less). Raw better-sqlite3 on a file of its own with the store's pragmas (WAL,
@@ -343,15 +323,15 @@ async function recordingSection(): Promise<BenchSection> {
       };
     };
     const rawFloor = await timed(episodes(rawSqlite(), false), n);
-    const serialised = await timed(episodes(serialiseOnly(), false), n);
-    const encoded = await timed(episodes(serialiseOnly(true), false), n);
+    const serialised = await timed(episodes(serialisingRecorder(), false), n);
+    const encoded = await timed(episodes(serialisingRecorder(true), false), n);
     const grouped = await timed(episodes(createStoreRecorder(store, { maxBatch: 512, maxDelayMs: 50 }), false), n);
     const threaded = await timed(episodes(createStoreRecorder(writer, { maxBatch: 512, maxDelayMs: 50 }), false), n);
     const inputs = await timed(episodes(createStoreRecorder(inputsStore, { maxBatch: 512, maxDelayMs: 50 }), false, 'inputs'), n);
     const inputsThreaded = await timed(episodes(createStoreRecorder(inputsWriter, { maxBatch: 512, maxDelayMs: 50 }), false, 'inputs'), n);
     // The same reference for episodes recorded as inputs: the recorder then gets no transitions, only the records.
     const inputsFloor = await timed(episodes(rawSqlite(), false, 'inputs'), n);
-    const inputsSerialised = await timed(episodes(serialiseOnly(), false, 'inputs'), n);
+    const inputsSerialised = await timed(episodes(serialisingRecorder(), false, 'inputs'), n);
     const inputsGroupFloor = await timed(episodes(rawSqlite('one-per-commit'), false, 'inputs'), n);
     const inputsSchemaFloor = await timed(episodes(rawSqlite('store-schema'), false, 'inputs'), n);
     const perEpisode = await timed(episodes(createStoreRecorder(store), true), n / 4);
@@ -389,15 +369,15 @@ async function recordingSection(): Promise<BenchSection> {
     const [retailOff, retailSerialised, retailEncoded, retailFloor, retailGrouped, retailThreaded, retailInputs, retailInputsThreaded, retailInputsFloor, retailInputsSerialised, retailInputsGroupFloor, retailInputsSchemaFloor] = (await interleaved(
       [
         retailEpisodes(undefined),
-        retailEpisodes(serialiseOnly()),
-        retailEpisodes(serialiseOnly(true)),
+        retailEpisodes(serialisingRecorder()),
+        retailEpisodes(serialisingRecorder(true)),
         retailEpisodes(rawSqlite()),
         retailEpisodes(createStoreRecorder(store, { maxBatch: 512, maxDelayMs: 50 })),
         retailEpisodes(createStoreRecorder(writer, { maxBatch: 512, maxDelayMs: 50 })),
         retailEpisodes(createStoreRecorder(inputsStore, { maxBatch: 512, maxDelayMs: 50 }), 'inputs'),
         retailEpisodes(createStoreRecorder(inputsWriter, { maxBatch: 512, maxDelayMs: 50 }), 'inputs'),
         retailEpisodes(rawSqlite(), 'inputs'),
-        retailEpisodes(serialiseOnly(), 'inputs'),
+        retailEpisodes(serialisingRecorder(), 'inputs'),
         retailEpisodes(rawSqlite('one-per-commit'), 'inputs'),
         retailEpisodes(rawSqlite('store-schema'), 'inputs'),
       ],

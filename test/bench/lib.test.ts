@@ -1,6 +1,6 @@
 /** The bench's formatting helpers: what BENCHMARKS.md says about a target must agree with the figure beside it. */
 import { describe, expect, it } from 'vitest';
-import { costPct, headingAnchor, interleavedRounds, spreadCostBound, targetLines, type BenchSection, type BenchTarget } from '../../bench/lib.js';
+import { costPct, headingAnchor, interleavedRounds, serialisingRecorder, spreadCostBound, targetLines, type BenchSection, type BenchTarget } from '../../bench/lib.js';
 
 describe('costPct', () => {
   it('rounds to a whole percentage away from the bound', () => {
@@ -53,6 +53,37 @@ describe('interleavedRounds', () => {
   it('gives no thread CPU where the thread clock cannot be read', async () => {
     const [m] = await interleavedRounds([async () => undefined], 2, 1);
     expect(m!.threadUs).toBeUndefined();
+  });
+});
+
+describe('serialisingRecorder', () => {
+  // Reads of a field count as the serialiser walking the value: a recorder that skipped the work would read none.
+  const counted = () => {
+    const reads = { n: 0 };
+    const value = {
+      get text() {
+        reads.n++;
+        return 'é';
+      },
+    };
+    return { reads, value };
+  };
+
+  it.each([false, true])('serialises every transition and final record it is given (encode: %s), and keeps nothing', async (encode) => {
+    const recorder = serialisingRecorder(encode);
+    const transition = counted();
+    const record = counted();
+    recorder.begin(record.value as never);
+    expect(record.reads.n).toBe(0);
+    recorder.record(transition.value as never);
+    recorder.end(record.value as never);
+    expect(transition.reads.n).toBe(1);
+    expect(record.reads.n).toBe(1);
+    await expect(recorder.flush()).resolves.toBeUndefined();
+  });
+
+  it('refuses what canonical JSON refuses, as a store recorder would', () => {
+    expect(() => serialisingRecorder().end({ reward: Number.NaN } as never)).toThrow(/finite|NaN/i);
   });
 });
 
