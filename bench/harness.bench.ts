@@ -299,14 +299,14 @@ async function otherDomainsSection(): Promise<BenchSection> {
         'µs/episode not recorded (CPU)': offUs.toFixed(1),
         'µs/episode recorded (CPU)': recordedUs.toFixed(1),
         'cost (CPU)': costPct(cpuCost),
-        'the record\'s JSON alone (wall)': costPct(serialisingCost),
+        'serialising only (wall)': costPct(serialisingCost),
       });
       targets.push({
         source: 'issue 18',
         workload: `the harness recording the episodes it runs (${domain}, ${domain === 'math' ? 'generated training tasks' : 'regression set'}, oracle agent, as inputs, one flush a round)`,
         target: '≤ 30% of the episodes/s not recorded',
         figure: `${costPct(cost)} (rounds ${spread}; CPU ${costPct(cpuCost)})`,
-        reference: `an unrecorded episode: ${offUs.toFixed(1)} µs of CPU, recorded ${recordedUs.toFixed(1)}; the record's canonical JSON alone: ${costPct(serialisingCost)}`,
+        reference: `an unrecorded episode: ${offUs.toFixed(1)} µs of CPU, recorded ${recordedUs.toFixed(1)}; serialising only (each record's canonical JSON): ${costPct(serialisingCost)}${serialisingCost <= 0.3 ? '' : ' (over the target alone)'}`,
         met: cost <= 0.3,
       });
     }
